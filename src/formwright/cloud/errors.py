@@ -1,0 +1,42 @@
+"""Turning botocore exceptions into one-line formwright errors."""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from formwright.errors import CloudError, FormwrightError, InputError
+
+_ACCESS = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "ExpiredToken", "InvalidClientTokenId"}
+_THROTTLE = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"}
+
+
+def error_code(err: ClientError) -> str:
+    """The AWS error code of a ClientError."""
+    return str(err.response.get("Error", {}).get("Code", ""))
+
+
+def error_message(err: ClientError) -> str:
+    """The AWS error message of a ClientError."""
+    return str(err.response.get("Error", {}).get("Message", "")) or str(err)
+
+
+def translate(err: Exception, *, where: str | None = None) -> FormwrightError:
+    """One line for an AWS error: access denied, throttling, validation, or anything else."""
+    if isinstance(err, FormwrightError):
+        return err
+    if isinstance(err, ClientError):
+        code, message = error_code(err), error_message(err)
+        op = err.operation_name
+        if code in _ACCESS:
+            return CloudError(f"access denied to {op}: {message}", where=where,
+                              hint="check the credentials and IAM permissions of the target")
+        if code in _THROTTLE:
+            return CloudError(f"{op} was throttled after all retries: {message}", where=where,
+                              hint="lower --max-concurrency or try again")
+        if code == "ValidationError":
+            return InputError(f"{op} rejected: {message}", where=where)
+        return CloudError(f"{op} failed ({code}): {message}", where=where)
+    if isinstance(err, BotoCoreError):
+        return CloudError(f"cannot reach the target: {err}", where=where,
+                          hint="is the local cloud running (`formwright local-cloud status`)?")
+    return CloudError(f"{type(err).__name__}: {err}", where=where)

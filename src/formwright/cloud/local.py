@@ -1,0 +1,165 @@
+"""The embedded local cloud: moto's server on 127.0.0.1, started in the background.
+
+Its endpoint, process id and log file are recorded in a state file under the formwright home
+(`$FORMWRIGHT_HOME`, default `~/.formwright`), so every later command finds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from formwright.errors import FormwrightError, InputError
+
+HOST = "127.0.0.1"
+
+
+def formwright_home() -> Path:
+    """The per-user folder for state that is not a project's (the local cloud's record)."""
+    return Path(os.environ.get("FORMWRIGHT_HOME") or Path.home() / ".formwright")
+
+
+@dataclass
+class LocalCloud:
+    """A running (or recorded) local cloud."""
+
+    endpoint: str
+    pid: int
+    port: int
+    log_file: str
+    started_at: float
+
+    def to_json(self) -> dict:
+        """The record as written to the state file."""
+        return asdict(self)
+
+
+def state_file() -> Path:
+    """Where the running local cloud is recorded."""
+    return formwright_home() / "local-cloud.json"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def healthy(endpoint: str, timeout: float = 1.0) -> bool:
+    """True when the moto server at `endpoint` answers its health check."""
+    try:
+        with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=timeout) as reply:
+            return 200 <= reply.status < 500
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_record() -> LocalCloud | None:
+    """The recorded local cloud, if the state file exists and parses."""
+    try:
+        data = json.loads(state_file().read_text())
+        return LocalCloud(**data)
+    except (FileNotFoundError, json.JSONDecodeError, TypeError):
+        return None
+
+
+def running() -> LocalCloud | None:
+    """The recorded local cloud if it is alive and answers; stale records are removed."""
+    record = read_record()
+    if record is None:
+        return None
+    if _pid_alive(record.pid) and healthy(record.endpoint):
+        return record
+    return None
+
+
+def start(port: int | None = None, wait: float = 30.0) -> tuple[LocalCloud, bool]:
+    """Start the local cloud unless one runs; return it and whether it was started now."""
+    current = running()
+    if current is not None:
+        return current, False
+    home = formwright_home()
+    home.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    endpoint = f"http://{HOST}:{port}"
+    log_path = home / "local-cloud.log"
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
+            [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # survives the CLI that started it
+        )
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise FormwrightError(
+                f"the local cloud exited with code {process.returncode} while starting",
+                file=str(log_path),
+                hint="see its log file",
+            )
+        if healthy(endpoint, timeout=0.5):
+            record = LocalCloud(endpoint, process.pid, port, str(log_path), time.time())
+            state_file().write_text(json.dumps(record.to_json(), indent=2))
+            return record, True
+        time.sleep(0.1)
+    process.kill()
+    raise FormwrightError(f"the local cloud did not answer within {wait:.0f} s", file=str(log_path))
+
+
+def stop(wait: float = 10.0) -> LocalCloud | None:
+    """Stop the recorded local cloud; return what was stopped, or None if nothing ran."""
+    record = read_record()
+    if record is None:
+        return None
+    if _pid_alive(record.pid):
+        try:
+            os.killpg(record.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            try:
+                os.kill(record.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while _pid_alive(record.pid) and time.monotonic() < deadline:
+            try:
+                os.waitpid(record.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            time.sleep(0.05)
+        if _pid_alive(record.pid):
+            os.kill(record.pid, signal.SIGKILL)
+    state_file().unlink(missing_ok=True)
+    return record
+
+
+def require() -> LocalCloud:
+    """The running local cloud, or a clear error telling how to start it."""
+    record = running()
+    if record is None:
+        raise InputError(
+            "the local cloud is not running",
+            hint="start it with `formwright local-cloud start`, or use --target aws",
+        )
+    return record

@@ -1,0 +1,73 @@
+"""The one exception family for errors a user can cause, and the CLI's exit codes.
+
+Every error carries where it happened (file and line, or a stack name) and, where we know one, a
+hint how to fix it. The CLI prints `str(error)` on one line and exits with `error.exit_code`.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CLOUD_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_LOCKED = 3
+
+
+class FormwrightError(Exception):
+    """A problem the user can fix: bad input, a missing file, a reference to nothing."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        where: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.where = where
+        self.hint = hint
+
+    def location(self) -> str:
+        """`file:line`, `file`, the named place, or an empty string."""
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        if self.file:
+            return str(self.file)
+        return self.where or ""
+
+    def __str__(self) -> str:
+        loc = self.location()
+        text = f"{loc}: {self.message}" if loc else self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class InputError(FormwrightError):
+    """Bad input: a file, a flag or a value that cannot be used as given."""
+
+
+class TemplateError(InputError):
+    """A CloudFormation template that cannot be loaded, dumped or is over a size limit."""
+
+
+class ProjectError(InputError):
+    """A `formwright.yaml` that is not valid: unknown keys, bad references, cycles."""
+
+
+class CloudError(FormwrightError):
+    """The operation failed in the cloud (a stack failed, an API call was refused)."""
+
+    exit_code = EXIT_CLOUD_FAILED
+
+
+class LockHeldError(FormwrightError):
+    """Another operation holds the lock for this instance or project."""
+
+    exit_code = EXIT_LOCKED

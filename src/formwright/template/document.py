@@ -1,0 +1,312 @@
+"""Loading and dumping CloudFormation templates (YAML and JSON) with source line numbers.
+
+A loaded template is plain Python data (dicts, lists, strings, numbers) whose dicts and lists are
+`Mapping` / `Sequence` subclasses carrying the line they started on and, for a mapping, the line of
+each key. Short-form tags (`!Ref`, `!GetAtt a.b`, `!Sub` …) become the long form (`{"Ref": …}`) on
+load; `dump_yaml(short_form=True)` writes them back as tags.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from formwright.errors import TemplateError
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class Mapping(dict):
+    """A dict that remembers the source line of itself and of each key."""
+
+    __slots__ = ("line", "key_lines", "file")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.line: int | None = None
+        self.key_lines: dict[str, int] = {}
+        self.file: str | None = None
+
+    def line_of(self, key: str) -> int | None:
+        """The line where `key` was written, else the line of this mapping."""
+        return self.key_lines.get(key, self.line)
+
+    def __reduce__(self):  # keeps copy.deepcopy and pickle working with __slots__
+        return (_rebuild_mapping, (dict(self), self.line, self.key_lines, self.file))
+
+
+def _rebuild_mapping(items: dict, line: int | None, key_lines: dict, file: str | None) -> Mapping:
+    m = Mapping(items)
+    m.line, m.key_lines, m.file = line, dict(key_lines), file
+    return m
+
+
+class Sequence(list):
+    """A list that remembers the source line it started on."""
+
+    __slots__ = ("line",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.line: int | None = None
+
+    def __reduce__(self):
+        return (_rebuild_sequence, (list(self), self.line))
+
+
+def _rebuild_sequence(items: list, line: int | None) -> Sequence:
+    s = Sequence(items)
+    s.line = line
+    return s
+
+
+def line_of(value: Any, key: str | None = None) -> int | None:
+    """Best-known source line of `value` (or of `key` inside it)."""
+    if isinstance(value, Mapping):
+        return value.line_of(key) if key is not None else value.line
+    if isinstance(value, Sequence):
+        return value.line
+    return None
+
+
+# Short-form tag -> long-form function name. `!GetAtt` and `!Condition` are special-cased.
+SHORT_FORM_TAGS: dict[str, str] = {
+    "Ref": "Ref",
+    "GetAtt": "Fn::GetAtt",
+    "Sub": "Fn::Sub",
+    "Join": "Fn::Join",
+    "If": "Fn::If",
+    "Select": "Fn::Select",
+    "Split": "Fn::Split",
+    "FindInMap": "Fn::FindInMap",
+    "Base64": "Fn::Base64",
+    "Cidr": "Fn::Cidr",
+    "ImportValue": "Fn::ImportValue",
+    "GetAZs": "Fn::GetAZs",
+    "Equals": "Fn::Equals",
+    "And": "Fn::And",
+    "Or": "Fn::Or",
+    "Not": "Fn::Not",
+    "Condition": "Condition",
+    "Transform": "Fn::Transform",
+}
+LONG_FORM_TAGS: dict[str, str] = {v: k for k, v in SHORT_FORM_TAGS.items()}
+
+
+class TemplateLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """YAML loader for CloudFormation: short-form tags, line numbers, no timestamps, no duplicates."""
+
+
+def _construct_mapping(loader: yaml.Loader, node: yaml.MappingNode) -> Mapping:
+    result = Mapping()
+    result.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, (str, int, float, bool)) or key is None:
+            raise TemplateError(
+                "a mapping key must be a plain string", line=key_node.start_mark.line + 1
+            )
+        key = str(key) if not isinstance(key, str) else key
+        if key in result:
+            raise TemplateError(
+                f"duplicate key '{key}' (first at line {result.key_lines[key]})",
+                line=key_node.start_mark.line + 1,
+                hint="CloudFormation rejects templates with duplicate keys; remove one",
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+    return result
+
+
+def _construct_sequence(loader: yaml.Loader, node: yaml.SequenceNode) -> Sequence:
+    result = Sequence(loader.construct_object(child, deep=True) for child in node.value)
+    result.line = node.start_mark.line + 1
+    return result
+
+
+def _construct_timestamp_as_text(loader: yaml.Loader, node: yaml.ScalarNode) -> str:
+    # AWSTemplateFormatVersion: 2010-09-09 must stay a string, as CloudFormation reads it.
+    return loader.construct_scalar(node)
+
+
+def _tag_constructor(tag: str):
+    function = SHORT_FORM_TAGS[tag]
+
+    def construct(loader: yaml.Loader, node: yaml.Node) -> Mapping:
+        if isinstance(node, yaml.ScalarNode):
+            value: Any = loader.construct_scalar(node)
+            if tag == "GetAtt":
+                if "." not in value:
+                    raise TemplateError(
+                        f"!GetAtt '{value}' must be 'Resource.Attribute'", line=node.start_mark.line + 1
+                    )
+                value = Sequence(value.split(".", 1))
+                value.line = node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            value = _construct_sequence(loader, node)
+        else:
+            value = _construct_mapping(loader, node)
+        result = Mapping({function: value})
+        result.line = node.start_mark.line + 1
+        result.key_lines[function] = result.line
+        return result
+
+    return construct
+
+
+TemplateLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+TemplateLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+for _tag in SHORT_FORM_TAGS:
+    TemplateLoader.add_constructor(f"!{_tag}", _tag_constructor(_tag))
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> Mapping:
+    result = Mapping()
+    for key, value in pairs:
+        if key in result:
+            raise TemplateError(f"duplicate key '{key}'")
+        result[key] = value
+    return result
+
+
+def _loads_json(text: str, file: str | None) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_json_object)
+    except json.JSONDecodeError as err:
+        raise TemplateError(f"not valid JSON: {err.msg}", file=file, line=err.lineno) from None
+    except TemplateError as err:
+        err.file = file
+        raise
+
+
+def loads(text: str, *, file: str | None = None) -> Any:
+    """Parse template text (YAML or JSON) into line-annotated data; errors carry `file:line`."""
+    if text.lstrip().startswith("{") and "\t" in text:
+        return _loads_json(text, file)  # YAML forbids tab indentation that JSON allows
+    try:
+        data = yaml.load(text, Loader=TemplateLoader)  # noqa: S506 - our loader is a SafeLoader
+    except TemplateError as err:
+        err.file = err.file or file
+        raise
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark else None
+        problem = err.problem or str(err)
+        if "could not determine a constructor for the tag" in str(err):
+            problem = f"unknown tag {str(err).split('tag')[-1].strip().splitlines()[0]}"
+        raise TemplateError(f"not valid YAML/JSON: {problem}", file=file, line=line) from None
+    except yaml.YAMLError as err:
+        raise TemplateError(f"not valid YAML/JSON: {err}", file=file) from None
+    if isinstance(data, Mapping):
+        data.file = file
+    return data
+
+
+def load(path: str | Path) -> Any:
+    """Load a template file; the top level must be a mapping."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TemplateError("template file not found", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise TemplateError(f"cannot read template: {err}", file=str(path)) from None
+    data = loads(text, file=str(path))
+    if not isinstance(data, dict):
+        raise TemplateError(
+            "a template must be a mapping with Resources", file=str(path), line=1
+        )
+    return data
+
+
+def plain(value: Any) -> Any:
+    """A copy of `value` with ordinary dicts and lists (no line annotations)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class _TaggedDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    """Writes intrinsic functions as short-form tags."""
+
+
+class _PlainDumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    """Writes long form only."""
+
+
+def _represent_dict(dumper: yaml.Dumper, data: dict) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", data.items())
+
+
+def _represent_list(dumper: yaml.Dumper, data: list) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data)
+
+
+def _represent_str(dumper: yaml.Dumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data and not data.startswith(" ") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+def _represent_tagged(dumper: yaml.Dumper, data: dict) -> yaml.Node:
+    if len(data) == 1:
+        (key, value), = data.items()
+        tag = LONG_FORM_TAGS.get(key)
+        if tag == "GetAtt" and _is_simple_getatt(value):
+            return dumper.represent_scalar(f"!{tag}", f"{value[0]}.{value[1]}")
+        if tag == "Condition" and not isinstance(value, str):
+            tag = None  # a `Condition` key holding structure is not the condition function
+        if tag is not None:
+            if isinstance(value, dict):
+                return dumper.represent_mapping(f"!{tag}", value.items())
+            if isinstance(value, list):
+                return dumper.represent_sequence(f"!{tag}", value)
+            if isinstance(value, (str, int, float, bool)) and not isinstance(value, bool):
+                return dumper.represent_scalar(f"!{tag}", str(value) if not isinstance(value, str) else value)
+    return _represent_dict(dumper, data)
+
+
+def _is_simple_getatt(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, str) for v in value)
+        and "." not in value[0]
+    )
+
+
+for _dumper in (_TaggedDumper, _PlainDumper):
+    _dumper.add_representer(str, _represent_str)
+    _dumper.add_representer(list, _represent_list)
+    _dumper.add_representer(Sequence, _represent_list)
+_PlainDumper.add_representer(dict, _represent_dict)
+_PlainDumper.add_representer(Mapping, _represent_dict)
+_TaggedDumper.add_representer(dict, _represent_tagged)
+_TaggedDumper.add_representer(Mapping, _represent_tagged)
+
+
+def dump_yaml(data: Any, *, short_form: bool = True) -> str:
+    """Template data as YAML; intrinsic functions as short-form tags unless `short_form=False`."""
+    dumper = _TaggedDumper if short_form else _PlainDumper
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
+
+
+def dump_json(data: Any, *, indent: int | None = 2) -> str:
+    """Template data as JSON (CloudFormation's Processed form)."""
+    separators = (",", ":") if indent is None else (",", ": ")
+    return json.dumps(data, indent=indent, separators=separators, ensure_ascii=False, default=str)
+
+
+def dump(data: Any, fmt: str) -> str:
+    """Dump as `json` or `yaml`."""
+    if fmt == "json":
+        return dump_json(data)
+    if fmt == "yaml":
+        return dump_yaml(data)
+    raise TemplateError(f"unknown template format '{fmt}'", hint="use json or yaml")
