@@ -1,0 +1,52 @@
+"""Shared fixtures: a real local cloud (moto's server on 127.0.0.1) per test session.
+
+The server is started once per pytest worker on a free port, in a private FORMWRIGHT_HOME, and
+stopped at the end. `cloud` hands a test a clean target: moto's state is reset before it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from formwright.cloud import local
+from formwright.cloud.session import Target
+
+
+@pytest.fixture(scope="session")
+def local_cloud(tmp_path_factory: pytest.TempPathFactory):
+    """A running local cloud for the whole session; its record lives in a private home."""
+    home = tmp_path_factory.mktemp("formwright-home")
+    old = os.environ.get("FORMWRIGHT_HOME")
+    os.environ["FORMWRIGHT_HOME"] = str(home)
+    os.environ["FORMWRIGHT_TARGET"] = "local"
+    record, _ = local.start()
+    yield record
+    local.stop()
+    if old is None:
+        os.environ.pop("FORMWRIGHT_HOME", None)
+    else:
+        os.environ["FORMWRIGHT_HOME"] = old
+
+
+def reset_cloud(endpoint: str) -> None:
+    """Forget every resource in the local cloud (moto's reset API)."""
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST", data=b"")
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+@pytest.fixture
+def cloud(local_cloud) -> Target:
+    """A clean local-cloud target for one test."""
+    reset_cloud(local_cloud.endpoint)
+    return Target("local", "us-east-1", local_cloud.endpoint)
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty folder to build a project in; the test runs from it."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
