@@ -36,6 +36,9 @@ def translate(err: Exception, *, where: str | None = None) -> FormwrightError:
         if code == "ValidationError":
             return InputError(f"{op} rejected: {message}", where=where)
         return CloudError(f"{op} failed ({code}): {message}", where=where)
+    if isinstance(err, BotoCoreError) and "Internal Server Error" in str(err):
+        return CloudError("the target answered HTTP 500 (an internal error)", where=where,
+                          hint="on the local cloud this is usually a feature moto lacks; its log file says which")
     if isinstance(err, BotoCoreError):
         return CloudError(f"cannot reach the target: {err}", where=where,
                           hint="is the local cloud running (`formwright local-cloud status`)?")

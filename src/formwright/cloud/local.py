@@ -105,7 +105,7 @@ def start(port: int | None = None, wait: float = 30.0) -> tuple[LocalCloud, bool
     log_path = home / "local-cloud.log"
     with open(log_path, "ab") as log:
         process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-            [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
+            [sys.executable, "-m", "formwright.cloud.moto_server", "-H", HOST, "-p", str(port)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,45 @@
+# formwright: `make demo` and `make test` are all a fresh machine needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+FW := $(BIN)/formwright
+export FORMWRIGHT_HOME ?= $(CURDIR)/.formwright-home
+
+.PHONY: demo test install test-deps lint bench clean stop
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+demo: install
+	$(FW) local-cloud start
+	$(FW) deploy examples/three-tier --yes
+	@echo
+	@echo "The local cloud keeps running. Stop it with: FORMWRIGHT_HOME=$(FORMWRIGHT_HOME) $(FW) local-cloud stop"
+
+test-deps: install
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@command -v shellcheck >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+		(apt-get install -y -qq shellcheck >/dev/null 2>&1 || \
+		 (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq shellcheck >/dev/null 2>&1)) || \
+		echo "shellcheck not installed: the script lint tests will say so")
+
+test: test-deps
+	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
+
+lint: install
+	$(BIN)/python -m pip install --quiet ruff mypy
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy src
+
+bench: install
+	$(BIN)/python bench/deploy.py
+
+stop:
+	-$(FW) local-cloud stop
+
+clean: stop
+	rm -rf $(VENV) .formwright-home examples/*/.formwright

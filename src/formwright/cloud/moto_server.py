@@ -1,0 +1,85 @@
+"""moto's server with the few CloudFormation behaviours formwright relies on and moto lacks.
+
+The engine talks to the local cloud exactly as to AWS, so where moto departs from CloudFormation
+in a way the engine depends on, the local cloud is corrected here rather than the engine bent:
+
+- executing a change set leaves moto's stack with stale outputs and parameters: refreshed here, as
+  CloudFormation does when the execution completes;
+- ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
+  CloudFormation's error for an export nobody imports.
+
+Run as `python -m formwright.cloud.moto_server -H 127.0.0.1 -p PORT` (moto.server's own arguments).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def _imported_exports(template: Any) -> set[str]:
+    """Literal names used by Fn::ImportValue anywhere in a parsed template."""
+    names: set[str] = set()
+    todo = [template]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            value = node.get("Fn::ImportValue")
+            if isinstance(value, str):
+                names.add(value)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return names
+
+
+def patch_moto() -> None:
+    """Apply the corrections to moto's CloudFormation backend and responses (idempotent)."""
+    from moto.cloudformation import models, responses
+    from moto.cloudformation.exceptions import ValidationError
+    from moto.core.responses import ActionResult
+
+    if getattr(models.ChangeSet, "_formwright_patched", False):
+        return
+    original_apply = models.ChangeSet.apply
+
+    def apply(self: Any) -> None:
+        original_apply(self)
+        stack = self.stack
+        stack.template = self.template
+        stack._parse_template()
+        if self.parameters is not None:
+            stack.parameters = dict(self.parameters)
+        if self.tags is not None:
+            stack.tags = dict(self.tags)
+        stack.output_map = stack._create_output_map()
+
+    models.ChangeSet.apply = apply
+    models.ChangeSet._formwright_patched = True
+
+    def list_imports(self: Any) -> ActionResult:
+        export_name = self._get_param("ExportName")
+        importers = []
+        for stack in self.cloudformation_backend.stacks.values():
+            if stack.status == "DELETE_COMPLETE":
+                continue
+            template = getattr(stack, "template_dict", None) or {}
+            if export_name in _imported_exports(template):
+                importers.append(stack.name)
+        if not importers:
+            raise ValidationError(message=f"Export '{export_name}' is not imported by any stack.")
+        return ActionResult({"Imports": sorted(importers)})
+
+    responses.CloudFormationResponse.list_imports = list_imports
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Start moto's server with the corrections applied."""
+    patch_moto()
+    from moto import server
+
+    server.main(argv if argv is not None else sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()

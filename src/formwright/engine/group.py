@@ -1,0 +1,198 @@
+"""A StackGroup: the project's stacks on their dependency DAG, run with bounded concurrency.
+
+A stack starts the moment its own dependencies are done (graphlib.TopologicalSorter), not when a
+whole batch is. A failed stack marks its dependents skipped while independent stacks finish.
+Delete walks the same graph reversed.
+"""
+
+from __future__ import annotations
+
+import graphlib
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Callable
+
+from botocore.exceptions import ClientError
+
+from formwright.cloud.errors import translate
+from formwright.engine.cfn import CallCounter, CloudFormation
+from formwright.engine.results import ProgressCallback, ProgressEvent, StackPlan, StackResult, no_progress
+from formwright.engine.runner import StackRunner
+from formwright.engine.stack import Stack, check_output_references
+from formwright.model.project import Project
+from formwright.state.applied import AppliedCache
+
+
+def target_key(target: Any) -> str:
+    """A folder name for per-target state: `local-us-east-1`, `aws-eu-west-1`."""
+    return f"{target.kind}-{target.region}"
+
+
+class StackGroup:
+    """Runs plan / deploy / delete over a project's stacks."""
+
+    def __init__(self, project: Project, stacks: dict[str, Stack], target: Any, *, max_concurrency: int = 8,
+                 progress: ProgressCallback = no_progress, counter: CallCounter | None = None) -> None:
+        if max_concurrency < 1:
+            from formwright.errors import InputError
+
+            raise InputError("--max-concurrency must be at least 1")
+        self.project = project
+        self.stacks = stacks
+        self.target = target
+        self.max_concurrency = max_concurrency
+        self.progress = progress
+        self.counter = counter or CallCounter()
+        self.cfn = CloudFormation(target.client("cloudformation"), self.counter)
+        self.cache = AppliedCache(project.state_dir, target_key(target))
+        self.runner = StackRunner(project, target, self.cfn, self.cache, progress)
+        check_output_references(stacks, project)
+
+    # ---- graph --------------------------------------------------------------------------------
+    def graph(self, reverse: bool = False) -> dict[str, set[str]]:
+        """Each selected stack and the selected stacks it waits for (dependents when `reverse`)."""
+        names = set(self.stacks)
+        forward = {n: {d for d in s.dependencies if d in names} for n, s in self.stacks.items()}
+        if not reverse:
+            return forward
+        backward: dict[str, set[str]] = {n: set() for n in names}
+        for name, deps in forward.items():
+            for dep in deps:
+                backward[dep].add(name)
+        return backward
+
+    def _walk(self, graph: dict[str, set[str]], work: Callable[[Stack], StackResult]) -> dict[str, StackResult]:
+        """Run `work` on every stack as soon as its predecessors in `graph` succeeded."""
+        sorter = graphlib.TopologicalSorter(graph)
+        sorter.prepare()
+        dependents: dict[str, set[str]] = {n: set() for n in graph}
+        for name, before in graph.items():
+            for b in before:
+                dependents[b].add(name)
+        results: dict[str, StackResult] = {}
+        doomed: dict[str, str] = {}  # stack -> the failed stack it waited for
+        running: dict[Future, str] = {}
+        for name in graph:
+            if not graph[name]:
+                self.progress(ProgressEvent(name, "waiting", "", "queued"))
+            else:
+                self.progress(ProgressEvent(name, "waiting", "", "waiting for " + ", ".join(sorted(graph[name]))))
+        with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="stack") as pool:
+            while sorter.is_active():
+                for name in sorter.get_ready():
+                    if name in doomed:
+                        stack = self.stacks[name]
+                        results[name] = StackResult(name, stack.stack_name, "skipped",
+                                                    error=f"not run: {doomed[name]} failed")
+                        self.progress(ProgressEvent(name, "skipped", "", f"{doomed[name]} failed"))
+                        sorter.done(name)
+                        continue
+                    running[pool.submit(work, self.stacks[name])] = name
+                if not running:
+                    continue
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    name = running.pop(future)
+                    result = future.result()
+                    results[name] = result
+                    if not result.ok:
+                        for later in _descendants(name, dependents):
+                            doomed.setdefault(later, name)
+                    sorter.done(name)
+        return results
+
+    # ---- operations ---------------------------------------------------------------------------
+    def deploy(self, *, force: bool = False) -> dict[str, StackResult]:
+        """Deploy every stack in dependency order; outputs of finished stacks feed waiting ones."""
+        outputs: dict[str, dict[str, str]] = {}
+
+        def work(stack: Stack) -> StackResult:
+            result = self.runner.deploy(stack, outputs, force=force)
+            if result.ok:
+                outputs[stack.name] = result.outputs
+            return result
+
+        self._seed_outputs(outputs)
+        return self._walk(self.graph(), work)
+
+    def _seed_outputs(self, outputs: dict[str, dict[str, str]]) -> None:
+        """Outputs of referenced stacks outside the selection, read from the cloud."""
+        wanted = {ref.stack for s in self.stacks.values() for ref in s.config.references()} - set(self.stacks)
+        for name in wanted:
+            info = self.cfn.describe(self.project.stacks[name].stack_name)
+            if info is not None:
+                outputs[name] = info.outputs
+
+    def plan(self, *, keep: bool = False) -> dict[str, StackPlan]:
+        """A plan per stack, in dependency order; outputs come from what is deployed now."""
+        outputs: dict[str, dict[str, str]] = {}
+        self._seed_outputs(outputs)
+        plans: dict[str, StackPlan] = {}
+
+        def work(stack: Stack) -> StackResult:
+            info = self.cfn.describe(stack.stack_name)
+            if info is not None:
+                outputs[stack.name] = info.outputs
+            try:
+                plan = self.runner.plan(stack, outputs, keep=keep)
+            except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
+                error = translate(err, where=stack.name)
+                self.progress(ProgressEvent(stack.name, "failed", "", str(error)))
+                return StackResult(stack.name, stack.stack_name, "failed", error=str(error))
+            plans[stack.name] = plan
+            self.progress(ProgressEvent(stack.name, "done", info.status if info else "", plan.kind))
+            return StackResult(stack.name, stack.stack_name, "planned", plan=plan)
+
+        results = self._walk(self.graph(), work)
+        failures = [r for r in results.values() if not r.ok]
+        if failures:
+            from formwright.errors import CloudError
+
+            raise CloudError("; ".join(r.error or r.name for r in failures))
+        return plans
+
+    def delete(self) -> dict[str, StackResult]:
+        """Delete in reverse dependency order, refusing stacks whose exports are still imported."""
+        importers = self.importers()
+        deleting = {s.stack_name for s in self.stacks.values()}
+
+        def work(stack: Stack) -> StackResult:
+            # importers being deleted in this run are gone by now (reverse order)
+            live = {exp: [u for u in users if u not in deleting] for exp, users in importers.items()}
+            return self.runner.delete(stack, live)
+
+        return self._walk(self.graph(reverse=True), work)
+
+    def importers(self) -> dict[str, list[str]]:
+        """Export name -> stack names importing it, for every export of the selected stacks."""
+        result: dict[str, list[str]] = {}
+        for stack in self.stacks.values():
+            info = self.cfn.describe(stack.stack_name)
+            for export in info.exports if info is not None else ():
+                result[export] = self._list_imports(export)
+        return result
+
+    def _list_imports(self, export: str) -> list[str]:
+        names: list[str] = []
+        kwargs = {"ExportName": export}
+        while True:
+            try:
+                page = self.cfn.call("list_imports", **kwargs)
+            except ClientError as err:
+                if "is not imported by any stack" in str(err):
+                    return names
+                raise
+            names.extend(page.get("Imports", []))
+            if not page.get("NextToken"):
+                return names
+            kwargs["NextToken"] = page["NextToken"]
+
+
+def _descendants(name: str, dependents: dict[str, set[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(dependents.get(name, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(dependents.get(node, ()))
+    return seen

@@ -1,0 +1,353 @@
+"""Planning and deploying one stack: settle its status, make a change set, execute, wait.
+
+Every real CloudFormation status is handled: *_IN_PROGRESS waits; ROLLBACK_COMPLETE after a failed
+create is deleted and re-created; UPDATE_ROLLBACK_FAILED gets continue-update-rollback; REVIEW_IN_PROGRESS
+takes a CREATE change set; DELETE_FAILED and the other dead ends are errors with a hint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from formwright.cloud.errors import translate
+from formwright.engine.cfn import CloudFormation, StackInfo, failure_reasons, is_no_change
+from formwright.engine.results import (
+    MASK,
+    ProgressCallback,
+    ProgressEvent,
+    ResourceChange,
+    StackPlan,
+    StackResult,
+    ValueChange,
+)
+from formwright.engine.stack import UNKNOWN, Stack, managed_bucket_name
+from formwright.errors import CloudError, FormwrightError
+from formwright.model.project import Project
+from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
+from formwright.template import TEMPLATE_BODY_LIMIT, check_size
+
+DEAD_ENDS = {
+    "DELETE_FAILED": "a delete failed; fix the resources that would not delete, then `formwright delete` again",
+    "CREATE_FAILED": "the create failed without rollback; delete the stack and deploy again",
+    "ROLLBACK_FAILED": "the rollback failed; delete the stack (retaining stuck resources) and deploy again",
+    "UPDATE_FAILED": "the update failed without rollback; roll it back in the console or update again",
+    "IMPORT_ROLLBACK_FAILED": "an import rollback failed; fix it in the console",
+}
+
+
+@dataclass
+class Prepared:
+    """A stack's inputs at deploy time: resolved parameters, processed body and its hash."""
+
+    parameters: dict[str, str]
+    template: dict[str, Any]
+    body: str
+    hash: str
+    secrets: set[str]
+
+
+class StackRunner:
+    """Plans, deploys and deletes single stacks against one target."""
+
+    def __init__(self, project: Project, target: Any, cfn: CloudFormation, cache: AppliedCache,
+                 progress: ProgressCallback) -> None:
+        self.project = project
+        self.target = target
+        self.cfn = cfn
+        self.cache = cache
+        self.progress = progress
+        self._bucket: str | None = None
+
+    # ---- inputs -------------------------------------------------------------------------------
+    def prepare(self, stack: Stack, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> Prepared:
+        """Resolve parameters, process the template, check its size and hash everything."""
+        parameters = stack.resolve_parameters(outputs, partial=partial)
+        template, body = stack.processed(parameters, region=self.target.region)
+        check_size(body, where=stack.name)
+        digest = inputs_hash(body, parameters, stack.config.tags, stack.capabilities,
+                             stack.config.termination_protection)
+        return Prepared(parameters, template, body, digest, stack.secret_parameters(template))
+
+    def template_argument(self, stack: Stack, body: str) -> dict[str, str]:
+        """TemplateBody, or TemplateURL of a copy in the managed bucket when over 51,200 bytes."""
+        if len(body.encode("utf-8")) <= TEMPLATE_BODY_LIMIT:
+            return {"TemplateBody": body}
+        s3 = self.target.client("s3")
+        bucket = self.managed_bucket()
+        key = f"{self.project.name}/{stack.name}/{hashlib.sha256(body.encode()).hexdigest()}.json"
+        self.cfn.counter.add("put_object")
+        s3.put_object(Bucket=bucket, Key=key, Body=body.encode("utf-8"))
+        region = self.target.region
+        return {"TemplateURL": f"https://s3.{region}.amazonaws.com/{bucket}/{key}"}
+
+    def managed_bucket(self) -> str:
+        """The managed bucket, created on first use."""
+        if self._bucket is None:
+            s3 = self.target.client("s3")
+            bucket = managed_bucket_name(self.target, self.project)
+            try:
+                s3.head_bucket(Bucket=bucket)
+            except ClientError:
+                kwargs: dict[str, Any] = {"Bucket": bucket}
+                if self.target.region != "us-east-1":
+                    kwargs["CreateBucketConfiguration"] = {"LocationConstraint": self.target.region}
+                self.cfn.counter.add("create_bucket")
+                s3.create_bucket(**kwargs)
+            self._bucket = bucket
+        return self._bucket
+
+    # ---- status -------------------------------------------------------------------------------
+    def settle(self, stack: Stack) -> tuple[StackInfo | None, str]:
+        """Bring the stack to a state a change set can start from; return it and a note."""
+        note = ""
+        info = self.cfn.describe(stack.stack_name)
+        if info is not None and info.in_progress:
+            self._say(stack, "waiting", info.status, "waiting for an operation already in progress")
+            info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "waiting", i))
+        if info is None:
+            return None, note
+        if info.status == "ROLLBACK_COMPLETE":
+            note = "stack was ROLLBACK_COMPLETE after a failed create: deleted and re-created"
+            self._say(stack, "deleting", info.status, note)
+            self.cfn.call("delete_stack", StackName=info.stack_id)
+            after = self.cfn.wait_stack(info.stack_id, on_poll=lambda i: self._poll(stack, "deleting", i))
+            if after is not None and after.status != "DELETE_COMPLETE":
+                raise CloudError(f"could not delete the rolled-back stack: {after.status} {after.reason}",
+                                 where=stack.name)
+            return None, note
+        if info.status == "UPDATE_ROLLBACK_FAILED":
+            note = "stack was UPDATE_ROLLBACK_FAILED: continued the rollback first"
+            self._say(stack, "updating", info.status, note)
+            self.cfn.call("continue_update_rollback", StackName=stack.stack_name)
+            info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "updating", i))
+            if info is None or info.status != "UPDATE_ROLLBACK_COMPLETE":
+                status = info.status if info else "gone"
+                raise CloudError(f"continue-update-rollback ended in {status}", where=stack.name,
+                                 hint="skip the stuck resources with the console's ResourcesToSkip, then deploy")
+        if info.status in DEAD_ENDS:
+            raise CloudError(f"stack is {info.status}: {info.reason}".rstrip(": "), where=stack.name,
+                             hint=DEAD_ENDS[info.status])
+        return info, note
+
+    # ---- change sets --------------------------------------------------------------------------
+    def change_set(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> tuple[StackPlan, str | None]:
+        """Create and describe a change set; an empty one is deleted and reported as no changes."""
+        create = info is None or info.status == "REVIEW_IN_PROGRESS"
+        kind = "create" if create else "update"
+        name = f"formwright-{prep.hash[:12]}-{int(time.time() * 1000)}"
+        kwargs: dict[str, Any] = {
+            "StackName": stack.stack_name,
+            "ChangeSetName": name,
+            "ChangeSetType": "CREATE" if create else "UPDATE",
+            "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in sorted(prep.parameters.items())],
+            "Tags": [{"Key": k, "Value": v} for k, v in sorted(stack.config.tags.items())],
+            "Capabilities": stack.capabilities,
+            "ClientToken": name,
+            **self.template_argument(stack, prep.body),
+        }
+        self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
+        change_set_id = self.cfn.create_change_set(**kwargs)
+        desc = self.cfn.wait_change_set(change_set_id)
+        plan = StackPlan(stack.name, stack.stack_name, kind, change_set_id=change_set_id)
+        plan.parameters = value_changes(info.parameters if info else {}, prep.parameters, prep.secrets)
+        plan.tags = value_changes(info.tags if info else {}, stack.config.tags, set())
+        if is_no_change(desc):
+            self.cfn.delete_change_set(change_set_id)
+            plan.kind, plan.change_set_id = "no changes", None
+            return plan, None
+        if desc["Status"] == "FAILED":
+            self.cfn.delete_change_set(change_set_id)
+            if create:
+                self._drop_review_stack(stack)
+            raise CloudError(f"change set failed: {desc.get('StatusReason', 'no reason given')}", where=stack.name)
+        plan.resources = [resource_change(c) for c in desc.get("Changes", []) if c.get("Type") == "Resource"]
+        return plan, change_set_id
+
+    def _drop_review_stack(self, stack: Stack) -> None:
+        """Delete the empty REVIEW_IN_PROGRESS stack a CREATE change set leaves behind."""
+        info = self.cfn.describe(stack.stack_name)
+        if info is not None and info.status == "REVIEW_IN_PROGRESS":
+            self.cfn.call("delete_stack", StackName=info.stack_id)
+
+    def plan(self, stack: Stack, outputs: dict[str, dict[str, str]], *, keep: bool = False) -> StackPlan:
+        """What a deploy of this stack would do; change sets removed unless `keep`."""
+        info = self.cfn.describe(stack.stack_name)
+        prep = self.prepare(stack, outputs, partial=True)
+        if UNKNOWN in prep.parameters.values():
+            return self._plan_from_template(stack, info, prep)
+        if info is not None and info.settled_ok and self._unchanged(stack, info, prep):
+            return StackPlan(stack.name, stack.stack_name, "unchanged", note="same inputs as last applied")
+        if info is not None and (info.in_progress or info.status in DEAD_ENDS or info.status in (
+                "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED")):
+            return StackPlan(stack.name, stack.stack_name, "unknown",
+                             note=f"stack is {info.status}; deploy will settle it first")
+        plan, change_set_id = self.change_set(stack, info, prep)
+        if change_set_id and not keep:
+            self.cfn.delete_change_set(change_set_id)
+            plan.change_set_id = None
+            if plan.kind == "create":
+                self._drop_review_stack(stack)
+        return plan
+
+    def _plan_from_template(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> StackPlan:
+        unknown = sorted(k for k, v in prep.parameters.items() if v == UNKNOWN)
+        note = f"parameters known after apply: {', '.join(unknown)}"
+        if info is not None:
+            return StackPlan(stack.name, stack.stack_name, "update",
+                             parameters=value_changes(info.parameters, prep.parameters, prep.secrets), note=note)
+        resources = prep.template.get("Resources") or {}
+        changes = [ResourceChange("Add", logical, str(body.get("Type", "")))
+                   for logical, body in resources.items() if isinstance(body, dict)]
+        return StackPlan(stack.name, stack.stack_name, "create", resources=changes,
+                         parameters=value_changes({}, prep.parameters, prep.secrets), note=note)
+
+    def _unchanged(self, stack: Stack, info: StackInfo, prep: Prepared) -> bool:
+        record = self.cache.get(stack.name)
+        return record is not None and record.hash == prep.hash and record.stack_id == info.stack_id
+
+    # ---- deploy -------------------------------------------------------------------------------
+    def deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], *, force: bool = False) -> StackResult:
+        """Deploy one stack whose dependencies are done; never raises for cloud failures."""
+        started = time.monotonic()
+        try:
+            result = self._deploy(stack, outputs, force)
+        except FormwrightError as err:
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err))
+        except Exception as err:  # botocore and friends: one line, never a traceback
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(translate(err, where=stack.name)))
+        result.elapsed = time.monotonic() - started
+        self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
+        return result
+
+    def _deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], force: bool) -> StackResult:
+        prep = self.prepare(stack, outputs)
+        info = self.cfn.describe(stack.stack_name)
+        if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
+            return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
+        info, note = self.settle(stack) if info is None or not info.settled_ok else (info, "")
+        plan, change_set_id = self.change_set(stack, info, prep)
+        plan.note = note
+        if change_set_id is None:
+            assert info is not None
+            self._remember(stack, info, prep)
+            self._protect(stack, info)
+            return StackResult(stack.name, stack.stack_name, "no changes", info.status,
+                               outputs=info.outputs, plan=plan)
+        phase = "creating" if plan.kind == "create" else "updating"
+        since = _event_floor()
+        self._say(stack, phase, "", f"executing {len(plan.resources)} change(s)")
+        self.cfn.call("execute_change_set", ChangeSetName=change_set_id)
+        final = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, phase, i, since))
+        if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+            status = final.status if final else "DELETE_COMPLETE"
+            reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since)) if final else []
+            detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack is gone")
+            return StackResult(stack.name, stack.stack_name, "failed", status,
+                               error=f"{stack.name}: {status}: {detail}", plan=plan)
+        self._remember(stack, final, prep)
+        self._protect(stack, final)
+        outcome = "created" if plan.kind == "create" else "updated"
+        return StackResult(stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan)
+
+    def _protect(self, stack: Stack, info: StackInfo) -> None:
+        wanted = stack.config.termination_protection
+        if info.termination_protection != wanted:
+            self.cfn.call("update_termination_protection", StackName=stack.stack_name,
+                          EnableTerminationProtection=wanted)
+
+    def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
+        stack.write_build(prep.template)
+        self.cache.put(stack.name, AppliedRecord(stack.stack_name, prep.hash, info.stack_id, dict(info.outputs)))
+
+    # ---- delete -------------------------------------------------------------------------------
+    def delete(self, stack: Stack, importers: dict[str, list[str]]) -> StackResult:
+        """Delete one stack, refusing while another stack imports its exports."""
+        started = time.monotonic()
+        try:
+            result = self._delete(stack, importers)
+        except FormwrightError as err:
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err))
+        except Exception as err:
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(translate(err, where=stack.name)))
+        result.elapsed = time.monotonic() - started
+        self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
+        return result
+
+    def _delete(self, stack: Stack, importers: dict[str, list[str]]) -> StackResult:
+        info = self.cfn.describe(stack.stack_name)
+        if info is None:
+            self.cache.forget(stack.name)
+            return StackResult(stack.name, stack.stack_name, "absent")
+        for export in info.exports:
+            users = importers.get(export, [])
+            if users:
+                raise CloudError(f"export '{export}' is still imported by {', '.join(sorted(users))}",
+                                 where=stack.name, hint="delete or change the importing stacks first")
+        if info.termination_protection:
+            raise CloudError("termination protection is on", where=stack.name,
+                             hint="set termination_protection: false and deploy, then delete")
+        if info.in_progress:
+            info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "waiting", i))
+        since = _event_floor()
+        self._say(stack, "deleting", info.status if info else "", "")
+        for attempt in range(2):  # DELETE_FAILED: one retry, as sceptre and rain do
+            self.cfn.call("delete_stack", StackName=info.stack_id if info else stack.stack_name)
+            final = self.cfn.wait_stack(info.stack_id if info else stack.stack_name,
+                                        on_poll=lambda i: self._poll(stack, "deleting", i, since))
+            if final is None or final.status == "DELETE_COMPLETE":
+                self.cache.forget(stack.name)
+                return StackResult(stack.name, stack.stack_name, "deleted", "DELETE_COMPLETE")
+            if final.status != "DELETE_FAILED" or attempt == 1:
+                reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since))
+                return StackResult(stack.name, stack.stack_name, "failed", final.status,
+                                   error=f"{stack.name}: {final.status}: {'; '.join(reasons[:3]) or final.reason}")
+        raise AssertionError("unreachable")
+
+    # ---- progress -----------------------------------------------------------------------------
+    def _say(self, stack: Stack, phase: str, status: str, message: str) -> None:
+        self.progress(ProgressEvent(stack.name, phase, status, message))
+
+    def _poll(self, stack: Stack, phase: str, info: StackInfo | None, since: Any = None) -> None:
+        message = ""
+        if info is not None and since is not None and info.in_progress:
+            events = self.cfn.events_since(stack.stack_name, since, limit_pages=1)
+            if events:
+                latest = events[0]
+                message = f"{latest.get('LogicalResourceId')} {latest.get('ResourceStatus')}"
+        self._say(stack, phase, info.status if info else "DELETE_COMPLETE", message)
+
+
+def _event_floor() -> datetime:
+    """A lower bound for the events of an operation about to start (a little slack for clock skew)."""
+    return datetime.now(timezone.utc) - timedelta(seconds=2)
+
+
+def resource_change(change: dict[str, Any]) -> ResourceChange:
+    """A ResourceChange from one element of describe_change_set's Changes."""
+    rc = change.get("ResourceChange", {})
+    replacement = rc.get("Replacement") if rc.get("Action") == "Modify" else None
+    return ResourceChange(rc.get("Action", "?"), rc.get("LogicalResourceId", "?"), rc.get("ResourceType", ""),
+                          replacement)
+
+
+def value_changes(old: dict[str, str], new: dict[str, str], secrets: set[str]) -> list[ValueChange]:
+    """Added, changed and removed keys; secret values masked."""
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        before, after = old.get(key), new.get(key)
+        if before == after and key not in secrets:
+            continue
+        if key in secrets:
+            if before is not None and after is not None:
+                continue  # NoEcho: the cloud shows ****, so a change cannot be seen; never print the value
+            before = MASK if before is not None else None
+            after = MASK if after is not None else None
+        changes.append(ValueChange(key, before, after))
+    return changes
+

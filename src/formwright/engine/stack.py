@@ -1,0 +1,223 @@
+"""A Stack: one project stack made ready for the cloud (template loaded and processed).
+
+The original template is loaded once; the processed template depends on parameter values when the
+template uses macros (CloudFormation hands macros the parameter values), so it is produced per set
+of resolved parameters and written to `.formwright/build/<stack>/`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from formwright.errors import ProjectError
+from formwright.model.project import OutputRef, Project, StackConfig
+from formwright.state.applied import write_atomic
+from formwright.template import dump_json, load, plain
+
+UNKNOWN = "(known after apply)"
+
+
+@dataclass
+class Stack:
+    """A stack the engine can plan, deploy and delete."""
+
+    config: StackConfig
+    original: dict[str, Any]
+    source: str
+    build_dir: Path
+    macros: Any = None  # a formwright.macros.MacroRegistry when the template uses macros
+    fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
+    extra_capabilities: list[str] = field(default_factory=list)
+    _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The stack's name in the project."""
+        return self.config.name
+
+    @property
+    def stack_name(self) -> str:
+        """The CloudFormation stack name."""
+        return self.config.stack_name
+
+    @property
+    def dependencies(self) -> set[str]:
+        """Project stacks this one waits for."""
+        return self.config.dependencies()
+
+    @property
+    def capabilities(self) -> list[str]:
+        """Capabilities to acknowledge."""
+        return sorted(set(self.config.capabilities) | set(self.extra_capabilities))
+
+    def uses_macros(self) -> bool:
+        """True when the original template has a Transform section or Fn::Transform."""
+        return self.macros is not None
+
+    def resolve_parameters(self, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> dict[str, str]:
+        """Parameter values with every !ref replaced by the output it names.
+
+        With `partial`, a reference to an output not yet known becomes UNKNOWN instead of an error.
+        """
+        values = dict(self.fixed_parameters)
+        for key, value in self.config.parameters.items():
+            items = value if isinstance(value, list) else [value]
+            resolved = [self._resolve_one(v, outputs, partial) for v in items]
+            values[key] = ",".join(resolved)
+        return values
+
+    def _resolve_one(self, value: Any, outputs: dict[str, dict[str, str]], partial: bool) -> str:
+        if not isinstance(value, OutputRef):
+            return str(value)
+        stack_outputs = outputs.get(value.stack)
+        if stack_outputs is not None and value.output in stack_outputs:
+            return stack_outputs[value.output]
+        if partial:
+            return UNKNOWN
+        if stack_outputs is None:
+            raise ProjectError(f"{value}: stack '{value.stack}' has not been deployed", file=value.file,
+                               line=value.line, hint="deploy it first")
+        known = ", ".join(sorted(stack_outputs)) or "none"
+        raise ProjectError(f"{value}: stack '{value.stack}' has no output '{value.output}'", file=value.file,
+                           line=value.line, hint=f"its outputs: {known}")
+
+    def processed(self, parameters: dict[str, str], *, region: str = "us-east-1",
+                  account_id: str = "123456789012", s3_client: Any = None) -> tuple[dict[str, Any], str]:
+        """The processed template and its JSON body for these parameter values (cached)."""
+        if not self.uses_macros():
+            key = ""
+        else:
+            key = hashlib.sha256(dump_json(sorted(parameters.items()), indent=None).encode()).hexdigest()
+        with self._lock:
+            hit = self._processed.get(key)
+        if hit is not None:
+            return hit
+        if self.uses_macros():
+            from formwright.macros import expand
+
+            template = expand(self.original, registry=self.macros, parameter_values=parameters, region=region,
+                              account_id=account_id, s3_client=s3_client, file=self.source)
+        else:
+            template = self.original
+        body = dump_json(plain(template), indent=None)
+        with self._lock:
+            self._processed[key] = (template, body)
+        return template, body
+
+    def write_build(self, template: dict[str, Any]) -> Path:
+        """Keep both stages in .formwright/build/<stack>/: original.<ext> and processed.json."""
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        source = Path(self.source)
+        original = self.build_dir / f"original{source.suffix or '.yaml'}"
+        if source.is_file():
+            shutil.copyfile(source, original)
+        processed = self.build_dir / "processed.json"
+        write_atomic(processed, dump_json(plain(template)))
+        return processed
+
+    def declared_parameters(self, template: dict[str, Any]) -> dict[str, Any]:
+        """The template's Parameters section."""
+        params = template.get("Parameters") or {}
+        return params if isinstance(params, dict) else {}
+
+    def secret_parameters(self, template: dict[str, Any]) -> set[str]:
+        """Names of NoEcho parameters (never shown in clear)."""
+        return {name for name, decl in self.declared_parameters(template).items()
+                if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
+
+
+def has_transforms(template: Any) -> bool:
+    """True when the template has a Transform section or an Fn::Transform anywhere."""
+    if isinstance(template, dict) and "Transform" in template:
+        return True
+    stack = [template]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "Fn::Transform" in node:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
+                   only: list[str] | None = None) -> dict[str, Stack]:
+    """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters."""
+    stacks: dict[str, Stack] = {}
+    registry = None
+    for name, config in project.stacks.items():
+        if only and name not in only:
+            continue
+        build_dir = project.state_dir / "build" / name
+        fixed: dict[str, str] = {}
+        extra_caps: list[str] = []
+        if config.tosca is not None:
+            from formwright.transform.cloudformation import prepare_stack
+
+            s3 = target.client("s3") if target is not None else None
+            bucket = managed_bucket_name(target, project) if target is not None else None
+            prepared = prepare_stack(config.tosca, inputs=config.inputs, region=project.region or "us-east-1",
+                                     out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket)
+            original, source = prepared.template, str(config.tosca)
+            fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
+        else:
+            assert config.template is not None
+            original, source = load(config.template), str(config.template)
+        stack = Stack(config, original, source, build_dir, fixed_parameters=fixed, extra_capabilities=extra_caps)
+        if has_transforms(original):
+            if registry is None:
+                from formwright.macros import MacroRegistry
+
+                registry = MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,
+                                               macros_dir=macros_dir)
+            registry.register_template_macros(original, Path(source).parent)
+            stack.macros = registry
+        check_parameters(stack, project)
+        stacks[name] = stack
+    return stacks
+
+
+def check_parameters(stack: Stack, project: Project) -> None:
+    """Given parameters exist in the template; required ones are given; refs name real outputs."""
+    declared = stack.declared_parameters(stack.original)
+    config = stack.config
+    for key in config.parameters:
+        if declared and key not in declared and not stack.uses_macros():
+            raise ProjectError(f"stack '{stack.name}': parameter '{key}' is not declared by its template",
+                               file=project.file, line=config.parameter_lines.get(key),
+                               hint=f"declared: {', '.join(sorted(declared)) or 'none'}")
+    for key, decl in declared.items():
+        if isinstance(decl, dict) and "Default" not in decl and key not in config.parameters \
+                and key not in stack.fixed_parameters:
+            raise ProjectError(f"stack '{stack.name}': parameter '{key}' has no default and no value",
+                               file=project.file, line=config.line,
+                               hint=f"add parameters: {{{key}: …}} to stack '{stack.name}'")
+
+
+def check_output_references(stacks: dict[str, Stack], project: Project) -> None:
+    """Every `!ref stack.outputs.Key` names an output the referenced template declares."""
+    for stack in stacks.values():
+        for ref in stack.config.references():
+            target = stacks.get(ref.stack)
+            if target is None or target.uses_macros():
+                continue  # outputs of a macro template are only known after expansion
+            outputs = target.original.get("Outputs") or {}
+            if ref.output not in outputs:
+                raise ProjectError(f"{ref}: the template of '{ref.stack}' has no output '{ref.output}'",
+                                   file=ref.file, line=ref.line,
+                                   hint=f"its outputs: {', '.join(sorted(outputs)) or 'none'}")
+
+
+def managed_bucket_name(target: Any, project: Project) -> str:
+    """The S3 bucket formwright manages on the target for large templates and artifacts."""
+    region = getattr(target, "region", None) or project.region or "us-east-1"
+    account = target.account_id() if target is not None else "000000000000"
+    return f"formwright-{account}-{region}"

@@ -1,0 +1,141 @@
+"""Which macro a name means: built-ins, packaged entry points, project files, a --macros folder,
+and `AWS::CloudFormation::Macro` resources whose Lambda code is local.
+
+Later, more explicit sources win: entry points < template macros < formwright.yaml < --macros DIR.
+Names beginning with `AWS::` are CloudFormation's and cannot be redefined.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import os
+from pathlib import Path
+from typing import Any
+
+from formwright.errors import InputError
+from formwright.macros.base import Macro
+from formwright.macros.runners import DEFAULT_TIMEOUT, EntryPointMacro, ExecutableMacro, PythonFileMacro
+
+ENTRY_POINT_GROUP = "formwright.macros"
+
+PRIORITY_BUILTIN = 100
+PRIORITY_DIR = 40
+PRIORITY_PROJECT = 30
+PRIORITY_TEMPLATE = 20
+PRIORITY_ENTRY_POINT = 10
+
+
+def _builtins() -> list[Macro]:
+    from formwright.macros.include import IncludeMacro
+    from formwright.macros.language_extensions import LanguageExtensionsMacro
+    from formwright.macros.serverless import ServerlessMacro
+
+    return [IncludeMacro(), LanguageExtensionsMacro(), ServerlessMacro()]
+
+
+def macro_from_path(name: str, path: Path, *, timeout: float = DEFAULT_TIMEOUT, where: str | None = None) -> Macro:
+    """A `.py` file (optionally `file.py:function`) is a handler; anything else must be executable."""
+    function = "handler"
+    text = str(path)
+    if ".py:" in text:
+        text, function = text.rsplit(":", 1)
+        path = Path(text)
+    if not path.is_file():
+        raise InputError(f"macro {name}: {path} is not a file", where=where,
+                         hint="give the path of a Python handler file or an executable")
+    if path.suffix == ".py":
+        return PythonFileMacro(name, path, function, timeout)
+    if not os.access(path, os.X_OK):
+        raise InputError(f"macro {name}: {path} is not executable", where=where,
+                         hint=f"chmod +x {path}, or name a Python handler file ending in .py")
+    return ExecutableMacro(name, path, timeout)
+
+
+class MacroRegistry:
+    """Every macro this run can call, by name."""
+
+    def __init__(self) -> None:
+        self._macros: dict[str, tuple[int, Macro]] = {}
+
+    # -- construction -----------------------------------------------------------------------------
+    @classmethod
+    def build(
+        cls,
+        *,
+        project_macros: dict[str, str] | None = None,
+        base_dir: Path | None = None,
+        macros_dir: Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> MacroRegistry:
+        """Built-ins, entry points, `macros:` of formwright.yaml (paths relative to base_dir), a folder."""
+        registry = cls()
+        for macro in _builtins():
+            registry.add(macro, PRIORITY_BUILTIN)
+        registry.add_entry_points(timeout=timeout)
+        base = Path(base_dir) if base_dir is not None else Path.cwd()
+        for name, relative in (project_macros or {}).items():
+            if not isinstance(name, str) or not isinstance(relative, str):
+                raise InputError(f"macros: {name!r} must map a macro name to a path", where="formwright.yaml")
+            registry.add(macro_from_path(name, base / relative, timeout=timeout, where="formwright.yaml"),
+                         PRIORITY_PROJECT)
+        if macros_dir is not None:
+            registry.add_folder(Path(macros_dir), timeout=timeout)
+        return registry
+
+    def add(self, macro: Macro, priority: int) -> None:
+        """Register `macro` unless a more explicit source already named it."""
+        if macro.name.startswith("AWS::") and priority != PRIORITY_BUILTIN:
+            raise InputError(f"macro {macro.name}: names beginning with AWS:: are reserved for CloudFormation",
+                             where=macro.source, hint="rename your macro")
+        existing = self._macros.get(macro.name)
+        if existing is None or existing[0] <= priority:
+            self._macros[macro.name] = (priority, macro)
+
+    def add_entry_points(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """Macros published by installed packages in the `formwright.macros` entry-point group."""
+        for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            self.add(EntryPointMacro(entry_point.name, entry_point, timeout), PRIORITY_ENTRY_POINT)
+
+    def add_folder(self, folder: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """Every file in `folder` is a macro named after the file (without its extension)."""
+        if not folder.is_dir():
+            raise InputError(f"--macros {folder}: not a folder", hint="give a folder of macro files")
+        for path in sorted(folder.iterdir()):
+            if path.name.startswith((".", "_")) or not path.is_file():
+                continue
+            self.add(macro_from_path(path.stem, path, timeout=timeout, where=str(folder)), PRIORITY_DIR)
+
+    def register_template_macros(self, template: dict, base_dir: Path | None = None) -> list[str]:
+        """Register `AWS::CloudFormation::Macro` resources whose Lambda code is local; return their names."""
+        from formwright.macros.template_macros import macros_in_template
+
+        found = macros_in_template(template, Path(base_dir) if base_dir is not None else Path.cwd())
+        for macro in found:
+            self.add(macro, PRIORITY_TEMPLATE)
+        return [macro.name for macro in found]
+
+    # -- lookup -----------------------------------------------------------------------------------
+    def get(self, name: str) -> Macro | None:
+        """The macro called `name`, or None."""
+        entry = self._macros.get(name)
+        return entry[1] if entry else None
+
+    def names(self) -> list[str]:
+        """All registered names, sorted."""
+        return sorted(self._macros)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._macros
+
+    def unknown_hint(self, name: str) -> str:
+        """How to fix a reference to a macro nobody registered."""
+        close = difflib.get_close_matches(name, self.names(), n=1)
+        if close:
+            return f"did you mean {close[0]}?"
+        return ("register it in formwright.yaml (macros: {" + name + ": path}), put a file named " + name
+                + " in --macros DIR, or deploy with --macros remote")
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Every macro with its kind and source."""
+        return [self._macros[name][1].describe() for name in self.names()]

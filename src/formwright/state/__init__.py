@@ -1,0 +1,1 @@
+"""The work folder `.formwright/`: applied cache, build output, journal."""

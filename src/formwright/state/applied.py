@@ -1,0 +1,80 @@
+"""The applied cache: per stack, the hash of what was last deployed and its outputs.
+
+A stack whose processed template, parameters, tags, capabilities and termination protection hash
+to the recorded value, and whose cloud status is *_COMPLETE, is skipped without a write call.
+Files are written atomically (temporary file + rename) so a crash never leaves half a record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def inputs_hash(body: str, parameters: dict[str, str], tags: dict[str, str], capabilities: list[str],
+                termination_protection: bool) -> str:
+    """The hash that decides whether a stack changed since it was last applied."""
+    digest = hashlib.sha256()
+    digest.update(body.encode("utf-8"))
+    digest.update(json.dumps([sorted(parameters.items()), sorted(tags.items()), sorted(capabilities),
+                              termination_protection]).encode("utf-8"))
+    return digest.hexdigest()
+
+
+@dataclass
+class AppliedRecord:
+    """What formwright last applied to one stack."""
+
+    stack_name: str
+    hash: str
+    stack_id: str = ""
+    outputs: dict[str, str] = field(default_factory=dict)
+    applied_at: float = 0.0
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` so that readers see the old or the new content, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class AppliedCache:
+    """`.formwright/applied/<target>/<stack>.json` records, one per stack."""
+
+    def __init__(self, state_dir: Path, target_key: str) -> None:
+        self.folder = state_dir / "applied" / target_key
+
+    def _path(self, stack: str) -> Path:
+        return self.folder / f"{stack}.json"
+
+    def get(self, stack: str) -> AppliedRecord | None:
+        """The record of `stack`, or None."""
+        try:
+            data: dict[str, Any] = json.loads(self._path(stack).read_text(encoding="utf-8"))
+            return AppliedRecord(**data)
+        except (FileNotFoundError, json.JSONDecodeError, TypeError):
+            return None
+
+    def put(self, stack: str, record: AppliedRecord) -> None:
+        """Record what was applied to `stack`."""
+        record.applied_at = record.applied_at or time.time()
+        write_atomic(self._path(stack), json.dumps(asdict(record), indent=2, sort_keys=True))
+
+    def forget(self, stack: str) -> None:
+        """Drop the record of `stack` (after it was deleted)."""
+        self._path(stack).unlink(missing_ok=True)

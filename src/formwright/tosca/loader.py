@@ -1,0 +1,52 @@
+"""From a service template on disk to a checked EffectiveModel, in one call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from formwright.errors import InputError
+from formwright.tosca.build import build_model
+from formwright.tosca.documents import load_documents
+from formwright.tosca.functions import check_functions
+from formwright.tosca.inputs import assign_inputs
+from formwright.tosca.model import EffectiveModel
+from formwright.tosca.parser import run_tosca_parser
+from formwright.tosca.precheck import check_structure
+from formwright.tosca.source import Source
+from formwright.tosca.types import TypeRegistry
+
+
+def check_hosting(model: EffectiveModel) -> None:
+    """Fail when HostedOn relationships form a cycle, or a node is hosted on two nodes."""
+    for node in model.nodes.values():
+        hosts = [r for r in node.requirements if r.is_a("tosca.relationships.HostedOn")]
+        if len(hosts) > 1:
+            loc = hosts[1].location
+            raise InputError(f"node '{node.name}' is hosted on more than one node",
+                             file=loc.file if loc else None, line=loc.line if loc else None)
+    for node in model.nodes.values():
+        path = [node.name]
+        current = model.host_of(node)
+        while current is not None:
+            if current.name in path:
+                cycle = " -> ".join([*path[path.index(current.name):], current.name])
+                rel = next(r for r in model.nodes[path[-1]].requirements if r.is_a("tosca.relationships.HostedOn"))
+                loc = rel.location
+                raise InputError(f"HostedOn cycle: {cycle}", file=loc.file if loc else None,
+                                 line=loc.line if loc else None)
+            path.append(current.name)
+            current = model.host_of(current)
+
+
+def load_model(source: Source, inputs: dict[str, Any] | None = None) -> EffectiveModel:
+    """Parse and validate `source` (with tosca-parser) and return its EffectiveModel with inputs applied."""
+    documents = load_documents(source)
+    registry = TypeRegistry(documents)
+    check_structure(documents.entry, registry)
+    given = dict(inputs or {})
+    tosca = run_tosca_parser(documents, {})
+    model = build_model(documents.entry, registry, tosca, source.root)
+    check_hosting(model)
+    assign_inputs(model.inputs, given, documents.entry.shown)
+    check_functions(model)
+    return model

@@ -1,0 +1,91 @@
+"""Structural checks on the raw service template, before tosca-parser, so errors carry `file:line`.
+
+Checked: a topology with node templates, every type known, every requirement naming an existing
+node template. Unknown types are listed together in one error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from formwright.errors import InputError
+from formwright.tosca.documents import Document
+from formwright.tosca.types import TypeRegistry
+
+
+def node_templates(doc: Document) -> dict[str, Any]:
+    """The `topology_template.node_templates` mapping of the entry document (checked to exist)."""
+    topology = doc.data.get("topology_template")
+    if not isinstance(topology, dict):
+        raise InputError("the service template has no topology_template", file=doc.shown,
+                         line=doc.line(doc.data, "topology_template") or 1)
+    nodes = topology.get("node_templates")
+    if not isinstance(nodes, dict) or not nodes:
+        raise InputError("topology_template has no node_templates", file=doc.shown,
+                         line=doc.line(topology, "node_templates") or doc.line(topology))
+    return nodes
+
+
+def requirement_target(item: Any) -> tuple[str, Any]:
+    """(requirement name, raw value) of one entry of a node template's `requirements` list."""
+    if not isinstance(item, dict) or len(item) != 1:
+        raise ValueError("a requirement must be a one-key mapping")
+    ((name, value),) = item.items()
+    return str(name), value
+
+
+def relationship_type_name(value: Any, relationship_templates: dict[str, Any]) -> str | None:
+    """The relationship type a requirement names explicitly (via a type, a dict, or a template)."""
+    if not isinstance(value, dict):
+        return None
+    rel = value.get("relationship")
+    if isinstance(rel, dict):
+        return rel.get("type")
+    if isinstance(rel, str) and rel in relationship_templates:
+        template = relationship_templates[rel]
+        return template.get("type") if isinstance(template, dict) else None
+    return rel
+
+
+def check_structure(doc: Document, registry: TypeRegistry) -> None:
+    """Fail on unknown node/relationship types (all listed) and requirements naming no node template."""
+    nodes = node_templates(doc)
+    topology = doc.data["topology_template"]
+    rel_templates = topology.get("relationship_templates") or {}
+    unknown: list[tuple[str, int | None]] = []
+    for name, tpl in nodes.items():
+        if not isinstance(tpl, dict) or "type" not in tpl:
+            raise InputError(f"node template '{name}' has no type", file=doc.shown, line=doc.line(nodes, name))
+        if registry.canonical(str(tpl["type"])) is None:
+            unknown.append((str(tpl["type"]), doc.line(tpl, "type")))
+    for name, tpl in rel_templates.items():
+        if isinstance(tpl, dict) and registry.canonical(str(tpl.get("type")), "relationship_types") is None:
+            unknown.append((str(tpl.get("type")), doc.line(tpl, "type")))
+    for name, tpl in nodes.items():
+        requirements = tpl.get("requirements") or []
+        if not isinstance(requirements, list):
+            raise InputError(f"requirements of node template '{name}' must be a list", file=doc.shown,
+                             line=doc.line(tpl, "requirements"))
+        for item in requirements:
+            line = doc.line(item) or doc.line(tpl, "requirements")
+            try:
+                req, value = requirement_target(item)
+            except ValueError as err:
+                raise InputError(f"node template '{name}': {err}", file=doc.shown, line=line) from None
+            target = value.get("node") if isinstance(value, dict) else value
+            if target is None:
+                raise InputError(f"requirement '{req}' of node template '{name}' names no target node",
+                                 file=doc.shown, line=line)
+            if target not in nodes:
+                raise InputError(f"requirement '{req}' of node template '{name}' names node '{target}', "
+                                 "which does not exist", file=doc.shown, line=line,
+                                 hint=f"known nodes: {', '.join(sorted(nodes))}")
+            rel_type = relationship_type_name(value, rel_templates)
+            if rel_type and rel_type not in rel_templates and \
+                    registry.canonical(rel_type, "relationship_types") is None:
+                unknown.append((rel_type, line))
+    if unknown:
+        listed = ", ".join(f"'{t}' ({doc.shown}:{line})" for t, line in unknown)
+        first_line = unknown[0][1]
+        raise InputError(f"unknown type{'s' if len(unknown) > 1 else ''}: {listed}", file=doc.shown,
+                         line=first_line, hint="define it in node_types or import its definition")

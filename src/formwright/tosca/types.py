@@ -1,0 +1,118 @@
+"""The type registry: normative TOSCA types, formwright's profile, and the template's own types.
+
+It answers what a type derives from (its chain up to `tosca.nodes.Root`), whether a type is a kind
+of another, where a custom type was written, and which relationship a requirement uses by default.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from formwright.errors import InputError
+from formwright.tosca.documents import Document, Documents
+
+PROFILE_PATH = Path(str(resources.files("formwright.tosca") / "profiles" / "formwright.yaml"))
+KINDS = {"node_types": "tosca.nodes.", "relationship_types": "tosca.relationships."}
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True)
+class TypeDef:
+    """One type definition: its name, kind (`node_types` …), parent, raw definition and where it is."""
+
+    name: str
+    kind: str
+    derived_from: str | None
+    data: dict
+    file: str | None = None
+    line: int | None = None
+
+
+@functools.cache
+def _builtin_definitions() -> tuple[tuple[str, str, dict], ...]:
+    """(kind, name, definition) for the normative types and the shipped profile (read once)."""
+    import toscaparser.elements  # the normative definitions ship with tosca-parser
+
+    normative_path = Path(toscaparser.elements.__file__).parent / "TOSCA_definition.yaml"
+    out = []
+    for path in (normative_path, PROFILE_PATH):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+        for kind in KINDS:
+            for name, definition in (data.get(kind) or {}).items():
+                out.append((kind, name, definition or {}))
+    return tuple(out)
+
+
+class TypeRegistry:
+    """All node and relationship types a service template can use."""
+
+    def __init__(self, documents: Documents) -> None:
+        self._types: dict[str, TypeDef] = {}
+        for kind, name, definition in _builtin_definitions():
+            self._types[name] = TypeDef(name, kind, definition.get("derived_from"), definition)
+        for doc in documents.all():
+            self._add_document(doc)
+
+    def _add_document(self, doc: Document) -> None:
+        for kind in KINDS:
+            section = doc.data.get(kind) or {}
+            if not isinstance(section, dict):
+                raise InputError(f"'{kind}' must be a mapping", file=doc.shown, line=doc.line(doc.data, kind))
+            for name, definition in section.items():
+                definition = definition if isinstance(definition, dict) else {}
+                self._types[name] = TypeDef(name, kind, definition.get("derived_from"), definition,
+                                            doc.shown, doc.line(section, name))
+
+    def canonical(self, name: str, kind: str = "node_types") -> str | None:
+        """The full name of type `name` (accepting `tosca:X` and `X` short forms), or None if unknown."""
+        if name in self._types:
+            return name
+        short = name.split(":", 1)[1] if name.startswith("tosca:") else name
+        full = KINDS[kind] + short
+        return full if full in self._types else None
+
+    def get(self, name: str) -> TypeDef:
+        """The definition of a known type."""
+        return self._types[self.canonical(name) or name]
+
+    def chain(self, name: str) -> list[str]:
+        """`name` and its ancestors, nearest first; stops at an unknown parent or a cycle."""
+        out: list[str] = []
+        current: str | None = self.canonical(name)
+        while current is not None and current not in out:
+            out.append(current)
+            parent = self._types[current].derived_from
+            current = self.canonical(parent) if parent else None
+        return out
+
+    def is_a(self, name: str, base: str) -> bool:
+        """True when type `name` is `base` or derives from it."""
+        return base in self.chain(name)
+
+    def requirement_definition(self, node_type: str, requirement: str) -> dict[str, Any]:
+        """The nearest definition of requirement `requirement` along the type chain, or {}."""
+        for name in self.chain(node_type):
+            for item in self._types[name].data.get("requirements") or []:
+                if isinstance(item, dict) and requirement in item:
+                    value = item[requirement]
+                    return value if isinstance(value, dict) else {"node": value}
+        return {}
+
+    def merged(self, node_type: str, section: str) -> dict[str, Any]:
+        """A section (`properties`, `attributes`, `interfaces`, `artifacts` …) merged along the chain."""
+        result: dict[str, Any] = {}
+        for name in reversed(self.chain(node_type)):
+            value = self._types[name].data.get(section) or {}
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if isinstance(item, dict) and isinstance(result.get(key), dict):
+                        result[key] = {**result[key], **item}
+                    else:
+                        result[key] = item
+        return result

@@ -1,0 +1,25 @@
+"""Check model: every node and relationship type must be one the plugin supports (or derive from one)."""
+
+from __future__ import annotations
+
+from formwright.errors import InputError
+from formwright.transform.cloudformation.kinds import SUPPORTED_NODES, SUPPORTED_RELATIONSHIPS
+from formwright.tosca.model import EffectiveModel, Location
+
+
+def check_supported(model: EffectiveModel) -> None:
+    """Fail listing every unsupported node and relationship type with its `file:line`."""
+    problems: list[tuple[str, Location | None]] = []
+    for node in model.nodes.values():
+        if not any(t in SUPPORTED_NODES for t in node.types):
+            problems.append((f"node '{node.name}' of type '{node.type}'", node.location))
+        for rel in node.requirements:
+            if not any(t in SUPPORTED_RELATIONSHIPS for t in rel.types):
+                problems.append((f"relationship '{rel.requirement}' of '{node.name}' of type '{rel.type}'",
+                                 rel.location))
+    if problems:
+        listed = "; ".join(f"{where}: {what}" for what, where in problems)
+        first = problems[0][1]
+        raise InputError(f"unsupported by the CloudFormation plugin: {listed}",
+                         file=first.file if first else None, line=first.line if first else None,
+                         hint="supported: " + ", ".join(t.split(".", 2)[-1] for t in SUPPORTED_NODES))
