@@ -50,3 +50,32 @@ def project_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty folder to build a project in; the test runs from it."""
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+class CliResult:
+    """What one `formwright` child process did."""
+
+    def __init__(self, proc) -> None:
+        self.code = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    def json(self):
+        import json
+
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def run_cli(local_cloud):
+    """Run the real `formwright` program as a child process against the session's local cloud."""
+    import subprocess
+    import sys
+
+    def run(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> CliResult:
+        full_env = {**os.environ, **(env or {})}
+        proc = subprocess.run([sys.executable, "-m", "formwright", *args], cwd=cwd, env=full_env,
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return CliResult(proc)
+
+    return run

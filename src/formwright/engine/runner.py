@@ -16,7 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
-from formwright.engine.cfn import CloudFormation, StackInfo, failure_reasons, is_no_change
+from formwright.engine.cfn import NO_CHANGES, CloudFormation, StackInfo, failure_reasons, is_no_change
 from formwright.engine.results import (
     MASK,
     ProgressCallback,
@@ -152,11 +152,18 @@ class StackRunner:
             **self.template_argument(stack, prep.body),
         }
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
-        change_set_id = self.cfn.create_change_set(**kwargs)
-        desc = self.cfn.wait_change_set(change_set_id)
-        plan = StackPlan(stack.name, stack.stack_name, kind, change_set_id=change_set_id)
+        plan = StackPlan(stack.name, stack.stack_name, kind)
         plan.parameters = value_changes(info.parameters if info else {}, prep.parameters, prep.secrets)
         plan.tags = value_changes(info.tags if info else {}, stack.config.tags, set())
+        try:
+            change_set_id = self.cfn.create_change_set(**kwargs)
+        except ClientError as err:
+            if any(text in str(err) for text in NO_CHANGES):  # some endpoints refuse instead of FAILED
+                plan.kind = "no changes"
+                return plan, None
+            raise
+        plan.change_set_id = change_set_id
+        desc = self.cfn.wait_change_set(change_set_id)
         if is_no_change(desc):
             self.cfn.delete_change_set(change_set_id)
             plan.kind, plan.change_set_id = "no changes", None

@@ -41,6 +41,7 @@ def macro_from_path(name: str, path: Path, *, timeout: float = DEFAULT_TIMEOUT, 
     if ".py:" in text:
         text, function = text.rsplit(":", 1)
         path = Path(text)
+    path = path.resolve()
     if not path.is_file():
         raise InputError(f"macro {name}: {path} is not a file", where=where,
                          hint="give the path of a Python handler file or an executable")

@@ -184,27 +184,39 @@ def _loads_json(text: str, file: str | None) -> Any:
         raise
 
 
+# Characters JSON keeps verbatim but YAML treats as indentation or line breaks: such JSON is read by
+# the JSON parser (without line numbers) so its values stay exact.
+_JSON_ONLY = ("\t", "\x85", "\u2028", "\u2029")
+
+
 def loads(text: str, *, file: str | None = None) -> Any:
     """Parse template text (YAML or JSON) into line-annotated data; errors carry `file:line`."""
-    if text.lstrip().startswith("{") and "\t" in text:
-        return _loads_json(text, file)  # YAML forbids tab indentation that JSON allows
+    looks_json = text.lstrip().startswith("{")
+    if looks_json and any(c in text for c in _JSON_ONLY):
+        return _loads_json(text, file)
     try:
         data = yaml.load(text, Loader=TemplateLoader)  # noqa: S506 - our loader is a SafeLoader
     except TemplateError as err:
         err.file = err.file or file
         raise
-    except yaml.MarkedYAMLError as err:
+    except yaml.YAMLError as err:
+        if looks_json:  # JSON that YAML refuses (raw control characters …): JSON decides
+            return _loads_json(text, file)
+        raise _yaml_error(err, file) from None
+    if isinstance(data, Mapping):
+        data.file = file
+    return data
+
+
+def _yaml_error(err: yaml.YAMLError, file: str | None) -> TemplateError:
+    if isinstance(err, yaml.MarkedYAMLError):
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else None
         problem = err.problem or str(err)
         if "could not determine a constructor for the tag" in str(err):
             problem = f"unknown tag {str(err).split('tag')[-1].strip().splitlines()[0]}"
-        raise TemplateError(f"not valid YAML/JSON: {problem}", file=file, line=line) from None
-    except yaml.YAMLError as err:
-        raise TemplateError(f"not valid YAML/JSON: {err}", file=file) from None
-    if isinstance(data, Mapping):
-        data.file = file
-    return data
+        return TemplateError(f"not valid YAML/JSON: {problem}", file=file, line=line)
+    return TemplateError(f"not valid YAML/JSON: {err}", file=file)
 
 
 def load(path: str | Path) -> Any:

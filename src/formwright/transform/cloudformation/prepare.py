@@ -100,7 +100,6 @@ def prepare_plan(model: EffectiveModel) -> Plan:
             plan.volumes[node.name] = plan.namer.name(node.name, "Volume")
     for owner in plan.rds:
         plan.rds_of.setdefault(owner, owner)
-    # Alias a MySQL DBMS's databases back to the RDS owner (a DBMS without databases is its own owner).
     for node in nodes:
         if node.is_a(kinds.COMPUTE):
             _place_compute(plan, model, node)

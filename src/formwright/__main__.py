@@ -1,0 +1,5 @@
+"""`python -m formwright` runs the CLI."""
+
+from formwright.cli.main import main
+
+main()

@@ -1,0 +1,83 @@
+"""The state of one CloudFormation transformation, shared by the visitors.
+
+It holds the troposphere template being built, the placement plan, the resolver for TOSCA
+functions, the files to upload, and per-instance pieces (init configs, ingress rules, dependencies)
+that are assembled once every visitor ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from troposphere import Parameter, Template
+
+from formwright.transform.cloudformation.prepare import Plan
+from formwright.tosca.functions import Resolver
+from formwright.tosca.model import EffectiveModel
+
+BUCKET_PARAMETER = "ArtifactBucket"
+
+
+@dataclass
+class Ingress:
+    """An ingress rule to add to a security group: from the world (`cidr`) or from another group."""
+
+    group: str
+    port: int
+    cidr: str | None = None
+    source_group: str | None = None
+    description: str = ""
+
+
+@dataclass
+class Build:
+    """Everything the transform phase accumulates."""
+
+    model: EffectiveModel
+    plan: Plan
+    region: str
+    resolver: Resolver
+    template: Template = field(default_factory=Template)
+    input_parameters: dict[str, str] = field(default_factory=dict)  # TOSCA input -> parameter id
+    secret_parameters: set[str] = field(default_factory=set)        # parameters that are NoEcho
+    generated_secrets: set[str] = field(default_factory=set)        # NoEcho parameters to generate at deploy
+    parameter_values: dict[str, str] = field(default_factory=dict)  # values to pass at deploy (not defaults)
+    uploads: dict[str, Path] = field(default_factory=dict)           # S3 key -> local file
+    init_configs: dict[str, list[tuple[str, dict]]] = field(default_factory=dict)  # compute -> configs
+    security_groups: dict[str, str] = field(default_factory=dict)   # node (compute/rds/app) -> group id
+    ingress: list[Ingress] = field(default_factory=list)
+    depends_on: dict[str, set[str]] = field(default_factory=dict)   # resource id -> resource ids
+    instance_roles: set[str] = field(default_factory=set)           # computes needing the S3 read role
+    capabilities: set[str] = field(default_factory=set)
+    db_passwords: dict[str, Any] = field(default_factory=dict)        # rds owner -> password expression
+
+    def parameter(self, name: str, **kwargs: Any) -> str:
+        """Add (once) a template parameter and return its logical id."""
+        if name not in self.template.parameters:
+            self.template.add_parameter(Parameter(name, **kwargs))
+            if kwargs.get("NoEcho"):
+                self.secret_parameters.add(name)
+        return name
+
+    def bucket(self) -> str:
+        """The artifact bucket parameter (added on first use)."""
+        return self.parameter(BUCKET_PARAMETER, Type="String",
+                              Description="S3 bucket holding the deployment artifacts (scripts and files).")
+
+    def upload(self, node: str, relative: str) -> str:
+        """Register a file of the source (relative to its root) for upload; return its S3 key."""
+        key = f"{node}/{relative}".replace("\\", "/")
+        self.uploads[key] = self.model.root / relative
+        self.bucket()
+        return key
+
+    def add_config(self, compute: str, name: str, config: dict) -> None:
+        """Append an init config (run in this order) to the instance of `compute`."""
+        self.init_configs.setdefault(compute, []).append((name, config))
+
+    def depend(self, resource: str, on: str) -> None:
+        """Make `resource` wait for `on` (ignored when they are the same)."""
+        if resource != on:
+            self.depends_on.setdefault(resource, set()).add(on)

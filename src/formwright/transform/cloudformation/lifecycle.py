@@ -1,0 +1,96 @@
+"""Software lifecycle operations as `AWS::CloudFormation::Init` configs.
+
+Per node: one config with its files (artifacts and operation scripts from the artifact bucket),
+then one per operation in create → configure → start order, each running the script through the
+`formwright-run` wrapper with the operation's inputs as environment variables.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import urllib.parse
+from importlib import resources
+from pathlib import PurePosixPath
+
+from formwright.errors import InputError
+from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.names import camel
+from formwright.transform.cloudformation.values import Renderer
+from formwright.tosca.functions import Context
+from formwright.tosca.model import Location, Node
+
+DEPLOY_OPERATIONS = ("create", "configure", "start")
+BASE = "/opt/formwright"
+RUNNER = f"{BASE}/bin/formwright-run"
+AUTH = "ArtifactAccess"
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def runner_script() -> str:
+    """The text of the `formwright-run` wrapper installed on every instance."""
+    return (resources.files("formwright.transform.cloudformation") / "scripts" / "formwright-run.sh.j2").read_text(
+        encoding="utf-8")
+
+
+def runtime_config() -> dict:
+    """The first init config of every instance: the operation wrapper."""
+    return {"files": {RUNNER: {"content": runner_script(), "mode": "000755", "owner": "root", "group": "root"}}}
+
+
+def s3_url(build: Build, key: str) -> dict:
+    """The HTTPS URL of an uploaded file in the artifact bucket."""
+    quoted = urllib.parse.quote(key)
+    return {"Fn::Sub": "https://${" + build.bucket() + "}.s3.${AWS::Region}.amazonaws.com/" + quoted}
+
+
+def _source_file(build: Build, relative: str, where: Location | None, what: str) -> str:
+    path = PurePosixPath(relative.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts:
+        raise InputError(f"{what} '{relative}' must be a path inside the template's folder",
+                         file=where.file if where else None, line=where.line if where else None)
+    if not (build.model.root / path).is_file():
+        raise InputError(f"{what} '{relative}' not found", file=where.file if where else None,
+                         line=where.line if where else None)
+    return path.as_posix()
+
+
+def _file_entry(build: Build, node: Node, relative: str, mode: str) -> tuple[str, dict]:
+    key = build.upload(node.name, relative)
+    return f"{BASE}/{node.name}/{relative}", {"source": s3_url(build, key), "mode": mode, "owner": "root",
+                                              "group": "root", "authentication": AUTH}
+
+
+def add_operations(build: Build, node: Node, compute: str) -> None:
+    """Add the file config and the create/configure/start configs of `node` to the instance of `compute`."""
+    renderer = Renderer(build, run_host=compute)
+    files: dict[str, dict] = {}
+    for artifact in node.artifacts.values():
+        relative = _source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
+        path, entry = _file_entry(build, node, relative, "000644")
+        files[path] = entry
+    operations = []
+    for name in DEPLOY_OPERATIONS:
+        op = node.operations.get(name)
+        if op is None or not op.implementation:
+            continue
+        script = _source_file(build, op.implementation, op.location, f"implementation of '{node.name}.{name}'")
+        for relative in [script, *op.dependencies]:
+            relative = _source_file(build, relative, op.location, "operation file")
+            path, entry = _file_entry(build, node, relative, "000755" if relative == script else "000644")
+            files[path] = entry
+        operations.append((op, script))
+    if files:
+        build.instance_roles.add(compute)
+        build.add_config(compute, f"{camel(node.name)}Files", {"files": files})
+    for op, script in operations:
+        env: dict[str, object] = {}
+        for key, raw in op.inputs.items():
+            if not _IDENTIFIER.match(key):
+                raise InputError(f"operation input '{key}' of '{node.name}.{op.name}' is not a valid environment "
+                                 "variable name", file=op.location.file if op.location else None,
+                                 line=op.location.line if op.location else None)
+            env[key] = renderer.text(renderer.value(raw, Context(node, location=op.location)))
+        env["FW_INPUTS"] = " ".join(op.inputs)
+        command = {"command": " ".join(shlex.quote(p) for p in (RUNNER, node.name, op.name, script)), "env": env, "cwd": BASE}
+        build.add_config(compute, f"{camel(node.name)}{camel(op.name)}", {"commands": {"run": command}})

@@ -1,0 +1,87 @@
+"""The CloudFormation plugin: the lifecycle phases over one EffectiveModel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from formwright.transform.cloudformation import kinds, network
+from formwright.transform.cloudformation.check import check_supported
+from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.parameters import add_input_parameters, add_outputs
+from formwright.transform.cloudformation.prepare import Plan, prepare_plan
+from formwright.transform.cloudformation.visitors import compute, visitor_for
+from formwright.transform.cloudformation.write import write_artifact
+from formwright.transform.plugin import Plugin
+from formwright.tosca.functions import Resolver
+from formwright.tosca.model import EffectiveModel
+
+DESCRIPTION_LIMIT = 1024
+
+
+class CloudFormationPlugin(Plugin):
+    """TOSCA → one CloudFormation template (troposphere) with its artifact files and deploy scripts."""
+
+    name = "cloudformation"
+
+    def __init__(self, model: EffectiveModel, *, region: str = "us-east-1") -> None:
+        super().__init__(model)
+        self.region = region
+        self.plan: Plan | None = None
+        self.build: Build | None = None
+        self.template: dict[str, Any] = {}
+
+    def check_model(self) -> None:
+        """Every node and relationship type is supported."""
+        check_supported(self.model)
+
+    def prepare(self) -> None:
+        """Placement, names and software order."""
+        self.plan = prepare_plan(self.model)
+
+    def _cross_host_dependencies(self, build: Build) -> None:
+        plan = build.plan
+        for rel in self.model.relationships():
+            if rel.is_a(kinds.HOSTED_ON) or rel.is_a(kinds.ATTACHES_TO):
+                continue
+            source_host, target_host = plan.host_of.get(rel.source), plan.host_of.get(rel.target)
+            if source_host in plan.instances and target_host in plan.instances:
+                build.depend(plan.instances[source_host], plan.instances[target_host])
+            elif source_host in plan.instances and rel.target in plan.rds_of:
+                build.depend(plan.instances[source_host], plan.rds[plan.rds_of[rel.target]])
+            elif source_host in plan.instances and rel.target in plan.beanstalk_of:
+                build.depend(plan.instances[source_host], plan.beanstalk[plan.beanstalk_of[rel.target]])
+
+    def transform(self) -> None:
+        """Build the template: parameters, databases, software per instance, instances, rules, outputs."""
+        assert self.plan is not None
+        build = Build(self.model, self.plan, self.region, Resolver(self.model))
+        self.build = build
+        template = build.template
+        template.set_version("2010-09-09")
+        template.set_description((self.model.description or f"TOSCA topology {self.model.entry}")[:DESCRIPTION_LIMIT])
+        add_input_parameters(build)
+        nodes = list(self.model.nodes.values())
+        mysql_first = [n for n in nodes if kinds.is_mysql(n)] + [n for n in nodes if not kinds.is_mysql(n)]
+        on_instances = {name for names in self.plan.software.values() for name in names}
+        for node in mysql_first:
+            if node.name not in on_instances and not node.is_a(kinds.COMPUTE):
+                visit = visitor_for(node)
+                if visit is not None:
+                    visit(build, node)
+        self._cross_host_dependencies(build)
+        for compute_name, software in self.plan.software.items():
+            for name in software:
+                visit = visitor_for(self.model.nodes[name])
+                if visit is not None:
+                    visit(build, self.model.nodes[name])
+        for compute_name in self.plan.instances:
+            compute.assemble(build, self.model.nodes[compute_name])
+        network.add_ingress_rules(build)
+        add_outputs(build)
+        self.template = template.to_dict()
+
+    def write_artifact(self, folder: Path) -> None:
+        """template.yaml, files/, scripts/ and README.md."""
+        assert self.build is not None
+        write_artifact(folder, self.template, self.build)

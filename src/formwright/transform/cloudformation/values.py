@@ -1,0 +1,123 @@
+"""Rendering resolved TOSCA values as CloudFormation expressions.
+
+Inputs become `Ref`s to parameters, addresses become `Fn::GetAtt` of the instance, the RDS endpoint
+or the Beanstalk environment's host, `concat` becomes `Fn::Join`. On the instance that runs an
+operation, its own address is a placeholder the run wrapper fills in (a resource cannot refer to
+itself), and so is the output of an operation run earlier on the same host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from formwright.errors import InputError
+from formwright.transform.cloudformation import kinds
+from formwright.transform.cloudformation.context import Build
+from formwright.tosca.functions import AttributeRef, Concat, Context, InputRef, OperationOutputRef
+from formwright.tosca.model import Location, Node
+
+PRIVATE_IP = "@@FW_PRIVATE_IP@@"
+PUBLIC_IP = "@@FW_PUBLIC_IP@@"
+ADDRESS_ATTRIBUTES = {"private_address": "PrivateIp", "public_address": "PublicIp", "ip_address": "PrivateIp"}
+
+
+def cname_prefix(app: str) -> str:
+    """The `Fn::Sub` text of the CNAME prefix of the Beanstalk environment of Java application `app`."""
+    return "${AWS::StackName}-" + "".join(c if c.isalnum() else "-" for c in app.lower())
+
+
+def beanstalk_host(build: Build, app: str) -> dict:
+    """The host name of the Beanstalk environment of Java application `app` (from its CNAME prefix)."""
+    return {"Fn::Sub": cname_prefix(app) + ".${AWS::Region}.elasticbeanstalk.com"}
+
+
+class Renderer:
+    """Turns values from the resolver into template values, for one place (an instance, or none)."""
+
+    def __init__(self, build: Build, run_host: str | None = None) -> None:
+        self.build = build
+        self.run_host = run_host
+
+    def value(self, raw: Any, ctx: Context) -> Any:
+        """Resolve the TOSCA value `raw` in `ctx` and render it."""
+        return self.render(self.build.resolver.resolve(raw, ctx), ctx.location)
+
+    def render(self, value: Any, where: Location | None = None) -> Any:
+        """Render an already resolved value."""
+        if isinstance(value, InputRef):
+            return {"Ref": self.build.input_parameters[value.name]}
+        if isinstance(value, Concat):
+            parts = [self.text(self.render(p, where)) for p in value.parts]
+            return {"Fn::Join": ["", parts]}
+        if isinstance(value, AttributeRef):
+            return self.attribute(value, where)
+        if isinstance(value, OperationOutputRef):
+            return self.operation_output(value, where)
+        if isinstance(value, dict):
+            return {k: self.render(v, where) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.render(v, where) for v in value]
+        return value
+
+    @staticmethod
+    def text(value: Any) -> Any:
+        """A rendered value as a string (expressions stay expressions)."""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if value is None:
+            return ""
+        return value if isinstance(value, (dict, str)) else str(value)
+
+    def _fail(self, message: str, where: Location | None) -> None:
+        raise InputError(message, file=where.file if where else None, line=where.line if where else None)
+
+    def operation_output(self, ref: OperationOutputRef, where: Location | None) -> str:
+        """A placeholder for an earlier operation's output on the same host."""
+        host = self.build.plan.host_of.get(ref.node)
+        if self.run_host is None or host != self.run_host:
+            self._fail(f"get_operation_output of node '{ref.node}' can only be used by operations on the same "
+                       "host", where)
+        return f"@@FW_OUTPUT:{ref.node}/{ref.operation}/{ref.output}@@"
+
+    def rds_address(self, owner: str, attribute: str) -> dict:
+        """The RDS endpoint address (or port) of the DB instance of `owner`."""
+        db = self.build.plan.rds[owner]
+        return {"Fn::GetAtt": [db, "Endpoint.Port" if attribute == "port" else "Endpoint.Address"]}
+
+    def attribute(self, ref: AttributeRef, where: Location | None) -> Any:
+        """Render a runtime attribute (addresses and ports of instances, databases, environments)."""
+        model, plan = self.build.model, self.build.plan
+        node = model.nodes[ref.node]
+        attribute = ref.attribute
+        if attribute not in ADDRESS_ATTRIBUTES and attribute != "port":
+            self._fail(f"attribute '{attribute}' of node '{node.name}' is not known at deploy time", where)
+        if kinds.is_mysql(node):
+            return self.rds_address(plan.rds_of[node.name], attribute)
+        if kinds.is_java(node) and node.name in plan.beanstalk_of:
+            return beanstalk_host(self.build, plan.beanstalk_of[node.name])
+        if attribute == "port":
+            self._fail(f"attribute 'port' of node '{node.name}' is not known at deploy time", where)
+        if not node.is_a(kinds.COMPUTE):
+            return self.attribute(AttributeRef(model.root_host(node).name, attribute, None, ref.seen_from), where)
+        database = self._connected_mysql(ref.seen_from, node)
+        if database is not None:
+            return self.rds_address(plan.rds_of[database.name], attribute)
+        if node.name in plan.instances:
+            if self.run_host == node.name:
+                return PUBLIC_IP if attribute == "public_address" else PRIVATE_IP
+            return {"Fn::GetAtt": [plan.instances[node.name], ADDRESS_ATTRIBUTES[attribute]]}
+        kind, owner = plan.alias[node.name]
+        if kind == "rds":
+            return self.rds_address(plan.rds_of[owner], attribute)
+        return beanstalk_host(self.build, owner)
+
+    def _connected_mysql(self, source: str | None, compute: Node) -> Node | None:
+        """The MySQL database on `compute` that node `source` ConnectsTo, if any."""
+        if source is None:
+            return None
+        for rel in self.build.model.nodes[source].requirements:
+            target = self.build.model.nodes[rel.target]
+            if rel.is_a(kinds.CONNECTS_TO) and kinds.is_mysql(target) and \
+                    self.build.plan.host_of.get(target.name) == compute.name:
+                return target
+        return None

@@ -1,0 +1,96 @@
+"""End to end through the real CLI against the local cloud: plan, deploy, no-op, update, delete."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "three-tier"
+
+
+@pytest.fixture
+def three_tier(tmp_path: Path) -> Path:
+    target = tmp_path / "three-tier"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".formwright"))
+    return target
+
+
+def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
+    assert run_cli("validate", str(three_tier)).code == 0
+
+    plan = run_cli("plan", str(three_tier), "-o", "json")
+    assert plan.code == 0, plan.err
+    plans = plan.json()["plans"]
+    assert {n: p["kind"] for n, p in plans.items()} == {"network": "create", "database": "create", "app": "create"}
+    assert {r["logical_id"] for r in plans["network"]["resources"]} == {"Vpc", "PrivateSubnetA", "PrivateSubnetB"}
+    assert "known after apply" in plans["app"]["note"]
+    cf = cloud.client("cloudformation")
+    assert cf.describe_stacks()["Stacks"] == []  # plan removed its change sets and empty stacks
+
+    first = run_cli("deploy", str(three_tier), "-y", "-o", "json")
+    assert first.code == 0, first.err
+    data = first.json()
+    assert {n: s["outcome"] for n, s in data["stacks"].items()} == {"network": "created", "database": "created",
+                                                                      "app": "created"}
+    vpc = data["outputs"]["network"]["VpcId"]
+    app = cf.describe_stacks(StackName="three-tier-app")["Stacks"][0]
+    assert {p["ParameterKey"]: p["ParameterValue"] for p in app["Parameters"]}["VpcId"] == vpc
+    assert {t["Key"]: t["Value"] for t in app["Tags"]} == {"project": "three-tier", "stage": "demo"}
+
+    again = run_cli("deploy", str(three_tier), "-y", "-o", "json")
+    assert again.code == 0
+    assert {s["outcome"] for s in again.json()["stacks"].values()} == {"unchanged"}
+    assert again.json()["write_calls"] == 0
+
+    app_template = three_tier / "templates" / "app.yaml"
+    app_template.write_text(app_template.read_text().replace("VisibilityTimeout: 60", "VisibilityTimeout: 90")
+                            .replace("Outputs:", "  DeadLetters:\n    Type: AWS::SQS::Queue\nOutputs:", 1))
+    diff = run_cli("diff", str(three_tier), "-o", "json")
+    assert diff.json()["changed"] == ["app"]
+    plan = run_cli("plan", str(three_tier), "-o", "json").json()["plans"]
+    assert plan["network"]["kind"] == "unchanged" and plan["database"]["kind"] == "unchanged"
+    actions = {(r["action"], r["logical_id"]) for r in plan["app"]["resources"]}
+    assert ("Add", "DeadLetters") in actions and ("Modify", "Jobs") in actions
+
+    update = run_cli("deploy", str(three_tier), "-y", "-o", "json")
+    assert update.code == 0, update.err
+    outcomes = {n: s["outcome"] for n, s in update.json()["stacks"].items()}
+    assert outcomes == {"network": "unchanged", "database": "unchanged", "app": "updated"}
+    resources = cf.describe_stack_resources(StackName="three-tier-app")["StackResources"]
+    assert "DeadLetters" in {r["LogicalResourceId"] for r in resources}
+
+    forced = run_cli("deploy", str(three_tier), "-y", "--force", "-o", "json")
+    assert {s["outcome"] for s in forced.json()["stacks"].values()} == {"no changes"}
+
+    outputs = run_cli("outputs", str(three_tier), "-o", "json").json()["outputs"]
+    assert outputs["network"]["VpcId"] == vpc
+    status = run_cli("status", str(three_tier), "-o", "json").json()["stacks"]
+    assert {s["status"] for s in status.values()} <= {"CREATE_COMPLETE", "UPDATE_COMPLETE"}
+
+    deleted = run_cli("delete", str(three_tier), "-y", "-o", "json")
+    assert deleted.code == 0, deleted.err
+    assert {s["outcome"] for s in deleted.json()["stacks"].values()} == {"deleted"}
+    live = [s for s in cf.describe_stacks()["Stacks"] if s["StackStatus"] != "DELETE_COMPLETE"]
+    assert live == []
+
+
+def test_text_output_and_progress_lines(three_tier: Path, run_cli, cloud) -> None:
+    result = run_cli("deploy", str(three_tier), "-y")
+    assert result.code == 0, result.err
+    assert "outputs" in result.out and "VpcId" in result.out
+    assert "network: creating" in result.err and "app: done CREATE_COMPLETE" in result.err
+
+
+def test_deploy_without_yes_when_not_interactive_refuses(three_tier: Path, run_cli, cloud) -> None:
+    result = run_cli("deploy", str(three_tier))
+    assert result.code == 2
+    assert "needs confirmation" in result.err and "--yes" in result.err
+    assert cloud.client("cloudformation").describe_stacks()["Stacks"] == []
+
+
+def test_graph_is_dot(three_tier: Path, run_cli) -> None:
+    result = run_cli("graph", str(three_tier))
+    assert result.code == 0
+    assert '"network" -> "database";' in result.out and '"database" -> "app";' in result.out
