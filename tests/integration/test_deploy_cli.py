@@ -20,7 +20,7 @@ def three_tier(tmp_path: Path) -> Path:
 def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     assert run_cli("validate", str(three_tier)).code == 0
 
-    plan = run_cli("plan", str(three_tier), "-o", "json")
+    plan = run_cli("plan", str(three_tier), "--output", "json")
     assert plan.code == 0, plan.err
     plans = plan.json()["plans"]
     assert {n: p["kind"] for n, p in plans.items()} == {"network": "create", "database": "create", "app": "create"}
@@ -29,7 +29,7 @@ def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     cf = cloud.client("cloudformation")
     assert cf.describe_stacks()["Stacks"] == []  # plan removed its change sets and empty stacks
 
-    first = run_cli("deploy", str(three_tier), "-y", "-o", "json")
+    first = run_cli("deploy", str(three_tier), "-y", "--output", "json")
     assert first.code == 0, first.err
     data = first.json()
     assert {n: s["outcome"] for n, s in data["stacks"].items()} == {"network": "created", "database": "created",
@@ -39,7 +39,7 @@ def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     assert {p["ParameterKey"]: p["ParameterValue"] for p in app["Parameters"]}["VpcId"] == vpc
     assert {t["Key"]: t["Value"] for t in app["Tags"]} == {"project": "three-tier", "stage": "demo"}
 
-    again = run_cli("deploy", str(three_tier), "-y", "-o", "json")
+    again = run_cli("deploy", str(three_tier), "-y", "--output", "json")
     assert again.code == 0
     assert {s["outcome"] for s in again.json()["stacks"].values()} == {"unchanged"}
     assert again.json()["write_calls"] == 0
@@ -47,29 +47,29 @@ def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     app_template = three_tier / "templates" / "app.yaml"
     app_template.write_text(app_template.read_text().replace("VisibilityTimeout: 60", "VisibilityTimeout: 90")
                             .replace("Outputs:", "  DeadLetters:\n    Type: AWS::SQS::Queue\nOutputs:", 1))
-    diff = run_cli("diff", str(three_tier), "-o", "json")
+    diff = run_cli("diff", str(three_tier), "--output", "json")
     assert diff.json()["changed"] == ["app"]
-    plan = run_cli("plan", str(three_tier), "-o", "json").json()["plans"]
+    plan = run_cli("plan", str(three_tier), "--output", "json").json()["plans"]
     assert plan["network"]["kind"] == "unchanged" and plan["database"]["kind"] == "unchanged"
     actions = {(r["action"], r["logical_id"]) for r in plan["app"]["resources"]}
     assert ("Add", "DeadLetters") in actions and ("Modify", "Jobs") in actions
 
-    update = run_cli("deploy", str(three_tier), "-y", "-o", "json")
+    update = run_cli("deploy", str(three_tier), "-y", "--output", "json")
     assert update.code == 0, update.err
     outcomes = {n: s["outcome"] for n, s in update.json()["stacks"].items()}
     assert outcomes == {"network": "unchanged", "database": "unchanged", "app": "updated"}
     resources = cf.describe_stack_resources(StackName="three-tier-app")["StackResources"]
     assert "DeadLetters" in {r["LogicalResourceId"] for r in resources}
 
-    forced = run_cli("deploy", str(three_tier), "-y", "--force", "-o", "json")
+    forced = run_cli("deploy", str(three_tier), "-y", "--force", "--output", "json")
     assert {s["outcome"] for s in forced.json()["stacks"].values()} == {"no changes"}
 
-    outputs = run_cli("outputs", str(three_tier), "-o", "json").json()["outputs"]
+    outputs = run_cli("outputs", str(three_tier), "--output", "json").json()["outputs"]
     assert outputs["network"]["VpcId"] == vpc
-    status = run_cli("status", str(three_tier), "-o", "json").json()["stacks"]
+    status = run_cli("status", str(three_tier), "--output", "json").json()["stacks"]
     assert {s["status"] for s in status.values()} <= {"CREATE_COMPLETE", "UPDATE_COMPLETE"}
 
-    deleted = run_cli("delete", str(three_tier), "-y", "-o", "json")
+    deleted = run_cli("delete", str(three_tier), "-y", "--output", "json")
     assert deleted.code == 0, deleted.err
     assert {s["outcome"] for s in deleted.json()["stacks"].values()} == {"deleted"}
     live = [s for s in cf.describe_stacks()["Stacks"] if s["StackStatus"] != "DELETE_COMPLETE"]

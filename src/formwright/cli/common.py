@@ -10,8 +10,13 @@ from typing import Any
 import typer
 from rich.console import Console
 
-console = Console()
-err_console = Console(stderr=True)
+def _console(stream) -> Console:
+    # Off a terminal rich would wrap at 80 columns and break `file:line: message` lines apart.
+    return Console(stderr=stream is sys.stderr, width=None if stream.isatty() else 240)
+
+
+console = _console(sys.stdout)
+err_console = _console(sys.stderr)
 
 
 class Output(str, Enum):
@@ -21,7 +26,7 @@ class Output(str, Enum):
     json = "json"
 
 
-OutputOption = typer.Option(Output.text, "--output", "-o", help="text for people, json for scripts.")
+OutputOption = typer.Option(Output.text, "--output", help="text for people, json for scripts.")
 TargetOption = typer.Option(
     None, "--target", help="local (the embedded local cloud, default) or aws; env FORMWRIGHT_TARGET."
 )

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from formwright.cli.common import err_console
 from formwright.engine.results import ProgressEvent
 
 _STYLE = {"done": "green", "failed": "red", "skipped": "yellow", "waiting": "dim"}
@@ -29,7 +30,7 @@ class Progress:
     """Receives ProgressEvents from worker threads and shows one line per stack."""
 
     def __init__(self, names: list[str], *, console: Console | None = None, enabled: bool = True) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or err_console
         self.lines = {name: _Line() for name in names}
         self.enabled = enabled
         self.live_mode = enabled and self.console.is_terminal

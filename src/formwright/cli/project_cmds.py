@@ -18,7 +18,7 @@ from formwright.cli.progress import Progress
 from formwright.cloud.session import Target, resolve_target
 from formwright.engine.cfn import CallCounter
 from formwright.engine.group import StackGroup
-from formwright.engine.results import StackPlan, StackResult
+from formwright.engine.results import StackPlan, StackResult, exit_code_of
 from formwright.engine.stack import Stack, check_output_references, prepare_stacks
 from formwright.errors import CloudError, InputError
 from formwright.model.project import Project, load_project
@@ -27,6 +27,20 @@ from formwright.template.lint import lint
 
 DirArgument = typer.Argument(Path("."), help="The project folder (with formwright.yaml) or the file itself.")
 StackOption = typer.Option(None, "--stack", "-s", help="Only this stack (repeatable); deploy adds its dependencies.")
+MacrosOption = typer.Option(None, "--macros", help="A folder of user macros (file name = macro name), or `remote` to "
+                            "send templates as written with CAPABILITY_AUTO_EXPAND and let CloudFormation expand them.")
+
+
+def macro_mode(value: str | None) -> dict[str, Any]:
+    """prepare_stacks arguments for the --macros flag."""
+    if value is None:
+        return {}
+    if value == "remote":
+        return {"remote_macros": True}
+    folder = Path(value)
+    if not folder.is_dir():
+        raise InputError(f"--macros {value}: no such folder", hint="give a folder of macros, or `remote`")
+    return {"macros_dir": folder}
 
 
 # ---- shared steps -------------------------------------------------------------------------------
@@ -65,9 +79,9 @@ def connect(project: Project, target_flag: str | None) -> Target:
 
 
 def make_group(project: Project, target: Target, only: list[str] | None, max_concurrency: int,
-               progress: Any, counter: CallCounter | None = None) -> StackGroup:
+               progress: Any, counter: CallCounter | None = None, macros: str | None = None) -> StackGroup:
     """Stacks prepared for the target, on their DAG."""
-    stacks = prepare_stacks(project, target=target, only=only)
+    stacks = prepare_stacks(project, target=target, only=only, **macro_mode(macros))
     return StackGroup(project, stacks, target, max_concurrency=max_concurrency, progress=progress, counter=counter)
 
 
@@ -209,11 +223,11 @@ def register(app: typer.Typer) -> None:
             console.print(f"created {target}; next: formwright validate {directory} && formwright deploy {directory}")
 
     @app.command()
-    def validate(directory: Path = DirArgument, output: Output = OutputOption,
+    def validate(directory: Path = DirArgument, output: Output = OutputOption, macros: Optional[str] = MacrosOption,
                  lint_templates: bool = typer.Option(True, "--lint/--no-lint", help="Run cfn-lint.")) -> None:
         """Load the project, expand templates, lint them; check references, cycles, parameters. No cloud calls."""
         project = load_project(directory)
-        stacks = prepare_stacks(project)
+        stacks = prepare_stacks(project, **macro_mode(macros))
         check_output_references(stacks, project)
         findings = []
         for stack in stacks.values():
@@ -227,17 +241,18 @@ def register(app: typer.Typer) -> None:
                        "findings": [f.__dict__ for f in findings]})
         else:
             for finding in findings:
-                (err_console if finding.level == "error" else console).print(str(finding), highlight=False)
+                print(str(finding), file=sys.stderr if finding.level == "error" else sys.stdout)
             console.print(f"{project.name}: {len(stacks)} stacks, {len(errors)} errors, "
                           f"{len(findings) - len(errors)} warnings")
         if errors:
             raise typer.Exit(2)
 
     @app.command()
-    def build(directory: Path = DirArgument, output: Output = OutputOption) -> None:
+    def build(directory: Path = DirArgument, output: Output = OutputOption,
+              macros: Optional[str] = MacrosOption) -> None:
         """Write each stack's original and processed template to .formwright/build/<stack>/."""
         project = load_project(directory)
-        stacks = prepare_stacks(project)
+        stacks = prepare_stacks(project, **macro_mode(macros))
         written = {}
         for name, stack in stacks.items():
             template, _ = stack.processed(stack.resolve_parameters({}, partial=True), region=project.region or
@@ -252,14 +267,14 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def plan(directory: Path = DirArgument, stack: Optional[list[str]] = StackOption,
              keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
-             target: Optional[str] = TargetOption, output: Output = OutputOption,
+             target: Optional[str] = TargetOption, output: Output = OutputOption, macros: Optional[str] = MacrosOption,
              max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks planned at once.")) -> None:
         """Show what deploy would change, per stack, from real change sets. Never executes."""
         project = open_project(directory, stack)
         tgt = connect(project, target)
         only = selection(project, stack)
         with Progress(list(only or project.order()), enabled=output is Output.text) as progress:
-            group = make_group(project, tgt, only, max_concurrency, progress)
+            group = make_group(project, tgt, only, max_concurrency, progress, macros=macros)
             plans = group.plan(keep=keep)
         if output is Output.json:
             emit_json({"plans": {n: p.to_json() for n, p in plans.items()}})
@@ -271,7 +286,8 @@ def register(app: typer.Typer) -> None:
                yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; deploy what the plan shows."),
                force: bool = typer.Option(False, "--force", help="Ignore the applied cache; plan every stack."),
                max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks deployed at once."),
-               target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+               target: Optional[str] = TargetOption, output: Output = OutputOption,
+               macros: Optional[str] = MacrosOption) -> None:
         """Plan and execute in dependency order, stacks in parallel; outputs at the end. Exit 1 if any failed."""
         project = open_project(directory, stack)
         tgt = connect(project, target)
@@ -279,7 +295,7 @@ def register(app: typer.Typer) -> None:
         names = list(only or project.order())
         if not yes:
             with Progress(names, enabled=False) as quiet:
-                plans = make_group(project, tgt, only, max_concurrency, quiet).plan()
+                plans = make_group(project, tgt, only, max_concurrency, quiet, macros=macros).plan()
             print_plans(plans, project.order())
             if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
                 console.print("nothing to deploy")
@@ -287,7 +303,7 @@ def register(app: typer.Typer) -> None:
             confirm("Deploy these changes?", yes)
         counter = CallCounter()
         with Progress(names, enabled=output is Output.text) as progress:
-            group = make_group(project, tgt, only, max_concurrency, progress, counter)
+            group = make_group(project, tgt, only, max_concurrency, progress, counter, macros=macros)
             results = group.deploy(force=force)
         order = [n for n in project.order() if n in results]
         outputs = {n: r.outputs for n, r in results.items() if r.ok}
@@ -300,7 +316,7 @@ def register(app: typer.Typer) -> None:
             if not failed:
                 console.print(outputs_table(outputs, order))
         if failed:
-            raise typer.Exit(1)
+            raise typer.Exit(exit_code_of(results))
 
     @app.command()
     def delete(directory: Path = DirArgument, stack: Optional[list[str]] = StackOption,
@@ -325,7 +341,7 @@ def register(app: typer.Typer) -> None:
         else:
             console.print(summary_table(results, order))
         if failed:
-            raise typer.Exit(1)
+            raise typer.Exit(exit_code_of(results))
 
     @app.command()
     def status(directory: Path = DirArgument, target: Optional[str] = TargetOption,

@@ -5,6 +5,7 @@ in a way the engine depends on, the local cloud is corrected here rather than th
 
 - executing a change set leaves moto's stack with stale outputs and parameters: refreshed here, as
   CloudFormation does when the execution completes;
+- a stack made by a change set neither sees other stacks' exports nor registers its own: fixed here;
 - ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
   CloudFormation's error for an export nobody imports.
 
@@ -56,6 +57,26 @@ def patch_moto() -> None:
 
     models.ChangeSet.apply = apply
     models.ChangeSet._formwright_patched = True
+
+    original_execute = models.CloudFormationBackend.execute_change_set
+
+    def execute_change_set(self: Any, change_set_name: str, stack_name: str | None = None) -> None:
+        change_set = self.change_sets.get(change_set_name) or next(
+            (cs for cs in self.change_sets.values() if cs.change_set_name == change_set_name), None)
+        if change_set is None:
+            original_execute(self, change_set_name, stack_name)
+            return
+        stack = self.stacks[change_set.stack_id]
+        # a stack made by a CREATE change set cannot see other stacks' exports (Fn::ImportValue)
+        stack.cross_stack_resources = self.exports
+        stack.resource_map.cross_stack_resources = self.exports
+        original_execute(self, change_set_name, stack_name)
+        for name in [n for n, e in self.exports.items() if e.exporting_stack_id == stack.stack_id]:
+            del self.exports[name]  # exports follow the executed template, as create_stack registers them
+        for export in stack.exports:
+            self.exports[export.name] = export
+
+    models.CloudFormationBackend.execute_change_set = execute_change_set
 
     def list_imports(self: Any) -> ActionResult:
         export_name = self._get_param("ExportName")

@@ -8,6 +8,14 @@ from typing import Any, Callable
 MASK = "****"
 
 
+def exit_code_of(results: "dict[str, StackResult]") -> int:
+    """0 when every stack is fine; 2 when any failed on bad input; else 1."""
+    codes = [r.exit_code or 1 for r in results.values() if not r.ok and r.outcome == "failed"]
+    if not codes and all(r.ok for r in results.values()):
+        return 0
+    return 2 if 2 in codes else 1
+
+
 @dataclass
 class ResourceChange:
     """One line of a change set: + add, ~ modify (with replacement), - remove."""
@@ -62,6 +70,7 @@ class StackResult:
     outputs: dict[str, str] = field(default_factory=dict)
     error: str | None = None
     plan: StackPlan | None = None
+    exit_code: int = 0  # 2 when the stack failed on bad input, 1 when in the cloud
 
     @property
     def ok(self) -> bool:

@@ -194,6 +194,7 @@ class StackRunner:
                 "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED")):
             return StackPlan(stack.name, stack.stack_name, "unknown",
                              note=f"stack is {info.status}; deploy will settle it first")
+        stack.write_build(prep.template)
         plan, change_set_id = self.change_set(stack, info, prep)
         if change_set_id and not keep:
             self.cfn.delete_change_set(change_set_id)
@@ -219,20 +220,26 @@ class StackRunner:
         return record is not None and record.hash == prep.hash and record.stack_id == info.stack_id
 
     # ---- deploy -------------------------------------------------------------------------------
-    def deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], *, force: bool = False) -> StackResult:
-        """Deploy one stack whose dependencies are done; never raises for cloud failures."""
+    def deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], *, force: bool = False,
+               request_token: str | None = None) -> StackResult:
+        """Deploy one stack whose dependencies are done; never raises for cloud failures.
+
+        `request_token` (optional) is passed as ClientRequestToken so a retried execution is recognised.
+        """
         started = time.monotonic()
         try:
-            result = self._deploy(stack, outputs, force)
+            result = self._deploy(stack, outputs, force, request_token)
         except FormwrightError as err:
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err))
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code)
         except Exception as err:  # botocore and friends: one line, never a traceback
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(translate(err, where=stack.name)))
+            error = translate(err, where=stack.name)
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code)
         result.elapsed = time.monotonic() - started
         self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
         return result
 
-    def _deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], force: bool) -> StackResult:
+    def _deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], force: bool,
+                request_token: str | None = None) -> StackResult:
         prep = self.prepare(stack, outputs)
         info = self.cfn.describe(stack.stack_name)
         if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
@@ -249,7 +256,8 @@ class StackRunner:
         phase = "creating" if plan.kind == "create" else "updating"
         since = _event_floor()
         self._say(stack, phase, "", f"executing {len(plan.resources)} change(s)")
-        self.cfn.call("execute_change_set", ChangeSetName=change_set_id)
+        token = {"ClientRequestToken": request_token} if request_token else {}
+        self.cfn.call("execute_change_set", ChangeSetName=change_set_id, **token)
         final = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, phase, i, since))
         if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
@@ -273,20 +281,23 @@ class StackRunner:
         self.cache.put(stack.name, AppliedRecord(stack.stack_name, prep.hash, info.stack_id, dict(info.outputs)))
 
     # ---- delete -------------------------------------------------------------------------------
-    def delete(self, stack: Stack, importers: dict[str, list[str]]) -> StackResult:
-        """Delete one stack, refusing while another stack imports its exports."""
+    def delete(self, stack: Stack, importers: dict[str, list[str]], *,
+               request_token: str | None = None) -> StackResult:
+        """Delete one stack, refusing while another stack imports its exports (optional ClientRequestToken)."""
         started = time.monotonic()
         try:
-            result = self._delete(stack, importers)
+            result = self._delete(stack, importers, request_token)
         except FormwrightError as err:
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err))
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code)
         except Exception as err:
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(translate(err, where=stack.name)))
+            error = translate(err, where=stack.name)
+            result = StackResult(stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code)
         result.elapsed = time.monotonic() - started
         self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
         return result
 
-    def _delete(self, stack: Stack, importers: dict[str, list[str]]) -> StackResult:
+    def _delete(self, stack: Stack, importers: dict[str, list[str]],
+                request_token: str | None = None) -> StackResult:
         info = self.cfn.describe(stack.stack_name)
         if info is None:
             self.cache.forget(stack.name)
@@ -304,7 +315,8 @@ class StackRunner:
         since = _event_floor()
         self._say(stack, "deleting", info.status if info else "", "")
         for attempt in range(2):  # DELETE_FAILED: one retry, as sceptre and rain do
-            self.cfn.call("delete_stack", StackName=info.stack_id if info else stack.stack_name)
+            token = {"ClientRequestToken": request_token} if request_token else {}
+            self.cfn.call("delete_stack", StackName=info.stack_id if info else stack.stack_name, **token)
             final = self.cfn.wait_stack(info.stack_id if info else stack.stack_name,
                                         on_poll=lambda i: self._poll(stack, "deleting", i, since))
             if final is None or final.status == "DELETE_COMPLETE":

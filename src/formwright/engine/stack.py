@@ -31,6 +31,9 @@ class Stack:
     source: str
     build_dir: Path
     macros: Any = None  # a formwright.macros.MacroRegistry when the template uses macros
+    remote_macros: bool = False  # leave expansion to CloudFormation (--macros remote)
+    s3_client: Any = None  # the target's S3, for AWS::Include from s3://
+    account_id: str = "123456789012"
     fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
     extra_capabilities: list[str] = field(default_factory=list)
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
@@ -54,11 +57,12 @@ class Stack:
     @property
     def capabilities(self) -> list[str]:
         """Capabilities to acknowledge."""
-        return sorted(set(self.config.capabilities) | set(self.extra_capabilities))
+        extra = {"CAPABILITY_AUTO_EXPAND"} if self.remote_macros else set()
+        return sorted(set(self.config.capabilities) | set(self.extra_capabilities) | extra)
 
     def uses_macros(self) -> bool:
-        """True when the original template has a Transform section or Fn::Transform."""
-        return self.macros is not None
+        """True when formwright expands this stack's macros locally."""
+        return self.macros is not None and not self.remote_macros
 
     def resolve_parameters(self, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> dict[str, str]:
         """Parameter values with every !ref replaced by the output it names.
@@ -87,8 +91,7 @@ class Stack:
         raise ProjectError(f"{value}: stack '{value.stack}' has no output '{value.output}'", file=value.file,
                            line=value.line, hint=f"its outputs: {known}")
 
-    def processed(self, parameters: dict[str, str], *, region: str = "us-east-1",
-                  account_id: str = "123456789012", s3_client: Any = None) -> tuple[dict[str, Any], str]:
+    def processed(self, parameters: dict[str, str], *, region: str = "us-east-1") -> tuple[dict[str, Any], str]:
         """The processed template and its JSON body for these parameter values (cached)."""
         if not self.uses_macros():
             key = ""
@@ -102,7 +105,8 @@ class Stack:
             from formwright.macros import expand
 
             template = expand(self.original, registry=self.macros, parameter_values=parameters, region=region,
-                              account_id=account_id, s3_client=s3_client, file=self.source)
+                              account_id=self.account_id, s3_client=self.s3_client, file=self.source,
+                              base_dir=Path(self.source).parent)
         else:
             template = self.original
         body = dump_json(plain(template), indent=None)
@@ -132,27 +136,19 @@ class Stack:
                 if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
 
 
-def has_transforms(template: Any) -> bool:
-    """True when the template has a Transform section or an Fn::Transform anywhere."""
-    if isinstance(template, dict) and "Transform" in template:
-        return True
-    stack = [template]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if "Fn::Transform" in node:
-                return True
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
-
-
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
-                   only: list[str] | None = None) -> dict[str, Stack]:
-    """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters."""
+                   remote_macros: bool = False, only: list[str] | None = None) -> dict[str, Stack]:
+    """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters.
+
+    Templates with macros get the project's macro registry (local expansion), or with
+    `remote_macros` are sent as written with CAPABILITY_AUTO_EXPAND for CloudFormation to expand.
+    """
+    from formwright.macros import MacroRegistry, needs_auto_expand
+
     stacks: dict[str, Stack] = {}
     registry = None
+    s3_client = target.client("s3") if target is not None else None
+    account_id = target.account_id() if target is not None else "123456789012"
     for name, config in project.stacks.items():
         if only and name not in only:
             continue
@@ -171,14 +167,14 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         else:
             assert config.template is not None
             original, source = load(config.template), str(config.template)
-        stack = Stack(config, original, source, build_dir, fixed_parameters=fixed, extra_capabilities=extra_caps)
-        if has_transforms(original):
+        stack = Stack(config, original, source, build_dir, fixed_parameters=fixed, extra_capabilities=extra_caps,
+                      remote_macros=remote_macros, s3_client=s3_client, account_id=account_id)
+        if needs_auto_expand(original):
             if registry is None:
-                from formwright.macros import MacroRegistry
-
                 registry = MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,
                                                macros_dir=macros_dir)
-            registry.register_template_macros(original, Path(source).parent)
+            if not remote_macros:
+                registry.register_template_macros(original, Path(source).parent)
             stack.macros = registry
         check_parameters(stack, project)
         stacks[name] = stack
@@ -190,7 +186,7 @@ def check_parameters(stack: Stack, project: Project) -> None:
     declared = stack.declared_parameters(stack.original)
     config = stack.config
     for key in config.parameters:
-        if declared and key not in declared and not stack.uses_macros():
+        if key not in declared and stack.macros is None:
             raise ProjectError(f"stack '{stack.name}': parameter '{key}' is not declared by its template",
                                file=project.file, line=config.parameter_lines.get(key),
                                hint=f"declared: {', '.join(sorted(declared)) or 'none'}")
@@ -207,7 +203,7 @@ def check_output_references(stacks: dict[str, Stack], project: Project) -> None:
     for stack in stacks.values():
         for ref in stack.config.references():
             target = stacks.get(ref.stack)
-            if target is None or target.uses_macros():
+            if target is None or target.macros is not None:
                 continue  # outputs of a macro template are only known after expansion
             outputs = target.original.get("Outputs") or {}
             if ref.output not in outputs:

@@ -9,6 +9,7 @@ further macros ("we don't process macros iteratively").
 
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,10 +276,18 @@ def run(
                    parameter_values=template_parameter_values(template, parameter_values),
                    base_dir=base_dir, file=file, s3_client=s3_client)
     expander = Expander(registry, env)
-    processed = expander.walk(template, 0, None)
-    if not isinstance(processed, dict):
-        raise MacroError("Template format error: unsupported structure.", file=file, line=1)
-    if TRANSFORM in processed:
-        processed = expander.run_section(processed)
+    # Expansion allocates many small containers and no cycles; the cyclic collector's full passes
+    # over a growing heap would make large expansions superlinear.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        processed = expander.walk(template, 0, None)
+        if not isinstance(processed, dict):
+            raise MacroError("Template format error: unsupported structure.", file=file, line=1)
+        if TRANSFORM in processed:
+            processed = expander.run_section(processed)
+    finally:
+        if collecting:
+            gc.enable()
     size = check_size(json.dumps(processed, separators=(",", ":"), ensure_ascii=False, default=str), file=file)
     return Expansion(processed, expander.macros_run, size)

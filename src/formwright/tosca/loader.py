@@ -11,7 +11,7 @@ from formwright.tosca.functions import check_functions
 from formwright.tosca.inputs import assign_inputs
 from formwright.tosca.model import EffectiveModel
 from formwright.tosca.parser import run_tosca_parser
-from formwright.tosca.precheck import check_structure
+from formwright.tosca.precheck import check_function_references, check_structure
 from formwright.tosca.source import Source
 from formwright.tosca.types import TypeRegistry
 
@@ -43,6 +43,7 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None) -> Effectiv
     documents = load_documents(source)
     registry = TypeRegistry(documents)
     check_structure(documents.entry, registry)
+    check_function_references(documents.entry, registry)
     given = dict(inputs or {})
     tosca = run_tosca_parser(documents, {})
     model = build_model(documents.entry, registry, tosca, source.root)

@@ -21,7 +21,8 @@ _QUOTED = re.compile(r'"([^"]+)"')
 
 
 def _first_error(message: str) -> tuple[str, int]:
-    errors = [line.strip() for line in message.splitlines() if line.startswith("\t") and line.strip()]
+    errors = [line.strip() for line in message.splitlines()
+              if line.startswith("\t") and not line.startswith("\t\t") and line.strip()]
     if not errors:
         errors = [line.strip() for line in message.splitlines() if line.strip()] or ["unknown error"]
     return errors[0], len(errors) - 1

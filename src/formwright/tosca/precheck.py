@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from formwright.errors import InputError
+from formwright.template import line_of
 from formwright.tosca.documents import Document
 from formwright.tosca.types import TypeRegistry
 
@@ -89,3 +90,49 @@ def check_structure(doc: Document, registry: TypeRegistry) -> None:
         first_line = unknown[0][1]
         raise InputError(f"unknown type{'s' if len(unknown) > 1 else ''}: {listed}", file=doc.shown,
                          line=first_line, hint="define it in node_types or import its definition")
+
+
+_NODE_FUNCTIONS = ("get_property", "get_attribute", "get_operation_output")
+_KEYWORDS = ("SELF", "SOURCE", "TARGET", "HOST")
+
+
+def _walk_functions(value: Any, line: int | None):
+    """Yield (function name, args, line) for every TOSCA function inside `value`."""
+    here = line_of(value) or line
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((name, args),) = value.items()
+            if name in ("get_input", "concat", "token", *_NODE_FUNCTIONS):
+                yield name, args, here
+        for child in value.values():
+            yield from _walk_functions(child, here)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _walk_functions(child, here)
+
+
+def check_function_references(doc: Document, registry: TypeRegistry) -> None:
+    """Fail on a function naming an undeclared input, a missing node, or a missing property of a node."""
+    topology = doc.data["topology_template"]
+    nodes = topology["node_templates"]
+    inputs = topology.get("inputs") or {}
+    scopes = [(tpl, line_of(nodes, name)) for name, tpl in nodes.items()]
+    scopes.append((topology.get("outputs") or {}, line_of(topology, "outputs")))
+    for value, line in scopes:
+        for name, args, where in _walk_functions(value, line):
+            if name == "get_input":
+                key = args[0] if isinstance(args, list) and len(args) == 1 else args
+                if not isinstance(key, str) or key not in inputs:
+                    raise InputError(f"get_input names input '{key}', which is not declared", file=doc.shown,
+                                     line=where, hint="declare it under topology_template.inputs")
+            elif name in _NODE_FUNCTIONS and isinstance(args, list) and args:
+                target = args[0]
+                if target not in _KEYWORDS and target not in nodes:
+                    raise InputError(f"{name} names node '{target}', which does not exist", file=doc.shown,
+                                     line=where, hint=f"known nodes: {', '.join(sorted(nodes))}")
+                if name == "get_property" and len(args) == 2 and target in nodes:
+                    tpl = nodes[target]
+                    known = set(registry.merged(str(tpl["type"]), "properties")) | set(tpl.get("properties") or {})
+                    if args[1] not in known:
+                        raise InputError(f"get_property: node '{target}' has no property '{args[1]}'",
+                                         file=doc.shown, line=where)

@@ -46,6 +46,6 @@ def add_ingress_rules(build: Build) -> None:
             group.SecurityGroupIngress = current
         else:
             build.template.add_resource(ec2.SecurityGroupIngress(
-                build.plan.namer.name(rule.group, "From", rule.source_group or "", str(rule.port)),
+                build.plan.namer.name(rule.group, "From", rule.source_group or "", f"Port{rule.port}"),
                 GroupId=GetAtt(rule.group, "GroupId"), IpProtocol="tcp", FromPort=rule.port, ToPort=rule.port,
                 SourceSecurityGroupId=GetAtt(rule.source_group, "GroupId"), Description=rule.description))

@@ -8,7 +8,7 @@ from typing import Any
 from troposphere import Output
 
 from formwright.transform.cloudformation.context import Build
-from formwright.transform.cloudformation.values import Renderer
+from formwright.transform.cloudformation.values import Renderer, expression
 from formwright.tosca.functions import Context
 from formwright.tosca.model import Input
 
@@ -68,7 +68,7 @@ def add_outputs(build: Build) -> None:
     renderer = Renderer(build)
     for output in build.model.outputs.values():
         value = renderer.text(renderer.value(output.value, Context(location=output.location)))
-        kwargs: dict[str, Any] = {"Value": value}
+        kwargs: dict[str, Any] = {"Value": expression(value)}
         if output.description:
             kwargs["Description"] = str(output.description).strip()
         build.template.add_output(Output(build.plan.namer.name(output.name), **kwargs))

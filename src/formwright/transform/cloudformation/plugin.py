@@ -19,6 +19,23 @@ from formwright.tosca.model import EffectiveModel
 DESCRIPTION_LIMIT = 1024
 
 
+SECTION_ORDER = ("AWSTemplateFormatVersion", "Description", "Parameters", "Mappings", "Conditions", "Resources",
+                 "Outputs")
+RESOURCE_ORDER = ("Type", "DependsOn", "Condition", "CreationPolicy", "DeletionPolicy", "UpdateReplacePolicy",
+                  "Metadata", "Properties")
+
+
+def ordered(template: dict[str, Any]) -> dict[str, Any]:
+    """The template with sections, and the keys of each resource, in the conventional reading order."""
+    out = {k: template[k] for k in SECTION_ORDER if k in template}
+    out.update({k: v for k, v in template.items() if k not in out})
+    resources = out.get("Resources", {})
+    for name, resource in resources.items():
+        keys = [k for k in RESOURCE_ORDER if k in resource] + [k for k in resource if k not in RESOURCE_ORDER]
+        resources[name] = {k: resource[k] for k in keys}
+    return out
+
+
 class CloudFormationPlugin(Plugin):
     """TOSCA → one CloudFormation template (troposphere) with its artifact files and deploy scripts."""
 
@@ -79,7 +96,7 @@ class CloudFormationPlugin(Plugin):
             compute.assemble(build, self.model.nodes[compute_name])
         network.add_ingress_rules(build)
         add_outputs(build)
-        self.template = template.to_dict()
+        self.template = ordered(template.to_dict())
 
     def write_artifact(self, folder: Path) -> None:
         """template.yaml, files/, scripts/ and README.md."""

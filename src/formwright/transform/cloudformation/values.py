@@ -99,7 +99,7 @@ class Renderer:
             self._fail(f"attribute 'port' of node '{node.name}' is not known at deploy time", where)
         if not node.is_a(kinds.COMPUTE):
             return self.attribute(AttributeRef(model.root_host(node).name, attribute, None, ref.seen_from), where)
-        database = self._connected_mysql(ref.seen_from, node)
+        database = self._connected_mysql(ref.seen_from, node) if attribute != "public_address" else None
         if database is not None:
             return self.rds_address(plan.rds_of[database.name], attribute)
         if node.name in plan.instances:
@@ -121,3 +121,25 @@ class Renderer:
                     self.build.plan.host_of.get(target.name) == compute.name:
                 return target
         return None
+
+
+_FUNCTIONS = {"Ref": "Ref", "Fn::GetAtt": "GetAtt", "Fn::Join": "Join", "Fn::Sub": "Sub"}
+
+
+def expression(value: Any) -> Any:
+    """A rendered value as troposphere objects (`{"Ref": x}` → `Ref(x)` …), for typed resource properties."""
+    import troposphere
+
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _FUNCTIONS:
+        ((name, args),) = value.items()
+        helper = getattr(troposphere, _FUNCTIONS[name])
+        if name == "Ref" or name == "Fn::Sub":
+            return helper(args)
+        if name == "Fn::Join":
+            return helper(args[0], [expression(a) for a in args[1]])
+        return helper(*args)
+    if isinstance(value, dict):
+        return {k: expression(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expression(v) for v in value]
+    return value

@@ -11,7 +11,14 @@ from __future__ import annotations
 import math
 
 from troposphere import Base64, GetAtt, Ref, Sub, Tags, ec2
-from troposphere.cloudformation import Authentication, AuthenticationBlock, Init, InitConfigSets, Metadata
+from troposphere.cloudformation import (
+    Authentication,
+    AuthenticationBlock,
+    Init,
+    InitConfig,
+    InitConfigSets,
+    Metadata,
+)
 from troposphere.policies import CreationPolicy, ResourceSignal
 
 from formwright.transform.cloudformation import iam, network
@@ -43,7 +50,8 @@ def _host_properties(build: Build, node: Node) -> tuple[str, int | None]:
 
 def _metadata(build: Build, node: Node) -> Metadata:
     configs = [("FormwrightRuntime", runtime_config()), *build.init_configs.get(node.name, [])]
-    init = Init(InitConfigSets(default=[name for name, _ in configs]), **dict(configs))
+    init = Init(InitConfigSets(default=[name for name, _ in configs]),
+                **{name: InitConfig(**config) for name, config in configs})
     if node.name in build.instance_roles:
         auth = Authentication({AUTH: AuthenticationBlock(type="S3", roleName=Ref(iam.INSTANCE_ROLE),
                                                          buckets=[Ref(build.bucket())])})
@@ -68,7 +76,7 @@ def assemble(build: Build, node: Node) -> None:
         properties["IamInstanceProfile"] = Ref(iam.artifact_reader(build))
     if disk:
         properties["BlockDeviceMappings"] = [ec2.BlockDeviceMapping(
-            DeviceName="/dev/xvda", Ebs=ec2.EBSBlockDevice(VolumeSize=disk, VolumeType="gp3"))]
+            DeviceName="/dev/xvda", Ebs=ec2.EbsBlockDevice(VolumeSize=disk, VolumeType="gp3"))]
     depends = sorted(build.depends_on.get(instance_id, ()))
     if depends:
         properties["DependsOn"] = depends

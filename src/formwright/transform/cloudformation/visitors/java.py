@@ -11,7 +11,7 @@ from formwright.errors import InputError
 from formwright.transform.cloudformation import iam, kinds, network
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.lifecycle import _source_file
-from formwright.transform.cloudformation.values import Renderer, cname_prefix
+from formwright.transform.cloudformation.values import Renderer, cname_prefix, expression
 from formwright.transform.cloudformation.visitors.mysql import databases
 from formwright.transform.cloudformation.visitors.software import literal, port_of
 from formwright.tosca.functions import Context
@@ -91,7 +91,7 @@ def visit(build: Build, node: Node) -> None:
         eb.OptionSetting(Namespace="aws:autoscaling:launchconfiguration", OptionName="SecurityGroups",
                          Value=GetAtt(group, "GroupId")),
     ]
-    options += [eb.OptionSetting(Namespace=ENVIRONMENT, OptionName=k, Value=v) for k, v in variables.items()]
+    options += [eb.OptionSetting(Namespace=ENVIRONMENT, OptionName=k, Value=expression(v)) for k, v in variables.items()]
     build.template.add_resource(eb.Environment(
         env_id, ApplicationName=Ref(app_id), VersionLabel=Ref(version_id),
         SolutionStackName=Ref(_stack_parameter(build, runtime)), CNAMEPrefix=Sub(cname_prefix(node.name)),

@@ -11,7 +11,7 @@ from troposphere import GetAtt, Ref, rds
 from formwright.errors import InputError
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.context import Build
-from formwright.transform.cloudformation.values import Renderer
+from formwright.transform.cloudformation.values import Renderer, expression
 from formwright.transform.cloudformation.visitors.software import literal
 from formwright.tosca.functions import Context, InputRef
 from formwright.tosca.model import Node
@@ -70,13 +70,13 @@ def visit(build: Build, node: Node) -> None:
     group = network.group_for(build, node.name, f"{node.name}: MySQL")
     properties: dict = {
         "Engine": "mysql", "DBInstanceClass": "db.t3.micro", "AllocatedStorage": "20",
-        "MasterUsername": renderer.value(user, ctx),
+        "MasterUsername": expression(renderer.value(user, ctx)),
         "MasterUserPassword": build.db_passwords.setdefault(
             node.name, _password(build, node, primary, raw_password, db_id)),
         "Port": str(port), "PubliclyAccessible": False, "VPCSecurityGroups": [GetAtt(group, "GroupId")],
     }
     if primary.is_a(kinds.DATABASE) and primary.properties.get("name"):
-        properties["DBName"] = renderer.value(primary.properties["name"], ctx)
+        properties["DBName"] = expression(renderer.value(primary.properties["name"], ctx))
     build.template.add_resource(rds.DBInstance(db_id, DeletionPolicy="Snapshot", UpdateReplacePolicy="Snapshot",
                                                **properties))
     members = {node.name, *(d.name for d in served)}

@@ -1,0 +1,193 @@
+"""Benchmark: `formwright transform tosca` against OpenStack's heat-translator (TOSCA → HOT).
+
+Generated topologies of about 10, 100 and 1,000 nodes: groups of a Compute hosting a web server
+hosting an application that connects to a database (in a DBMS on the same Compute). Both tools get
+the same service template. heat-translator runs in its own venv (bench/.venv-heat, created with
+`python -m venv` and `pip install heat-translator` when missing).
+
+    .venv/bin/python bench/tosca.py [--sizes 10,100,1000] [--repeat 3]
+
+Prints per size: formwright's time (and how much of it is tosca-parser), heat-translator's time,
+the ratio, and the growth per 10× nodes; plus one timing of each CLI. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+HEAT_VENV = HERE / ".venv-heat"
+GROUP = 5  # nodes per group
+
+HEAT_TIMER = r"""
+import json, sys, time, logging
+logging.disable(logging.CRITICAL)
+from toscaparser.tosca_template import ToscaTemplate
+from translator.hot.tosca_translator import TOSCATranslator
+path, repeat = sys.argv[1], int(sys.argv[2])
+times, parse_times = [], []
+for _ in range(repeat):
+    start = time.perf_counter()
+    tosca = ToscaTemplate(path, {}, True)
+    parsed = time.perf_counter()
+    TOSCATranslator(tosca, {}).translate()
+    times.append(time.perf_counter() - start)
+    parse_times.append(parsed - start)
+print(json.dumps({"times": times, "parse": parse_times}))
+"""
+
+
+def generate(folder: Path, groups: int) -> Path:
+    """Write a service template with `groups` × 5 nodes (and its scripts) into `folder`."""
+    (folder / "scripts").mkdir(parents=True, exist_ok=True)
+    (folder / "scripts" / "create.sh").write_text("#!/bin/bash\necho create\n")
+    (folder / "scripts" / "configure.sh").write_text("#!/bin/bash\necho configure \"$db_host\"\n")
+    lines = ["tosca_definitions_version: tosca_simple_yaml_1_0", "", "topology_template:",
+             "  node_templates:"]
+    for i in range(groups):
+        lines += [
+            f"    vm_{i}:", "      type: tosca.nodes.Compute", "      capabilities:", "        host:",
+            "          properties:", "            num_cpus: 2", "            mem_size: 2 GB",
+            "            disk_size: 10 GB", "        os:", "          properties:", "            type: linux",
+            "            distribution: fedora", "            version: 18.0", "            architecture: x86_64",
+            f"    server_{i}:", "      type: tosca.nodes.WebServer", "      requirements:", f"        - host: vm_{i}",
+            f"    app_{i}:", "      type: tosca.nodes.WebApplication", "      requirements:",
+            f"        - host: server_{i}", "        - database_endpoint:", f"            node: db_{i}",
+            "            relationship: tosca.relationships.ConnectsTo",
+            "      interfaces:", "        Standard:", "          create: scripts/create.sh",
+            "          configure:", "            implementation: scripts/configure.sh", "            inputs:",
+            f"              db_host: {{ get_attribute: [ vm_{i}, private_address ] }}",
+            f"    dbms_{i}:", "      type: tosca.nodes.DBMS", "      properties:", "        port: 5432",
+            "        root_password: secret-root", "      requirements:", f"        - host: vm_{i}",
+            f"    db_{i}:", "      type: tosca.nodes.Database", "      properties:", "        name: app",
+            "        user: app", "        password: secret-app", "        port: 5432", "      requirements:",
+            f"        - host: dbms_{i}",
+        ]
+    path = folder / "service.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def ensure_heat_translator() -> Path | None:
+    """The python of bench/.venv-heat with heat-translator installed (created when missing)."""
+    python = HEAT_VENV / "bin" / "python"
+    if python.exists() and subprocess.run([str(python), "-c", "import translator"], capture_output=True,
+                                          check=False, timeout=120).returncode == 0:
+        return python
+    print("creating bench/.venv-heat with heat-translator …", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(HEAT_VENV)], check=True, timeout=300)
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "heat-translator"], check=False,
+                          timeout=900, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"cannot install heat-translator: {done.stderr.strip()[-500:]}", file=sys.stderr)
+        return None
+    return python
+
+
+def time_formwright(path: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """In-process timings of the transform (writing the artifact), and of tosca-parser within it."""
+    import formwright.tosca.loader as loader
+    from formwright.transform.cloudformation import transform_tosca
+
+    parse_times: list[float] = []
+    original = loader.run_tosca_parser
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            parse_times.append(time.perf_counter() - start)
+
+    loader.run_tosca_parser = timed
+    times = []
+    try:
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as out:
+                start = time.perf_counter()
+                transform_tosca(path, Path(out) / "cfn")
+                times.append(time.perf_counter() - start)
+    finally:
+        loader.run_tosca_parser = original
+    return times, parse_times
+
+
+def time_heat(python: Path, path: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """In-process timings of heat-translator (parse + translate to HOT) in its own venv."""
+    done = subprocess.run([str(python), "-c", HEAT_TIMER, str(path), str(repeat)], capture_output=True, text=True,
+                          timeout=3600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"heat-translator failed: {done.stderr.strip()[-800:]}")
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    return data["times"], data["parse"]
+
+
+def time_cli(command: list[str]) -> float:
+    """Wall time of one CLI run (process start included)."""
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed: {(done.stderr or done.stdout).strip()[-800:]}")
+    return elapsed
+
+
+def main() -> None:
+    """Run the benchmark and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,100,1000")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    heat = ensure_heat_translator()
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for size in sizes:
+            groups = max(1, size // GROUP)
+            path = generate(Path(work) / f"n{size}", groups)
+            fw, fw_parse = time_formwright(path, args.repeat)
+            row = {"nodes": groups * GROUP, "formwright": statistics.median(fw),
+                   "fw_parser": statistics.median(fw_parse)}
+            if heat is not None:
+                ht, ht_parse = time_heat(heat, path, args.repeat)
+                row["heat"] = statistics.median(ht)
+                row["heat_parser"] = statistics.median(ht_parse)
+            rows.append(row)
+        print(f"{'nodes':>6} {'formwright s':>13} {'(tosca-parser)':>15} {'heat-translator s':>18} "
+              f"{'(tosca-parser)':>15} {'heat/fw':>8}")
+        for row in rows:
+            heat_s = f"{row['heat']:18.3f} {row['heat_parser']:15.3f} {row['heat'] / row['formwright']:8.2f}" \
+                if "heat" in row else f"{'n/a':>18}"
+            print(f"{row['nodes']:6d} {row['formwright']:13.3f} {row['fw_parser']:15.3f} {heat_s}")
+        for previous, current in zip(rows, rows[1:]):
+            factor = current["nodes"] / previous["nodes"]
+            growth = f"growth ×{factor:g} nodes: formwright ×{current['formwright'] / previous['formwright']:.1f}"
+            if "heat" in current:
+                growth += f", heat-translator ×{current['heat'] / previous['heat']:.1f}"
+            print(growth)
+        biggest = Path(work) / f"n{sizes[-1]}" / "service.yaml"
+        formwright_cli = shutil.which("formwright") or str(Path(sys.executable).parent / "formwright")
+        if Path(formwright_cli).exists():
+            try:
+                elapsed = time_cli([formwright_cli, "transform", "tosca", str(biggest), "-o",
+                                    str(Path(work) / "cli-out")])
+                print(f"CLI formwright transform tosca ({rows[-1]['nodes']} nodes): {elapsed:.3f} s")
+            except RuntimeError as err:
+                print(f"CLI formwright: {err}")
+        if heat is not None:
+            heat_cli = str(HEAT_VENV / "bin" / "heat-translator")
+            elapsed = time_cli([heat_cli, "--template-file", str(biggest), "--template-type", "tosca",
+                                "--output-file", str(Path(work) / "out.hot.yaml")])
+            print(f"CLI heat-translator ({rows[-1]['nodes']} nodes): {elapsed:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

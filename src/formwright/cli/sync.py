@@ -1,0 +1,254 @@
+"""`formwright sync run|status|reconcile|suspend|resume`: git → stacks, continuously."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json, err_console
+from formwright.errors import InputError
+from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
+from formwright.sync.status_store import UNKNOWN, Record, StatusStore
+
+DirOption = typer.Option(Path("."), "--dir", "-d", help="The folder with the CloudFormationStack objects.")
+StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
+RegionOption = typer.Option(None, "--region", help="The AWS region (default: the target's).")
+
+
+def _state(directory: Path, state: Path | None) -> Path:
+    from formwright.sync.daemon import default_state_dir
+
+    return state or default_state_dir(directory)
+
+
+def _row(obj: StackObject | None, key: str, record: Record | None) -> dict[str, Any]:
+    """One object's status as plain data."""
+    st = record.status if record else None
+    suspended = (record.suspended if record and record.suspended is not None
+                 else (obj.spec.suspend if obj else False))
+    next_run = st.next_run if st else None
+    return {
+        "object": key,
+        "stack": (obj.spec.stack_name if obj else (record.spec.get("stackName") if record else None)),
+        "ready": st.ready if st else UNKNOWN,
+        "reason": st.reason if st else "NotReconciled",
+        "message": st.message if st else "never reconciled",
+        "suspended": suspended,
+        "generation": record.generation if record else None,
+        "observedGeneration": st.observed_generation if st else None,
+        "lastAttemptedRevision": st.last_attempted_revision if st else "",
+        "lastAppliedRevision": st.last_applied_revision if st else "",
+        "lastAttemptedChangeSet": st.last_attempted_change_set if st else "",
+        "lastAppliedChangeSet": st.last_applied_change_set if st else "",
+        "drift": st.drift if st else "",
+        "nextRun": next_run,
+        "deleted": obj is None,
+    }
+
+
+def _when(next_run: float | None, suspended: bool) -> str:
+    if suspended:
+        return "suspended"
+    if next_run is None:
+        return "-"
+    delta = next_run - time.time()
+    return "now" if delta <= 0 else f"in {format_duration(delta)}"
+
+
+def _find(objects: ObjectSet, name: str) -> StackObject:
+    return objects.find(name)
+
+
+def _signal_daemon(store: StatusStore, key: str, action: str) -> int | None:
+    """Queue `action` for a running daemon and wake it; the daemon's pid, or None when none runs."""
+    pid = store.daemon_pid()
+    if pid is None:
+        return None
+    store.request(key, action)
+    try:
+        os.kill(pid, signal.SIGUSR1)
+    except OSError:
+        return None
+    return pid
+
+
+def register(app: typer.Typer) -> None:
+    """Add `sync` and its commands to the application."""
+    sync = typer.Typer(help="Keep stacks in step with git: CloudFormationStack objects (Flux's schema).",
+                       no_args_is_help=True)
+    app.add_typer(sync, name="sync")
+
+    @sync.command("run")
+    def run(directory: Path = typer.Argument(..., help="Folder (or file) with CloudFormationStack and "
+                                             "GitRepository objects."),
+            workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
+            state: Optional[Path] = StateOption, target: Optional[str] = TargetOption,
+            region: Optional[str] = RegionOption,
+            drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
+            requeue_dependency: str = typer.Option("30s", "--requeue-dependency",
+                                                   help="Retry after this long while dependsOn is not Ready."),
+            reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
+            output: Output = OutputOption) -> None:
+        """Reconcile every object in DIR until Ctrl-C or SIGTERM (a daemon; state in <DIR>/.formwright/sync)."""
+        from formwright.cloud.session import resolve_target
+        from formwright.sync.daemon import Daemon
+        from formwright.sync.objects import parse_duration
+
+        try:
+            dependency_requeue = parse_duration(requeue_dependency)
+            reload_every = parse_duration(reload_interval)
+        except ValueError as err:
+            raise InputError(str(err)) from None
+        tgt = resolve_target(target, region)
+
+        def log(line: str) -> None:
+            stamp = time.strftime("%H:%M:%S")
+            if output is Output.json:
+                emit_json({"time": stamp, "event": line})
+            else:
+                err_console.print(f"{stamp} {line}", highlight=False, soft_wrap=True)
+
+        daemon = Daemon(directory, tgt, state_dir=state, workers=workers, drift=drift,
+                        dependency_requeue=dependency_requeue, reload_interval=reload_every, log=log)
+        log(f"syncing {len(daemon.objects.stacks)} object(s) from {len(daemon.objects.sources)} source(s) "
+            f"with {workers} worker(s); state in {daemon.state_dir}")
+        daemon.run_forever()
+        log(f"stopped after {daemon.stats.passes} pass(es)")
+
+    @sync.command("status")
+    def status(directory: Path = DirOption, state: Optional[Path] = StateOption,
+               output: Output = OutputOption) -> None:
+        """Each object: Ready, reason, last applied revision, last change set, next run."""
+        objects = load_objects(directory)
+        store = StatusStore(_state(directory, state))
+        try:
+            records = store.all()
+            daemon = store.daemon_pid()
+        finally:
+            store.close()
+        keys = sorted(set(objects.stacks) | set(records))
+        rows = [_row(objects.stacks.get(k), k, records.get(k)) for k in keys]
+        if output is Output.json:
+            emit_json({"daemon": daemon, "objects": rows})
+            return
+        table = Table()
+        for column in ("object", "ready", "reason", "last applied revision", "last change set", "next run",
+                       "message"):
+            table.add_column(column)
+        colors = {"True": "green", "False": "red"}
+        for row in rows:
+            color = colors.get(row["ready"], "yellow")
+            table.add_row(row["object"] + (" (deleted)" if row["deleted"] else ""),
+                          f"[{color}]{row['ready']}[/]", row["reason"], row["lastAppliedRevision"] or "",
+                          row["lastAppliedChangeSet"] or "", _when(row["nextRun"], row["suspended"]),
+                          row["message"])
+        console.print(table)
+        if daemon is None:
+            console.print("[dim]no daemon is running over this state (`formwright sync run DIR`)[/]")
+
+    @sync.command("reconcile")
+    def reconcile(name: str = typer.Argument(..., help="The object: name or namespace/name."),
+                  directory: Path = DirOption, state: Optional[Path] = StateOption,
+                  target: Optional[str] = TargetOption, region: Optional[str] = RegionOption,
+                  wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
+                  timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
+                  output: Output = OutputOption) -> None:
+        """Reconcile one object now: through the running daemon, or here when none runs. Exit 1 if not Ready."""
+        objects = load_objects(directory)
+        obj = _find(objects, name)
+        state_dir = _state(directory, state)
+        store = StatusStore(state_dir)
+        try:
+            asked = time.time()
+            if _signal_daemon(store, obj.key, "reconcile") is not None:
+                record = store.get(obj.key)
+                deadline = time.monotonic() + timeout
+                while wait and time.monotonic() < deadline:
+                    record = store.get(obj.key)
+                    if record and record.status.last_reconcile >= asked and record.status.ready != UNKNOWN:
+                        break
+                    time.sleep(0.2)
+                via = "daemon"
+            else:
+                record = _reconcile_here(objects, obj, store, state_dir, target, region, timeout)
+                via = "in-process"
+        finally:
+            store.close()
+        row = _row(obj, obj.key, record)
+        if output is Output.json:
+            emit_json({"via": via, **row})
+        else:
+            console.print(f"{obj.key}: Ready={row['ready']} {row['reason']}: {row['message']} [dim]({via})[/]",
+                          highlight=False)
+        if wait and row["ready"] == "False":
+            raise typer.Exit(1)
+
+    def _set_suspend(name: str, directory: Path, state: Path | None, value: bool, output: Output) -> None:
+        objects = load_objects(directory)
+        obj = _find(objects, name)
+        store = StatusStore(_state(directory, state))
+        try:
+            if store.get(obj.key) is None:
+                store.observe(obj)
+            store.set_suspended(obj.key, value)
+            pid = _signal_daemon(store, obj.key, "resume" if not value else "suspend")
+        finally:
+            store.close()
+        word = "suspended" if value else "resumed"
+        if output is Output.json:
+            emit_json({"object": obj.key, "suspended": value, "daemon": pid})
+        else:
+            note = "" if pid else " (takes effect when `formwright sync run` starts)"
+            console.print(f"{obj.key}: {word}{note}")
+            if not value and obj.spec.suspend:
+                console.print("[yellow]note:[/] spec.suspend is true in the file; resumed by override")
+
+    @sync.command("suspend")
+    def suspend(name: str = typer.Argument(..., help="The object: name or namespace/name."),
+                directory: Path = DirOption, state: Optional[Path] = StateOption,
+                output: Output = OutputOption) -> None:
+        """Stop reconciling one object (its stack is left as it is)."""
+        _set_suspend(name, directory, state, True, output)
+
+    @sync.command("resume")
+    def resume(name: str = typer.Argument(..., help="The object: name or namespace/name."),
+               directory: Path = DirOption, state: Optional[Path] = StateOption,
+               output: Output = OutputOption) -> None:
+        """Reconcile a suspended object again, starting now."""
+        _set_suspend(name, directory, state, False, output)
+
+
+def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path,
+                    target: str | None, region: str | None, timeout: float) -> Record:
+    """No daemon: reconcile in this process until the object settles (Ready True or False)."""
+    from formwright.cloud.session import resolve_target
+    from formwright.sync.reconcile import Reconciler
+    from formwright.sync.source import Sources
+
+    tgt = resolve_target(target, region)
+    reconciler = Reconciler(tgt, Sources(state_dir / "sources"), state_dir=state_dir, save=store.save)
+    record = store.observe(obj)
+    suspended = record.suspended if record.suspended is not None else obj.spec.suspend
+    if suspended:
+        raise InputError(f"'{obj.key}' is suspended", hint=f"`formwright sync resume {obj.name}` first")
+    deadline = time.monotonic() + timeout
+    force = True
+    while True:
+        records = store.all()
+        outcome = reconciler.reconcile(obj, record.generation, record.status,
+                                       repository=objects.sources.get(obj.source_key),
+                                       ready_of=lambda k: records[k].status if k in records else None,
+                                       force_fetch=force)
+        force = False
+        outcome.status.next_run = None
+        store.save(obj.key, outcome.status)
+        record.status = outcome.status
+        if outcome.status.ready != UNKNOWN or outcome.requeue is None or time.monotonic() > deadline:
+            return record
+        time.sleep(min(outcome.requeue, obj.spec.poll_interval))

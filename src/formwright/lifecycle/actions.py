@@ -1,0 +1,203 @@
+"""Actions: what a trigger runs on an event — an executable (no shell) or a Python `module:function` hook.
+
+An executable gets the JSON context on stdin and answers on stdout, one message per line:
+`property:{"name", "value", "secure"}`, `log:{"level", "msg"}`, `transaction:{…}`; any other line (and
+stderr) goes to the operation's log file. Exit 0 continues; a non-zero exit or a timeout fails the step.
+A Python hook gets the same context as a dict and may return {"properties", "logs", "transactions"}
+(lists) or a list of protocol lines. Every secret value is masked before anything is written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from formwright.engine.results import MASK
+
+
+class Redactor:
+    """Masks every known secret value in text and data."""
+
+    def __init__(self, secrets: Iterable[Any] = ()) -> None:
+        self.secrets: set[str] = set()
+        self.add(*secrets)
+
+    def add(self, *values: Any) -> None:
+        """Treat these values as secrets from now on (short or empty ones cannot be masked sensibly)."""
+        for value in values:
+            text = str(value)
+            if len(text) >= 3:
+                self.secrets.add(text)
+
+    def text(self, value: str) -> str:
+        """The text with secrets replaced by ****, longest first."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return value
+
+    def data(self, value: Any) -> Any:
+        """A copy of plain data with every secret in a string masked."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.data(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value
+
+
+class OperationLog:
+    """`.formwright/logs/<operation>.log`: action output and messages, secrets masked."""
+
+    def __init__(self, path: Path, redactor: Redactor) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.redactor = redactor
+        self._lock = threading.Lock()
+
+    def write(self, where: str, text: str, level: str = "info") -> None:
+        """Append lines tagged with a timestamp, the place (element/event) and a level."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        lines = [f"{stamp} {level:<5} [{where}] {self.redactor.text(line)}" for line in text.splitlines() if line]
+        if not lines:
+            return
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+
+
+@dataclass
+class ActionResult:
+    """What one action did."""
+
+    ok: bool
+    properties: list[dict[str, Any]] = field(default_factory=list)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    transactions: list[Any] = field(default_factory=list)
+    error: str | None = None
+
+
+def parse_line(line: str, result: ActionResult) -> bool:
+    """Take one protocol line into `result`; False when the line is not a protocol message."""
+    kind, sep, payload = line.partition(":")
+    if not sep or kind not in ("property", "log", "transaction"):
+        return False
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError:
+        return False
+    if kind == "property":
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            return False
+        result.properties.append({"name": data["name"], "value": "" if data.get("value") is None else
+                                  str(data.get("value")), "secure": bool(data.get("secure", False))})
+    elif kind == "log":
+        if not isinstance(data, dict):
+            return False
+        result.logs.append({"level": str(data.get("level", "info")), "msg": str(data.get("msg", ""))})
+    else:
+        result.transactions.append(data)
+    return True
+
+
+def command_argv(action: str | list[str], cwd: Path) -> list[str]:
+    """The argv of an executable action; a relative program path is taken from the project folder."""
+    argv = shlex.split(action) if isinstance(action, str) else [str(a) for a in action]
+    if argv and ("/" in argv[0] or os.sep in argv[0]) and not os.path.isabs(argv[0]):
+        argv[0] = str((cwd / argv[0]).resolve())
+    return argv
+
+
+def run_command(argv: list[str], context: dict[str, Any], *, cwd: Path, timeout: float, log: OperationLog,
+                where: str) -> ActionResult:
+    """Run an executable without a shell, context on stdin, with a timeout; parse its stdout."""
+    payload = json.dumps(context, default=str).encode("utf-8")
+    try:
+        process = subprocess.Popen(  # noqa: S603 - argv from the manifest, never a shell
+            argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+    except OSError as err:
+        return ActionResult(False, error=f"cannot run {argv[0]}: {err.strerror or err}")
+    try:
+        out, err = process.communicate(payload, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        out, err = process.communicate()
+        result = _parse_output(out, err, log, where)
+        result.ok, result.error = False, f"{Path(argv[0]).name} timed out after {timeout:g} s"
+        return result
+    result = _parse_output(out, err, log, where)
+    if process.returncode != 0:
+        result.ok = False
+        result.error = f"{Path(argv[0]).name} exited with code {process.returncode}"
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] if err else []
+        if tail:
+            result.error += f": {log.redactor.text(tail[0])[:200]}"
+    return result
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+
+
+def _parse_output(out: bytes, err: bytes, log: OperationLog, where: str) -> ActionResult:
+    result = ActionResult(True)
+    other = [line for line in out.decode("utf-8", "replace").splitlines() if not parse_line(line, result)]
+    if other:
+        log.write(where, "\n".join(other), "out")
+    if err:
+        log.write(where, err.decode("utf-8", "replace"), "err")
+    return result
+
+
+def run_python(target: str, context: dict[str, Any], *, cwd: Path, timeout: float, log: OperationLog,
+               where: str) -> ActionResult:
+    """Call a `module:function` hook with the context (the project folder on sys.path), with a timeout.
+
+    A hook that overruns its timeout fails the step; its thread cannot be stopped and is left to finish.
+    """
+    module_name, _, function_name = target.strip().partition(":")
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            if str(cwd) not in sys.path:
+                sys.path.insert(0, str(cwd))
+            function = getattr(importlib.import_module(module_name), function_name)
+            box["value"] = function(context)
+        except BaseException as exc:  # noqa: BLE001 - reported as the action's failure
+            box["error"] = f"{type(exc).__name__}: {exc}"
+
+    thread = threading.Thread(target=call, name=f"hook-{target}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return ActionResult(False, error=f"{target} timed out after {timeout:g} s")
+    if "error" in box:
+        return ActionResult(False, error=f"{target} failed: {log.redactor.text(box['error'])[:200]}")
+    result = ActionResult(True)
+    value = box.get("value")
+    if isinstance(value, dict):
+        for item in value.get("properties") or []:
+            parse_line("property:" + json.dumps(item), result)
+        for item in value.get("logs") or []:
+            parse_line("log:" + json.dumps(item), result)
+        result.transactions.extend(value.get("transactions") or [])
+    elif isinstance(value, list):
+        other = [str(line) for line in value if not parse_line(str(line), result)]
+        if other:
+            log.write(where, "\n".join(other), "out")
+    return result

@@ -1,0 +1,105 @@
+"""Where an instance's project comes from: content-addressed source snapshots and the secret store.
+
+Every operation runs from a snapshot of the project folder under `.formwright/sources/<hash>/`, so a
+revision can be rolled back exactly even after the original folder changed. Secure inputs and secure
+properties never enter the journal; they live in `.formwright/secrets/<instance>.json` (mode 0600).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+from formwright.errors import InputError
+from formwright.model.project import PROJECT_FILE, find_project_file
+from formwright.state.applied import write_atomic
+
+IGNORED = {".formwright", ".git", "__pycache__", ".venv", ".pytest_cache"}
+
+
+def _files(root: Path) -> list[Path]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED)
+        found.extend(Path(dirpath) / f for f in sorted(filenames))
+    return found
+
+
+def source_hash(root: Path) -> str:
+    """A hash of every file's relative path, executable bit and content under `root`."""
+    digest = hashlib.sha256()
+    for path in _files(root):
+        rel = path.relative_to(root).as_posix()
+        executable = bool(path.stat().st_mode & stat.S_IXUSR)
+        digest.update(f"{rel}\0{int(executable)}\0".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def snapshot(source: Path, state_dir: Path) -> Path:
+    """Copy the project folder `source` into `.formwright/sources/<hash>/` (once) and return that folder."""
+    project_file = find_project_file(source)
+    root = project_file.parent.resolve()
+    if project_file.name != PROJECT_FILE:
+        raise InputError(f"an instance needs a project folder with {PROJECT_FILE}", file=str(project_file))
+    sources = state_dir / "sources"
+    try:
+        if root.is_relative_to(sources.resolve()):
+            return root  # already a snapshot
+    except OSError:
+        pass
+    target = sources / source_hash(root)[:16]
+    if not (target / PROJECT_FILE).is_file():
+        partial = sources / f".{target.name}.{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(root, partial, ignore=shutil.ignore_patterns(*IGNORED), symlinks=True)
+        try:
+            os.replace(partial, target)
+        except OSError:  # another process made the same snapshot first
+            shutil.rmtree(partial, ignore_errors=True)
+    return target.resolve()
+
+
+class SecretStore:
+    """`.formwright/secrets/<instance>.json`: secure inputs and secure properties, owner-only."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.folder = state_dir / "secrets"
+
+    def _path(self, instance: str) -> Path:
+        return self.folder / f"{instance}.json"
+
+    def load(self, instance: str) -> dict[str, dict[str, Any]]:
+        """{"inputs": {…}, "properties": {…}} of the instance."""
+        try:
+            data = json.loads(self._path(instance).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            data = {}
+        return {"inputs": dict(data.get("inputs", {})), "properties": dict(data.get("properties", {}))}
+
+    def save(self, instance: str, data: dict[str, dict[str, Any]]) -> None:
+        """Write the instance's secrets atomically, readable by the owner only."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.folder, 0o700)
+        path = self._path(instance)
+        write_atomic(path, json.dumps(data, sort_keys=True))
+        os.chmod(path, 0o600)
+
+    def update(self, instance: str, *, inputs: dict[str, Any] | None = None,
+               properties: dict[str, Any] | None = None) -> None:
+        """Merge secure inputs and properties into the store."""
+        if not inputs and not properties:
+            return
+        data = self.load(instance)
+        data["inputs"].update(inputs or {})
+        data["properties"].update(properties or {})
+        self.save(instance, data)
+
+    def forget(self, instance: str) -> None:
+        """Drop the instance's secrets (after it was deleted)."""
+        self._path(instance).unlink(missing_ok=True)

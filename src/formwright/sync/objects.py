@@ -1,0 +1,458 @@
+"""`CloudFormationStack` and `GitRepository` documents, with the Flux CloudFormation controller's schema.
+
+Objects are read from YAML files (many documents per file, other kinds ignored) or handed over by
+the Kubernetes operator as dicts. Parsing goes through pydantic; every error names `file:line` and
+the field (`spec.stackParameters[0].key`), never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from formwright.errors import InputError
+from formwright.template.document import Mapping, Sequence, TemplateLoader
+
+STACK_API_GROUP = "cloudformation.contrib.fluxcd.io"
+STACK_API_VERSION = f"{STACK_API_GROUP}/v1alpha1"
+STACK_KIND = "CloudFormationStack"
+SOURCE_API_GROUP = "source.toolkit.fluxcd.io"
+SOURCE_KIND = "GitRepository"
+DEFAULT_NAMESPACE = "default"
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str | int | float) -> float:
+    """A Go duration (`5s`, `1m30s`, `500ms`) or a number of seconds, in seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    value = str(text).strip()
+    if not value or _DURATION_PART.sub("", value) != "":
+        raise ValueError(f"'{text}' is not a duration (use Go's form: 30s, 5m, 1h30m, 500ms)")
+    return sum(float(n) * _DURATION_UNITS[unit] for n, unit in _DURATION_PART.findall(value))
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as a short Go-style duration: `90s` → `1m30s`."""
+    if seconds < 1:
+        return f"{int(round(seconds * 1000))}ms"
+    whole = int(round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "") + (f"{secs}s" if secs else "")
+    return text or "0s"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class Metadata(BaseModel):
+    """`metadata`: name, namespace, generation (labels and the rest are kept but not used)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str = Field(min_length=1, max_length=253, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    namespace: str = DEFAULT_NAMESPACE
+    generation: int | None = None
+
+
+class KeyValue(_Model):
+    """One `{key, value}` pair of stackParameters or stackTags."""
+
+    key: str = Field(min_length=1)
+    value: str
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _stringify(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value) if isinstance(value, (int, float)) else value
+
+
+class SourceRef(_Model):
+    """`spec.sourceRef`: the GitRepository the template comes from."""
+
+    kind: Literal["GitRepository"] = "GitRepository"
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+    api_version: str | None = Field(default=None, alias="apiVersion")
+
+
+class DependencyRef(_Model):
+    """One entry of `spec.dependsOn`: another CloudFormationStack."""
+
+    name: str = Field(min_length=1)
+    namespace: str | None = None
+
+
+def _key_values(value: Any) -> Any:
+    """Accept `{k: v}` as well as Flux's `[{key, value}]`."""
+    if isinstance(value, dict):
+        return [{"key": k, "value": v} for k, v in value.items()]
+    return value
+
+
+class StackSpec(_Model):
+    """`spec` of a CloudFormationStack (Flux's fields plus `projectPath` and `driftCorrection`)."""
+
+    stack_name: str | None = Field(default=None, alias="stackName", pattern=r"^[A-Za-z][-A-Za-z0-9]{0,127}$")
+    template_path: str | None = Field(default=None, alias="templatePath")
+    project_path: str | None = Field(default=None, alias="projectPath")
+    source_ref: SourceRef = Field(alias="sourceRef")
+    interval: float
+    poll_interval: float = Field(default=5.0, alias="pollInterval")
+    retry_interval: float | None = Field(default=None, alias="retryInterval")
+    stack_parameters: list[KeyValue] = Field(default_factory=list, alias="stackParameters")
+    stack_tags: list[KeyValue] = Field(default_factory=list, alias="stackTags")
+    suspend: bool = False
+    destroy_stack_on_deletion: bool = Field(default=False, alias="destroyStackOnDeletion")
+    depends_on: list[DependencyRef] = Field(default_factory=list, alias="dependsOn")
+    drift_correction: bool = Field(default=False, alias="driftCorrection")
+
+    @field_validator("interval", "poll_interval", "retry_interval", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        seconds = parse_duration(value)
+        if seconds <= 0:
+            raise ValueError("must be more than 0s")
+        return seconds
+
+    @field_validator("template_path", "project_path")
+    @classmethod
+    def _relative(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        check_relative_path(value)
+        return value
+
+    @field_validator("stack_parameters", "stack_tags", mode="before")
+    @classmethod
+    def _pairs(cls, value: Any) -> Any:
+        return _key_values(value)
+
+    @field_validator("depends_on", mode="before")
+    @classmethod
+    def _deps(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "StackSpec":
+        if self.project_path is not None and self.template_path is not None:
+            raise ValueError("give templatePath or projectPath, not both")
+        if self.project_path is None and not self.stack_name:
+            raise ValueError("stackName is required (unless projectPath deploys a whole project)")
+        return self
+
+
+class GitRef(_Model):
+    """`spec.ref` of a GitRepository: a branch, a tag or a commit."""
+
+    branch: str | None = None
+    tag: str | None = None
+    semver: str | None = None
+    name: str | None = None
+    commit: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{7,40}$")
+
+    @model_validator(mode="after")
+    def _supported(self) -> "GitRef":
+        if self.semver or self.name:
+            raise ValueError("ref.semver and ref.name are not supported; use branch, tag or commit")
+        return self
+
+
+class GitSpec(BaseModel):
+    """`spec` of a GitRepository: url, ref, interval (other Flux fields are accepted and ignored)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+    url: str = Field(min_length=1)
+    ref: GitRef = Field(default_factory=lambda: GitRef(branch="master"))
+    interval: float = 60.0
+    suspend: bool = False
+
+    @field_validator("interval", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        seconds = parse_duration(value)
+        if seconds <= 0:
+            raise ValueError("must be more than 0s")
+        return seconds
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, value: str) -> str:
+        if not re.match(r"^(https?|ssh|file|git)://", value) and not re.match(r"^[\w.-]+@[\w.-]+:", value) \
+                and not value.startswith("/"):
+            raise ValueError(f"'{value}' is not a git URL (https://, ssh://, git@host:path, file:// or /path)")
+        return value
+
+
+def check_relative_path(value: str) -> None:
+    """Refuse absolute paths and `..` so a path cannot leave its checkout."""
+    path = PurePosixPath(value)
+    if path.is_absolute() or ".." in path.parts or "\\" in value:
+        raise ValueError(f"'{value}' must be a relative path inside the repository (no '..', no leading '/')")
+
+
+class GitRepositoryDoc(BaseModel):
+    """A GitRepository document."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+    api_version: str = Field(alias="apiVersion")
+    kind: Literal["GitRepository"]
+    metadata: Metadata
+    spec: GitSpec
+
+
+class StackDoc(BaseModel):
+    """A CloudFormationStack document."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+    api_version: Literal["cloudformation.contrib.fluxcd.io/v1alpha1"] = Field(alias="apiVersion")
+    kind: Literal["CloudFormationStack"]
+    metadata: Metadata
+    spec: StackSpec
+
+
+@dataclass(frozen=True)
+class GitRepository:
+    """A git source: where to clone from and which ref to follow."""
+
+    namespace: str
+    name: str
+    url: str
+    ref: GitRef
+    interval: float
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class StackObject:
+    """A CloudFormationStack, resolved: its identity, spec, a hash of the spec, where it was written."""
+
+    namespace: str
+    name: str
+    spec: StackSpec
+    generation: int | None = None
+    file: str | None = None
+    line: int | None = None
+    raw_spec: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def source_key(self) -> str:
+        """`namespace/name` of its GitRepository (the object's namespace when not given)."""
+        ref = self.spec.source_ref
+        return f"{ref.namespace or self.namespace}/{ref.name}"
+
+    @property
+    def template_path(self) -> str:
+        """The template inside the source (Flux's default `template.yaml`)."""
+        return self.spec.template_path or "template.yaml"
+
+    @property
+    def retry_interval(self) -> float:
+        """retryInterval, defaulting to interval as Flux does."""
+        return self.spec.retry_interval or self.spec.interval
+
+    @property
+    def dependencies(self) -> list[str]:
+        """`namespace/name` of every object in dependsOn."""
+        return [f"{d.namespace or self.namespace}/{d.name}" for d in self.spec.depends_on]
+
+    @property
+    def spec_hash(self) -> str:
+        """A hash of the spec as written; a new one means a new generation."""
+        text = json.dumps(self.spec.model_dump(mode="json", by_alias=True, exclude={"suspend"}), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def where(self) -> str:
+        """`file:line` or the object's key, for messages."""
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.key
+
+
+@dataclass
+class ObjectSet:
+    """Every object found: stacks and sources by `namespace/name`."""
+
+    stacks: dict[str, StackObject] = field(default_factory=dict)
+    sources: dict[str, GitRepository] = field(default_factory=dict)
+
+    def find(self, name: str) -> StackObject:
+        """The stack object called `name` or `namespace/name`; a clear error otherwise."""
+        if name in self.stacks:
+            return self.stacks[name]
+        matches = [o for o in self.stacks.values() if o.name == name]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise InputError(f"'{name}' is ambiguous", hint="use namespace/name: " +
+                             ", ".join(sorted(o.key for o in matches)))
+        raise InputError(f"no CloudFormationStack '{name}'",
+                         hint=f"known: {', '.join(sorted(self.stacks)) or 'none'}")
+
+
+# ---- parsing ------------------------------------------------------------------------------------
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _line_for(document: Any, loc: tuple[Any, ...]) -> int | None:
+    """The deepest line known along `loc` inside the loaded document."""
+    node, line = document, getattr(document, "line", None)
+    for part in loc:
+        if isinstance(node, Mapping) and isinstance(part, str):
+            spelled = part if part in node else next((k for k in node if k == part), None)
+            if spelled is None:
+                return line
+            line = node.line_of(spelled) or line
+            node = node[spelled]
+        elif isinstance(node, Sequence) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            line = getattr(node, "line", None) or line
+        else:
+            return line
+    return getattr(node, "line", None) or line
+
+
+def _validation_error(err: ValidationError, document: Any, file: str | None, what: str) -> InputError:
+    first = err.errors()[0]
+    loc = tuple(p for p in first["loc"] if p not in ("function-after[_one_source(), StackSpec]",))
+    message = first["msg"].removeprefix("Value error, ")
+    field_name = _loc_text(loc)
+    text = f"{what}: {field_name}: {message}" if field_name else f"{what}: {message}"
+    return InputError(text, file=file, line=_line_for(document, loc) or getattr(document, "line", None))
+
+
+def parse_document(document: Any, *, file: str | None = None) -> StackObject | GitRepository | None:
+    """One loaded document as a StackObject or GitRepository; None for other kinds."""
+    line = getattr(document, "line", None)
+    if not isinstance(document, dict):
+        raise InputError("a document must be a mapping with apiVersion and kind", file=file, line=line)
+    kind = document.get("kind")
+    api_version = str(document.get("apiVersion", ""))
+    if kind == STACK_KIND:
+        if api_version != STACK_API_VERSION:
+            raise InputError(f"apiVersion '{api_version}' is not {STACK_API_VERSION}", file=file,
+                             line=_line_for(document, ("apiVersion",)))
+        try:
+            doc = StackDoc.model_validate(document)
+        except ValidationError as err:
+            raise _validation_error(err, document, file, f"CloudFormationStack {_name_of(document)}") from None
+        spec = document.get("spec") or {}
+        return StackObject(doc.metadata.namespace, doc.metadata.name, doc.spec, doc.metadata.generation,
+                           file, line, raw_spec=dict(spec) if isinstance(spec, dict) else {})
+    if kind == SOURCE_KIND and api_version.startswith(SOURCE_API_GROUP + "/"):
+        try:
+            src = GitRepositoryDoc.model_validate(document)
+        except ValidationError as err:
+            raise _validation_error(err, document, file, f"GitRepository {_name_of(document)}") from None
+        return GitRepository(src.metadata.namespace, src.metadata.name, src.spec.url, src.spec.ref,
+                             src.spec.interval, file, line)
+    if not kind:
+        raise InputError("a document needs a kind", file=file, line=line)
+    return None
+
+
+def _name_of(document: dict) -> str:
+    meta = document.get("metadata")
+    return f"'{meta.get('name')}'" if isinstance(meta, dict) and meta.get("name") else "(no name)"
+
+
+def load_documents(path: Path) -> list[Any]:
+    """Every YAML document in a file, with line numbers; errors carry `file:line`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read: {err}", file=str(path)) from None
+    try:
+        return [d for d in yaml.load_all(text, Loader=TemplateLoader) if d is not None]  # noqa: S506
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        raise InputError(f"not valid YAML: {err.problem or err}", file=str(path),
+                         line=mark.line + 1 if mark else None) from None
+    except yaml.YAMLError as err:
+        raise InputError(f"not valid YAML: {err}", file=str(path)) from None
+    except InputError as err:
+        err.file = err.file or str(path)
+        raise
+
+
+def object_files(directory: Path) -> list[Path]:
+    """The YAML files in `directory` and below (hidden folders skipped), sorted."""
+    if directory.is_file():
+        return [directory]
+    if not directory.is_dir():
+        raise InputError("no such folder", file=str(directory), hint="pass the folder with your objects")
+    files = []
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file() and path.suffix in (".yaml", ".yml"):
+            files.append(path)
+    return files
+
+
+def load_objects(directory: Path) -> ObjectSet:
+    """Every CloudFormationStack and GitRepository in the folder, checked against each other."""
+    found = ObjectSet()
+    for path in object_files(directory):
+        for document in load_documents(path):
+            obj = parse_document(document, file=str(path))
+            if obj is None:
+                continue
+            table: dict[str, Any] = found.stacks if isinstance(obj, StackObject) else found.sources
+            if obj.key in table:
+                first = table[obj.key]
+                raise InputError(f"{type(obj).__name__} '{obj.key}' is defined twice (first at "
+                                 f"{first.file}:{first.line})", file=obj.file, line=obj.line)
+            table[obj.key] = obj
+    check_references(found)
+    return found
+
+
+def check_references(found: ObjectSet) -> None:
+    """Every sourceRef names a GitRepository, every dependsOn a CloudFormationStack; no cycles."""
+    for obj in found.stacks.values():
+        if obj.source_key not in found.sources:
+            raise InputError(f"sourceRef: no GitRepository '{obj.source_key}'", file=obj.file, line=obj.line,
+                             hint=f"known: {', '.join(sorted(found.sources)) or 'none'}")
+        for dep in obj.dependencies:
+            if dep not in found.stacks:
+                raise InputError(f"dependsOn: no CloudFormationStack '{dep}'", file=obj.file, line=obj.line)
+    import graphlib
+
+    try:
+        graphlib.TopologicalSorter({k: o.dependencies for k, o in found.stacks.items()}).prepare()
+    except graphlib.CycleError as err:
+        raise InputError("dependsOn has a cycle: " + " -> ".join(err.args[1])) from None

@@ -1,0 +1,569 @@
+"""The reconcile loop for one CloudFormationStack, as the Flux CloudFormation controller runs it.
+
+One call of `Reconciler.reconcile` moves an object one or two steps and returns when to come back:
+it never sits waiting for CloudFormation (while anything is in progress it asks to be called again
+after pollInterval), so a few workers can serve thousands of objects. Every decision is made from
+the cloud's state and the persisted status; the change-set phase is saved *before* each write call,
+so a daemon killed at any point resumes without applying anything twice.
+
+Steps: suspended → nothing; dependsOn not Ready → DependencyNotReady (retry in 30 s); source →
+ArtifactFailed; stack in progress → wait; ROLLBACK_COMPLETE / CREATE_FAILED / DELETE_FAILED → delete,
+then re-create; UPDATE_ROLLBACK_FAILED → continue-update-rollback; inputs unchanged since the last
+apply → Ready without a change set; otherwise the change set `formwright-<generation>-<revision>`:
+created (CREATE when there is no stack or it is REVIEW_IN_PROGRESS), an empty one deleted (Ready), a
+failed one deleted (ChangeSetFailed, retried at retryInterval), a good one executed and judged by
+the stack's final status. Templates over 51,200 bytes go through the managed S3 bucket.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from formwright.cloud.errors import error_code, error_message, translate
+from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, failure_reasons, is_no_change
+from formwright.engine.results import no_progress
+from formwright.engine.runner import StackRunner
+from formwright.engine.stack import has_transforms
+from formwright.errors import FormwrightError, InputError
+from formwright.sync.objects import GitRepository, StackObject
+from formwright.sync.source import Artifact, SourceError, Sources, resolve_inside
+from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Status
+from formwright.template import dump_json, loads, plain
+
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
+RECREATE = {"ROLLBACK_COMPLETE", "CREATE_FAILED", "DELETE_FAILED"}
+UNRECOVERABLE = {"ROLLBACK_FAILED", "UPDATE_FAILED", "IMPORT_ROLLBACK_FAILED"}
+APPLIED = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
+DEPENDENCY_REQUEUE = 30.0
+DRIFT_UNSUPPORTED = "drift detection unsupported by target"
+CORRECTION_TAG = "formwright.io/drift-correction"
+
+
+def change_set_name(generation: int, revision: str) -> str:
+    """`formwright-<generation>-<revision>`, runs of non-alphanumerics as `-`, at most 128 characters."""
+    name = re.sub(r"[^A-Za-z0-9]+", "-", f"formwright-{generation}-{revision}")
+    return name[:128].rstrip("-")
+
+
+def backoff(failures: int, base: float, cap: float) -> float:
+    """base, 2·base, 4·base … capped at `cap` (the object's retryInterval)."""
+    return min(cap, base * (2 ** max(0, failures - 1)))
+
+
+@dataclass
+class Desired:
+    """What the stack should be: the template body, parameters, tags and their digest."""
+
+    body: str
+    parameters: dict[str, str]
+    tags: dict[str, str]
+    digest: str
+
+
+@dataclass
+class Outcome:
+    """The result of one reconcile: the new status and when to run again (None: not until woken)."""
+
+    status: Status
+    requeue: float | None
+    applied: bool = False
+
+
+@dataclass
+class _Named:
+    """The `name` (and `region`) the runner's upload helper reads from a project and a stack."""
+
+    name: str
+    region: str | None = None
+
+
+class StackInventory:
+    """One DescribeStacks listing per `max_age`, shared by every object (steady state only)."""
+
+    def __init__(self, cfn: CloudFormation, clock: Callable[[], float] = time.monotonic) -> None:
+        self.cfn = cfn
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._stacks: dict[str, StackInfo] = {}
+        self._taken = float("-inf")
+
+    def lookup(self, stack_name: str, max_age: float) -> StackInfo | None:
+        """The stack as listed at most `max_age` seconds ago (None when it was not listed)."""
+        with self._lock:
+            if self.clock() - self._taken >= max_age:
+                stacks: dict[str, StackInfo] = {}
+                token = None
+                while True:
+                    page = self.cfn.call("describe_stacks", **({"NextToken": token} if token else {}))
+                    for data in page.get("Stacks", []):
+                        if data.get("StackStatus") != "DELETE_COMPLETE":
+                            stacks[data["StackName"]] = StackInfo.from_api(data)
+                    token = page.get("NextToken")
+                    if not token:
+                        break
+                self._stacks, self._taken = stacks, self.clock()
+            return self._stacks.get(stack_name)
+
+
+class Reconciler:
+    """Reconciles CloudFormationStack objects against one target; thread-safe, holds no per-object state."""
+
+    def __init__(self, target: Any, sources: Sources, *, state_dir: Path,
+                 save: Callable[[str, Status], None] = lambda key, status: None,
+                 counter: CallCounter | None = None, drift: bool = True,
+                 dependency_requeue: float = DEPENDENCY_REQUEUE, cfn: CloudFormation | None = None,
+                 list_stacks: bool = False) -> None:
+        self.target = target
+        self.sources = sources
+        self.state_dir = state_dir
+        self.save = save
+        self.cfn = cfn or CloudFormation(target.client("cloudformation"), counter)
+        self.counter = self.cfn.counter
+        self.drift = drift
+        self.dependency_requeue = dependency_requeue
+        self.inventory = StackInventory(self.cfn) if list_stacks else None
+        self._runner = StackRunner(_Named("formwright-sync", target.region), target, self.cfn,  # type: ignore[arg-type]
+                                   None, no_progress)  # type: ignore[arg-type]
+        self._drift_supported: bool | None = None
+        self._probe_cfn: CloudFormation | None = None
+        self._desired: OrderedDict[tuple, Desired] = OrderedDict()
+        self._desired_lock = threading.Lock()
+
+    # ---- entry points -------------------------------------------------------------------------
+    def reconcile(self, obj: StackObject, generation: int, status: Status, *, suspended: bool = False,
+                  repository: GitRepository | None = None,
+                  ready_of: Callable[[str], Status | None] = lambda key: None,
+                  artifact: Artifact | None = None, force_fetch: bool = False) -> Outcome:
+        """One pass over `obj`; never raises for cloud, source or template errors."""
+        st = Status.from_json(status.to_json())
+        st.last_reconcile = time.time()
+        if suspended:
+            return Outcome(st, None)
+        spec = obj.spec
+        try:
+            waiting = [dep for dep in obj.dependencies if not _dependency_ready(ready_of(dep))]
+            if waiting:
+                st.set_ready(FALSE, "DependencyNotReady", f"dependencies not ready: {', '.join(waiting)}")
+                return Outcome(st, self.dependency_requeue)
+            try:
+                if artifact is None:
+                    if repository is None:
+                        raise SourceError(f"no GitRepository '{obj.source_key}'")
+                    artifact, _ = self.sources.get(repository, force=force_fetch)
+            except FormwrightError as err:
+                return self._failed(st, "ArtifactFailed", str(err), obj, generation, transient=True)
+            if spec.project_path is not None:
+                return self._reconcile_project(obj, generation, st, artifact, force_fetch)
+            try:
+                desired = self.desired(obj, artifact, st.correction)
+            except FormwrightError as err:
+                st.last_attempted_revision = artifact.revision
+                return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+            return self._reconcile_template(obj, generation, st, artifact, desired)
+        except (ClientError, BotoCoreError) as err:
+            return self._failed(st, "CloudFormationApiCallFailed", str(translate(err, where=spec.stack_name)), obj,
+                                generation, transient=True)
+        except FormwrightError as err:
+            return self._failed(st, "CloudFormationApiCallFailed", str(err), obj, generation, transient=True)
+
+    def delete(self, key: str, stack_name: str, destroy: bool, status: Status) -> Outcome:
+        """The object is gone: delete its stack when `destroy`, else leave it. requeue None = finished."""
+        st = Status.from_json(status.to_json())
+        if not destroy:
+            return Outcome(st, None)
+        try:
+            info = self.cfn.describe(stack_name)
+            if info is None:
+                st.set_ready(TRUE, "Succeeded", "stack deleted")
+                return Outcome(st, None)
+            if info.in_progress:
+                st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}; waiting to delete it")
+                return Outcome(st, 1.0)
+            st.phase = "deleting"
+            self.save_status(key, st)
+            self.cfn.call("delete_stack", StackName=info.stack_id)
+            after = self.cfn.describe(info.stack_id)
+            if after is None:
+                st.set_ready(TRUE, "Succeeded", "stack deleted")
+                return Outcome(st, None)
+            st.set_ready(UNKNOWN, "Progressing", f"deleting the stack ({after.status})")
+            return Outcome(st, 1.0)
+        except (ClientError, BotoCoreError) as err:
+            st.failures += 1
+            st.set_ready(FALSE, "CloudFormationApiCallFailed", str(translate(err, where=stack_name)))
+            return Outcome(st, min(60.0, 2.0 ** st.failures))
+
+    def save_status(self, key: str, st: Status) -> None:
+        """Persist an intermediate status (before a write call)."""
+        self.save(key, st)
+
+    # ---- desired state ------------------------------------------------------------------------
+    def desired(self, obj: StackObject, artifact: Artifact, correction: str = "") -> Desired:
+        """The template body (macros expanded), parameters and tags for this revision (cached)."""
+        parameters = {p.key: p.value for p in obj.spec.stack_parameters}
+        tags = {t.key: t.value for t in obj.spec.stack_tags}
+        if correction:
+            tags[CORRECTION_TAG] = correction
+        cache_key = (str(artifact.path), obj.template_path, tuple(sorted(parameters.items())),
+                     tuple(sorted(tags.items())), obj.spec.stack_name)
+        with self._desired_lock:
+            hit = self._desired.get(cache_key)
+            if hit is not None:
+                self._desired.move_to_end(cache_key)
+                return hit
+        path = resolve_inside(artifact.path, obj.template_path, what="templatePath", revision=artifact.revision)
+        if not path.is_file():
+            raise SourceError(f"templatePath '{obj.template_path}' is not a file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise SourceError(f"cannot read templatePath '{obj.template_path}': {err}") from None
+        where = f"{obj.template_path}@{artifact.revision.rsplit(':', 1)[-1][:12]}"
+        template = loads(text, file=where)
+        if not isinstance(template, dict):
+            raise InputError("a template must be a mapping with Resources", file=where, line=1)
+        body = text
+        if has_transforms(template):
+            body = self._expand(template, parameters, path.parent, where)
+        digest = hashlib.sha256(json.dumps([body, sorted(parameters.items()), sorted(tags.items()),
+                                            obj.spec.stack_name]).encode()).hexdigest()
+        desired = Desired(body, parameters, tags, digest)
+        with self._desired_lock:
+            self._desired[cache_key] = desired
+            while len(self._desired) > 4096:
+                self._desired.popitem(last=False)
+        return desired
+
+    def _expand(self, template: dict, parameters: dict[str, str], base_dir: Path, where: str) -> str:
+        """Run the template's macros locally (formwright.macros), or pass it through when unavailable."""
+        try:
+            from formwright.macros import MacroRegistry, expand
+        except ImportError:
+            return dump_json(plain(template), indent=None)
+        registry = MacroRegistry.build(base_dir=base_dir)
+        registry.register_template_macros(template, base_dir)
+        expanded = expand(template, registry=registry, parameter_values=parameters, region=self.target.region,
+                          file=where, base_dir=base_dir)
+        return dump_json(plain(expanded), indent=None)
+
+    # ---- one template -------------------------------------------------------------------------
+    def _reconcile_template(self, obj: StackObject, generation: int, st: Status, artifact: Artifact,
+                            desired: Desired) -> Outcome:
+        spec = obj.spec
+        stack_name = str(spec.stack_name)
+        revision = artifact.revision
+        name = change_set_name(generation, revision) + (f"-c{st.correction}"
+                                                          if st.correction else "")
+        name = name[:128].rstrip("-")
+        info = self._current(stack_name, st, desired, obj)
+        if info is not None and info.in_progress:
+            st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}; waiting")
+            return Outcome(st, spec.poll_interval)
+        if st.phase == "executing":
+            return self._after_execute(obj, generation, st, artifact, desired, info)
+        if info is not None and info.status in RECREATE:
+            self.cfn.call("delete_stack", StackName=info.stack_id)
+            st.set_ready(UNKNOWN, "Progressing", f"stack was {info.status}: deleting it to create it again")
+            return Outcome(st, spec.poll_interval)
+        if info is not None and info.status == "UPDATE_ROLLBACK_FAILED":
+            try:
+                self.cfn.call("continue_update_rollback", StackName=stack_name)
+            except ClientError as err:
+                return self._failed(st, "StackRollbackFailed", f"continue-update-rollback failed: "
+                                    f"{error_message(err)}", obj, generation)
+            st.set_ready(UNKNOWN, "Progressing", "stack was UPDATE_ROLLBACK_FAILED: continuing the rollback")
+            return Outcome(st, spec.poll_interval)
+        if info is not None and info.status in UNRECOVERABLE:
+            return self._failed(st, "UnrecoverableStackFailure", f"stack is {info.status}: {info.reason}".rstrip(": "),
+                                obj, generation)
+        if info is not None and info.status != "REVIEW_IN_PROGRESS" and st.applied_digest == desired.digest \
+                and st.stack_id == info.stack_id:
+            return self._up_to_date(obj, generation, st, revision, info)
+        if st.phase == "created" and st.last_attempted_change_set == name:
+            return self._advance(obj, generation, st, artifact, desired, info, name)
+        return self._create(obj, generation, st, artifact, desired, info, name)
+
+    def _current(self, stack_name: str, st: Status, desired: Desired, obj: StackObject) -> StackInfo | None:
+        """The stack: from the shared listing in the steady state, else one DescribeStacks."""
+        if self.inventory is not None and not st.phase and st.applied_digest == desired.digest and st.stack_id:
+            listed = self.inventory.lookup(stack_name, obj.spec.interval)
+            if listed is not None and listed.stack_id == st.stack_id and listed.settled_ok:
+                return listed
+        return self.cfn.describe(stack_name)
+
+    def _up_to_date(self, obj: StackObject, generation: int, st: Status, revision: str,
+                    info: StackInfo) -> Outcome:
+        """Nothing to apply: record the revision, look for drift, stay Ready."""
+        noted = revision != st.last_applied_revision
+        st.observed_generation = generation
+        st.last_attempted_revision = st.last_applied_revision = revision
+        st.phase, st.failures = "", 0
+        requeue = obj.spec.interval
+        if self.drift:
+            requeue = self._check_drift(obj, st, info) or requeue
+            if st.phase == "correcting":
+                st.phase = ""
+                st.applied_digest = ""  # re-apply with the correction tag on the next pass
+                st.set_ready(UNKNOWN, "Progressing", f"correcting drift: {st.drift}")
+                return Outcome(st, 0.0)
+        message = f"Applied revision: {revision}" + (" (no changes to the stack)" if noted else "")
+        if st.is_ready and st.reason == "Succeeded" and not noted:
+            message = st.message
+        st.set_ready(TRUE, "Succeeded", message)
+        return Outcome(st, requeue)
+
+    def _create(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
+                info: StackInfo | None, name: str) -> Outcome:
+        spec = obj.spec
+        stack_name = str(spec.stack_name)
+        create = info is None or info.status == "REVIEW_IN_PROGRESS"
+        if st.last_attempted_change_set == name and info is not None:
+            self._delete_change_set(stack_name, name)  # a failed attempt of the same name
+        try:
+            argument = self._runner.template_argument(_Named(obj.key.replace("/", "-")), desired.body)  # type: ignore[arg-type]
+        except (ClientError, BotoCoreError, FormwrightError) as err:
+            return self._failed(st, "TemplateUploadFailed", str(translate(err, where=stack_name)), obj, generation,
+                                transient=True)
+        st.phase, st.last_attempted_change_set, st.last_attempted_revision = "created", name, artifact.revision
+        self.save_status(obj.key, st)  # write-ahead: a restart finds this change set by name
+        try:
+            self.cfn.create_change_set(
+                StackName=stack_name, ChangeSetName=name, ChangeSetType="CREATE" if create else "UPDATE",
+                Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in sorted(desired.parameters.items())],
+                Tags=[{"Key": k, "Value": v} for k, v in sorted(desired.tags.items())],
+                Capabilities=CAPABILITIES, Description=f"formwright sync {obj.key} {artifact.revision}"[:1024],
+                **argument)
+        except ClientError as err:
+            if error_code(err) != "AlreadyExistsException":
+                st.phase = ""
+                reason = "ChangeSetFailed" if error_code(err) == "ValidationError" else "CloudFormationApiCallFailed"
+                return self._failed(st, reason, f"cannot create change set {name}: {error_message(err)}", obj,
+                                    generation, transient=reason != "ChangeSetFailed")
+        return self._advance(obj, generation, st, artifact, desired, info, name)
+
+    def _advance(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
+                 info: StackInfo | None, name: str) -> Outcome:
+        """Move an existing change set on: wait, drop when empty or failed, execute when ready."""
+        spec = obj.spec
+        stack_name = str(spec.stack_name)
+        desc = self._describe_change_set(stack_name, name)
+        if desc is None:
+            st.phase = ""
+            return self._create(obj, generation, st, artifact, desired, info, name)
+        status = desc.get("Status")
+        if status in ("CREATE_PENDING", "CREATE_IN_PROGRESS"):
+            st.set_ready(UNKNOWN, "Progressing", f"change set {name} is {status}")
+            return Outcome(st, spec.poll_interval)
+        if is_no_change(desc):
+            self._delete_change_set(stack_name, name)
+            current = info or self.cfn.describe(stack_name)
+            st.applied_digest, st.stack_id = desired.digest, current.stack_id if current else ""
+            st.phase = ""
+            return self._up_to_date(obj, generation, st, artifact.revision, current) if current else \
+                Outcome(st, spec.poll_interval)
+        if status != "CREATE_COMPLETE":
+            self._delete_change_set(stack_name, name)
+            st.phase = ""
+            return self._failed(st, "ChangeSetFailed", f"change set {name} failed: "
+                                f"{desc.get('StatusReason') or status}", obj, generation)
+        execution = desc.get("ExecutionStatus", "AVAILABLE")
+        if execution == "AVAILABLE":
+            st.phase = "executing"
+            self.save_status(obj.key, st)  # write-ahead: judged by the stack's status after a restart
+            self.cfn.call("execute_change_set", ChangeSetName=name, StackName=stack_name)
+            after = self.cfn.describe(stack_name)
+            if after is not None and not after.in_progress:
+                return self._after_execute(obj, generation, st, artifact, desired, after)
+            st.set_ready(UNKNOWN, "Progressing", f"executing change set {name}")
+            return Outcome(st, spec.poll_interval)
+        if execution in ("EXECUTE_IN_PROGRESS", "EXECUTE_COMPLETE", "EXECUTE_FAILED"):
+            st.phase = "executing"
+            return self._after_execute(obj, generation, st, artifact, desired, info)
+        self._delete_change_set(stack_name, name)  # UNAVAILABLE / OBSOLETE: make it again
+        st.phase = ""
+        st.set_ready(UNKNOWN, "Progressing", f"change set {name} was {execution}; creating it again")
+        return Outcome(st, spec.poll_interval)
+
+    def _after_execute(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
+                       info: StackInfo | None) -> Outcome:
+        """Judge an executed change set by where the stack ended."""
+        spec = obj.spec
+        stack_name = str(spec.stack_name)
+        name = st.last_attempted_change_set
+        if info is not None and info.in_progress:
+            st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}")
+            return Outcome(st, spec.poll_interval)
+        if info is not None and info.status in APPLIED:
+            desc = self._describe_change_set(stack_name, name)
+            if desc is not None and desc.get("Status") == "CREATE_COMPLETE" and \
+                    desc.get("ExecutionStatus") == "AVAILABLE":
+                st.phase = "created"  # stopped between the write-ahead and the call: execute it now
+                return self._advance(obj, generation, st, artifact, desired, info, name)
+            st.phase, st.failures = "", 0
+            st.applied_digest, st.stack_id = desired.digest, info.stack_id
+            st.observed_generation = generation
+            st.last_attempted_revision = st.last_applied_revision = artifact.revision
+            st.last_applied_change_set = name
+            st.set_ready(TRUE, "Succeeded", f"Applied revision: {artifact.revision}")
+            return Outcome(st, spec.interval, applied=True)
+        st.phase = ""
+        status = info.status if info is not None else "DELETE_COMPLETE"
+        reasons = failure_reasons(self.cfn.events_since(stack_name, None, limit_pages=1)) if info else []
+        detail = "; ".join(reasons[:3]) or (info.reason if info else "the stack is gone")
+        return self._failed(st, "ChangeSetFailed", f"change set {name} ended in {status}: {detail}", obj, generation)
+
+    def _describe_change_set(self, stack_name: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.cfn.call("describe_change_set", ChangeSetName=name, StackName=stack_name)
+        except ClientError as err:
+            if error_code(err) in ("ChangeSetNotFound", "ChangeSetNotFoundException") or \
+                    "does not exist" in error_message(err):
+                return None
+            raise
+
+    def _delete_change_set(self, stack_name: str, name: str) -> None:
+        try:
+            self.cfn.call("delete_change_set", ChangeSetName=name, StackName=stack_name)
+        except ClientError as err:
+            if error_code(err) not in ("ChangeSetNotFound", "ChangeSetNotFoundException", "ValidationError"):
+                raise
+
+    def _failed(self, st: Status, reason: str, message: str, obj: StackObject, generation: int, *,
+                transient: bool = False) -> Outcome:
+        """Ready=False; transient errors back off exponentially, capped at retryInterval."""
+        st.failures += 1
+        st.observed_generation = generation
+        st.set_ready(FALSE, reason, message)
+        spec = obj.spec
+        delay = backoff(st.failures, min(spec.poll_interval, obj.retry_interval), obj.retry_interval) \
+            if transient else obj.retry_interval
+        return Outcome(st, delay)
+
+    # ---- drift --------------------------------------------------------------------------------
+    def _probe(self) -> CloudFormation:
+        """CloudFormation without retries until drift detection is known to work (moto answers 500)."""
+        if self._drift_supported:
+            return self.cfn
+        with self._desired_lock:
+            if self._probe_cfn is None:
+                from botocore.config import Config
+
+                client = self.target.session().client("cloudformation", endpoint_url=self.target.endpoint,
+                                                      config=Config(retries={"max_attempts": 1}))
+                self._probe_cfn = CloudFormation(client, self.counter)
+            return self._probe_cfn
+
+    def _check_drift(self, obj: StackObject, st: Status, info: StackInfo) -> float | None:
+        """Start or read a drift detection; report it; ask for correction when driftCorrection is on."""
+        if self._drift_supported is False:
+            st.drift = DRIFT_UNSUPPORTED
+            return None
+        stack_name = str(obj.spec.stack_name)
+        try:
+            if not st.drift_detection_id:
+                st.drift_detection_id = self._probe().call("detect_stack_drift", StackName=stack_name)[
+                    "StackDriftDetectionId"]
+                self._drift_supported = True
+                return obj.spec.poll_interval
+            result = self.cfn.call("describe_stack_drift_detection_status",
+                                   StackDriftDetectionId=st.drift_detection_id)
+        except (ClientError, BotoCoreError) as err:
+            if self._drift_supported is None and _unsupported(err):
+                self._drift_supported = False
+                st.drift, st.drift_detection_id = DRIFT_UNSUPPORTED, ""
+                return None
+            st.drift, st.drift_detection_id = f"drift detection failed: {translate(err)}", ""
+            return None
+        if result.get("DetectionStatus") == "DETECTION_IN_PROGRESS":
+            return obj.spec.poll_interval
+        st.drift_detection_id = ""
+        if result.get("DetectionStatus") == "DETECTION_FAILED":
+            st.drift = f"drift detection failed: {result.get('DetectionStatusReason', '')}".rstrip(": ")
+            return None
+        if result.get("StackDriftStatus") != "DRIFTED":
+            st.drift = "IN_SYNC"
+            return None
+        drifts = self.cfn.call("describe_stack_resource_drifts", StackName=stack_name,
+                               StackResourceDriftStatusFilters=["MODIFIED", "DELETED"]).get(
+                                   "StackResourceDrifts", [])
+        items = ", ".join(f"{d.get('LogicalResourceId')} {d.get('StackResourceDriftStatus')}" for d in drifts)
+        st.drift = f"DRIFTED: {items or 'resources differ from the template'}"
+        if obj.spec.drift_correction:
+            st.correction = result.get("StackDriftDetectionId", str(int(time.time())))[-12:]
+            st.phase = "correcting"
+        return None
+
+    # ---- a whole project ----------------------------------------------------------------------
+    def _reconcile_project(self, obj: StackObject, generation: int, st: Status, artifact: Artifact,
+                           force: bool) -> Outcome:
+        """projectPath: deploy the formwright project at this revision through StackGroup."""
+        from formwright.engine.group import StackGroup
+        from formwright.engine.stack import prepare_stacks
+        from formwright.model.project import load_project
+
+        spec = obj.spec
+        if not force and st.is_ready and st.last_applied_revision == artifact.revision \
+                and st.observed_generation == generation:
+            return Outcome(st, spec.interval)
+        try:
+            folder = resolve_inside(artifact.path, str(spec.project_path), what="projectPath",
+                                    revision=artifact.revision)
+            self._link_state(obj, folder)
+            project = load_project(folder)
+        except FormwrightError as err:
+            st.last_attempted_revision = artifact.revision
+            return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+        target = self.target
+        if project.region and project.region != target.region:
+            target = type(target)(target.kind, project.region, target.endpoint)
+        st.last_attempted_revision = artifact.revision
+        try:
+            stacks = prepare_stacks(project, target=target)
+            group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
+        except FormwrightError as err:
+            return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+        results = group.deploy()
+        failed = [r for r in results.values() if not r.ok]
+        summary = ", ".join(f"{n} {r.outcome}" for n, r in sorted(results.items()))
+        if failed:
+            return self._failed(st, "ChangeSetFailed", "; ".join(r.error or r.name for r in failed), obj,
+                                generation)
+        st.failures, st.phase = 0, ""
+        st.observed_generation = generation
+        st.last_applied_revision = artifact.revision
+        st.set_ready(TRUE, "Succeeded", f"Applied revision: {artifact.revision} ({summary})")
+        applied = any(r.outcome in ("created", "updated") for r in results.values())
+        return Outcome(st, spec.interval, applied=applied)
+
+    def _link_state(self, obj: StackObject, folder: Path) -> None:
+        """The project's `.formwright/` points at a folder kept across revisions (its applied cache)."""
+        keep = self.state_dir / "projects" / re.sub(r"[^A-Za-z0-9._-]+", "_", obj.key)
+        keep.mkdir(parents=True, exist_ok=True)
+        link = folder / ".formwright"
+        if link.is_symlink() or not link.exists():
+            link.unlink(missing_ok=True)
+            link.symlink_to(keep, target_is_directory=True)
+
+
+def _dependency_ready(status: Status | None) -> bool:
+    """A dependency is ready when Ready=True and it is not in the middle of applying a new revision."""
+    return status is not None and status.is_ready and not status.phase and \
+        status.last_applied_revision == status.last_attempted_revision
+
+
+def _unsupported(err: Exception) -> bool:
+    """True when the target does not implement the call (moto answers HTTP 500 or NotImplemented)."""
+    if isinstance(err, ClientError):
+        return error_code(err) in ("NotImplemented", "InternalFailure", "InternalError", "501", "500",
+                                   "UnknownOperationException", "InvalidAction")
+    return "Internal Server Error" in str(err) or "invalid XML" in str(err) or "not yet implemented" in str(err)

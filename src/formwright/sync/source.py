@@ -1,0 +1,256 @@
+"""Git sources: a bare mirror per repository, a checkout per revision, shared fetches.
+
+Fetching uses the git CLI (no shell, a timeout, output captured), so https, ssh, file:// and local
+paths work as they do for git itself; credentials come from the user's git configuration. A
+checkout is the revision's tree extracted with `git archive` through tarfile's `data` filter, so
+nothing in it points outside it; paths inside are read with `resolve_inside` (no `..`, no symlink
+out). `Sources` fetches each repository at most once per interval, whoever asks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from formwright.errors import FormwrightError, InputError
+from formwright.sync.objects import GitRepository
+
+GIT_TIMEOUT = 300.0
+KEEP_CHECKOUTS = 6
+
+
+class SourceError(FormwrightError):
+    """The source could not be fetched or read (Flux's ArtifactFailed)."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One revision of a source, checked out: `main@sha1:<sha>` and the folder holding its tree."""
+
+    source: str
+    revision: str
+    path: Path
+
+    @property
+    def sha(self) -> str:
+        """The commit (or digest) part of the revision."""
+        return self.revision.rsplit(":", 1)[-1]
+
+
+def safe_name(text: str) -> str:
+    """A file-system friendly form of a key (`ns/name` → `ns_name`)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def run_git(args: list[str], *, cwd: Path | None = None, timeout: float = GIT_TIMEOUT,
+            binary: bool = False) -> bytes:
+    """Run git without a shell; a failure becomes a one-line SourceError with git's message."""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout, env=env, check=False)
+    except FileNotFoundError:
+        raise SourceError("the git program is not installed", hint="install git") from None
+    except subprocess.TimeoutExpired:
+        raise SourceError(f"git {args[0]} timed out after {timeout:.0f} s") from None
+    if done.returncode != 0:
+        lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
+        message = lines[-1].strip() if lines else f"exit code {done.returncode}"
+        raise SourceError(f"git {args[0]} failed: {message.removeprefix('fatal: ')}")
+    return done.stdout
+
+
+def _safe_members(members: list[tarfile.TarInfo], dest: str) -> list[tarfile.TarInfo]:
+    """The members tarfile's `data` filter accepts (links out of the tree and devices are dropped)."""
+    kept = []
+    for member in members:
+        try:
+            tarfile.data_filter(member, dest)
+        except tarfile.FilterError:
+            continue
+        kept.append(member)
+    return kept
+
+
+def extract_tree(data: bytes, dest: Path, *, mode: str = "r:") -> None:
+    """Extract a tar (or tar.gz with mode `r:gz`) to `dest` atomically, dropping unsafe members."""
+    if dest.exists():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.parent / f".{dest.name}.{os.getpid()}.{threading.get_ident()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode=mode) as archive:
+            members = _safe_members(archive.getmembers(), str(tmp))
+            archive.extractall(tmp, members=members, filter="data")
+        try:
+            os.rename(tmp, dest)
+        except OSError:
+            if not dest.exists():
+                raise
+    except tarfile.TarError as err:
+        raise SourceError(f"cannot unpack the source: {err}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def resolve_inside(root: Path, relative: str, *, what: str = "path", revision: str = "") -> Path:
+    """`root/relative`, refusing anything that resolves outside `root` (`..`, symlinks)."""
+    if Path(relative).is_absolute() or ".." in Path(relative).parts:
+        raise InputError(f"{what} '{relative}' must stay inside the repository")
+    base = root.resolve()
+    target = (base / relative).resolve()
+    if target != base and not target.is_relative_to(base):
+        raise InputError(f"{what} '{relative}' leaves the checkout (a symlink out of the repository)")
+    if not target.exists():
+        at = f" at {revision}" if revision else ""
+        raise SourceError(f"{what} '{relative}' not found in the source{at}")
+    return target
+
+
+def revision_of(ref_kind: str, ref_name: str, sha: str) -> str:
+    """Flux's revision string: `<branch>@sha1:<sha>`, `<tag>@sha1:<sha>`, or `sha1:<sha>`."""
+    return f"sha1:{sha}" if ref_kind == "commit" else f"{ref_name}@sha1:{sha}"
+
+
+class GitFetcher:
+    """A bare mirror per repository under `root/mirrors`, checkouts under `root/checkouts`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def fetch(self, repo: GitRepository) -> Artifact:
+        """Fetch the ref, resolve it to a commit, make sure a checkout of it exists."""
+        mirror = self.root / "mirrors" / safe_name(repo.key)
+        if not (mirror / "HEAD").exists():
+            mirror.mkdir(parents=True, exist_ok=True)
+            run_git(["init", "--quiet", "--bare", str(mirror)])
+        url = repo.url
+        ref = repo.ref
+        if ref.commit:
+            kind, name = "commit", ref.commit
+            refspecs = [f"+refs/heads/{ref.branch}:refs/heads/{ref.branch}" if ref.branch
+                        else "+refs/heads/*:refs/heads/*"]
+        elif ref.tag:
+            kind, name = "tag", ref.tag
+            refspecs = [f"+refs/tags/{ref.tag}:refs/tags/{ref.tag}"]
+        else:
+            kind, name = "branch", ref.branch or "master"
+            refspecs = [f"+refs/heads/{name}:refs/heads/{name}"]
+        run_git(["--git-dir", str(mirror), "fetch", "--quiet", "--no-tags", "--force", url, *refspecs])
+        wanted = {"commit": name, "tag": f"refs/tags/{name}", "branch": f"refs/heads/{name}"}[kind]
+        try:
+            sha = run_git(["--git-dir", str(mirror), "rev-parse", "--verify", "--quiet",
+                           f"{wanted}^{{commit}}"]).decode().strip()
+        except SourceError:
+            raise SourceError(f"{kind} '{name}' not found in {url}") from None
+        checkout = self.root / "checkouts" / safe_name(repo.key) / sha
+        if not checkout.exists():
+            tree = run_git(["--git-dir", str(mirror), "archive", "--format=tar", sha])
+            extract_tree(tree, checkout)
+            prune(checkout.parent, keep=KEEP_CHECKOUTS)
+        if kind == "commit" and ref.branch:
+            kind, name = "branch", ref.branch
+        return Artifact(repo.key, revision_of(kind, name, sha), checkout)
+
+
+def fetch_artifact(source: str, url: str, digest: str, revision: str, root: Path,
+                   opener: Callable[[str], bytes] | None = None) -> Artifact:
+    """A Flux source-controller artifact (a tar.gz at `url`), its `sha256:<hex>` digest verified."""
+    algorithm, _, expected = digest.partition(":")
+    if algorithm not in ("sha256", "sha384", "sha512") or not expected:
+        raise SourceError(f"artifact digest '{digest}' is not <sha256|sha384|sha512>:<hex>")
+    checkout = root / "checkouts" / safe_name(source) / f"{algorithm}-{expected[:40]}"
+    if not checkout.exists():
+        data = (opener or _download)(url)
+        actual = hashlib.new(algorithm, data).hexdigest()
+        if actual != expected:
+            raise SourceError(f"artifact digest mismatch for {url}: expected {digest}, got {algorithm}:{actual}")
+        extract_tree(data, checkout, mode="r:*")
+        prune(checkout.parent, keep=KEEP_CHECKOUTS)
+    return Artifact(source, revision or digest, checkout)
+
+
+def _download(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as reply:  # noqa: S310 - source-controller URL
+            return bytes(reply.read())
+    except OSError as err:
+        raise SourceError(f"cannot download the artifact {url}: {err}") from None
+
+
+def prune(folder: Path, *, keep: int) -> None:
+    """Remove all but the `keep` newest checkouts in `folder`."""
+    entries = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    entries.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass
+class _Entry:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    artifact: Artifact | None = None
+    fetched_at: float = float("-inf")
+    error: SourceError | None = None
+    spec: tuple = ()
+    fetches: int = 0
+
+
+class Sources:
+    """Shared, rate-limited fetches: each repository at most once per its interval, whoever asks."""
+
+    ERROR_TTL = 1.0
+
+    def __init__(self, root: Path, fetcher: GitFetcher | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.root = root
+        self.fetcher = fetcher or GitFetcher(root)
+        self.clock = clock
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+
+    def _entry(self, key: str) -> _Entry:
+        with self._lock:
+            return self._entries.setdefault(key, _Entry())
+
+    def get(self, repo: GitRepository, *, force: bool = False) -> tuple[Artifact, bool]:
+        """The current artifact and whether this call fetched a new revision."""
+        entry = self._entry(repo.key)
+        spec = (repo.url, repo.ref)
+        with entry.lock:
+            age = self.clock() - entry.fetched_at
+            fresh = entry.spec == spec and not force
+            if fresh and entry.artifact is not None and age < repo.interval:
+                return entry.artifact, False
+            if fresh and entry.error is not None and age < self.ERROR_TTL:
+                raise entry.error
+            before = entry.artifact.revision if entry.artifact else None
+            entry.fetched_at, entry.spec = self.clock(), spec
+            entry.fetches += 1
+            try:
+                entry.artifact = self.fetcher.fetch(repo)
+                entry.error = None
+            except FormwrightError as err:
+                entry.error = err if isinstance(err, SourceError) else SourceError(str(err))
+                raise entry.error from None
+            return entry.artifact, entry.artifact.revision != before
+
+    def latest(self, key: str) -> Artifact | None:
+        """The last artifact fetched for `key`, without fetching."""
+        return self._entry(key).artifact
+
+    def fetch_count(self, key: str) -> int:
+        """How many fetches of `key` were made (for tests and benchmarks)."""
+        return self._entry(key).fetches

@@ -1,0 +1,81 @@
+"""Write artifact: template.yaml, files/, scripts/ (deploy, upload, create, cleanup, util/) and README.md."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from formwright.template import dump_yaml
+from formwright.transform.cloudformation.context import BUCKET_PARAMETER, Build
+
+SCRIPTS = {
+    "deploy.sh": "deploy.sh.j2",
+    "file-upload.sh": "file-upload.sh.j2",
+    "create-stack.sh": "create-stack.sh.j2",
+    "cleanup.sh": "cleanup.sh.j2",
+    "util/common.sh": "common.sh.j2",
+}
+
+
+def _environment() -> jinja2.Environment:
+    loader = jinja2.PackageLoader("formwright.transform.cloudformation", "scripts")
+    env = jinja2.Environment(loader=loader, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             autoescape=False, undefined=jinja2.StrictUndefined,  # noqa: S701 - shell, not HTML
+                             comment_start_string="{##", comment_end_string="##}")  # bash uses ${#array}
+    env.filters["q"] = lambda value: shlex.quote(str(value))
+    return env
+
+
+def stack_name(entry: str) -> str:
+    """A CloudFormation stack name from the service template's file name."""
+    stem = Path(entry.split("!")[-1]).stem
+    name = re.sub(r"[^A-Za-z0-9-]+", "-", stem).strip("-") or "tosca"
+    return name if name[0].isalpha() else f"tosca-{name}"
+
+
+def script_context(template: dict[str, Any], build: Build) -> dict[str, Any]:
+    """What the script and README templates are rendered with."""
+    parameters = template.get("Parameters", {})
+    secrets = sorted(build.secret_parameters)
+    return {
+        "stack_name": stack_name(build.model.entry),
+        "entry": build.model.entry,
+        "region": build.region,
+        "uses_bucket": BUCKET_PARAMETER in parameters,
+        "bucket_parameter": BUCKET_PARAMETER,
+        "secrets": [(name, "yes" if name in build.generated_secrets else "no") for name in secrets],
+        "generated": sorted(build.generated_secrets),
+        "capabilities": sorted(build.capabilities),
+        "inputs": list(build.model.inputs),
+        "resources": len(template.get("Resources", {})),
+        "parameters": [(name, str(p.get("Description", "")).replace("|", "/").replace("\n", " "))
+                       for name, p in parameters.items()],
+        "outputs": list(template.get("Outputs", {})),
+    }
+
+
+def write_artifact(folder: Path, template: dict[str, Any], build: Build) -> None:
+    """Write the whole artifact into `folder` (an empty staging folder)."""
+    (folder / "template.yaml").write_text(dump_yaml(template), encoding="utf-8")
+    files = folder / "files"
+    files.mkdir()
+    for key, source in sorted(build.uploads.items()):
+        target = files / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    env = _environment()
+    context = script_context(template, build)
+    context["secrets_only"] = [name for name, _ in context["secrets"]]
+    for name, source in SCRIPTS.items():
+        target = folder / "scripts" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(env.get_template(source).render(context), encoding="utf-8")
+        target.chmod(0o755 if not name.startswith("util/") else 0o644)
+    readme = env.get_template("README.md.j2").render({**context, "secrets": context["secrets_only"]})
+    (folder / "README.md").write_text(readme, encoding="utf-8")
+

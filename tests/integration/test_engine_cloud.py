@@ -1,0 +1,177 @@
+"""The engine against the local cloud: a 20-stack DAG, failures, import guards, big templates, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+LEAF = {
+    "Parameters": {"Upstream": {"Type": "String", "Default": "none"}},
+    "Resources": {
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "Setting": {"Type": "AWS::SSM::Parameter",
+                    "Properties": {"Type": "String", "Value": {"Ref": "Upstream"},
+                                   "Name": {"Fn::Sub": "/${AWS::StackName}/upstream"}}},
+    },
+    "Outputs": {"Chain": {"Value": {"Fn::Sub": "${Upstream}>${AWS::StackName}"}}},
+}
+
+
+def write_dag(root: Path, count: int, width: int = 4) -> None:
+    """`count` stacks; stack i takes the Chain output of stack i-width (a DAG of depth count/width)."""
+    (root / "t.json").write_text(json.dumps(LEAF))
+    stacks = {}
+    for i in range(count):
+        body: dict = {"template": "t.json"}
+        if i >= width:
+            body["parameters"] = {"Upstream": f"@@ref s{i - width}.outputs.Chain"}
+        stacks[f"s{i}"] = body
+    text = yaml.safe_dump({"name": "dag", "stacks": stacks}, sort_keys=False)
+    (root / "formwright.yaml").write_text(text.replace("'@@ref ", "!ref ").replace("Chain'", "Chain"))
+
+
+def test_twenty_stacks_deploy_in_dag_order_and_delete(tmp_path: Path, run_cli, cloud) -> None:
+    write_dag(tmp_path, 20)
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json", "--max-concurrency", "4")
+    assert result.code == 0, result.err
+    data = result.json()
+    assert {s["outcome"] for s in data["stacks"].values()} == {"created"}
+    assert data["outputs"]["s16"]["Chain"] == "none>dag-s0>dag-s4>dag-s8>dag-s12>dag-s16"
+
+    noop = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert noop.json()["write_calls"] == 0 and set(noop.json()["calls"]) == {"describe_stacks"}
+
+    deleted = run_cli("delete", str(tmp_path), "-y", "--output", "json")
+    assert deleted.code == 0, deleted.err
+    assert [s for s in cloud.client("cloudformation").describe_stacks()["Stacks"]
+            if s["StackStatus"] != "DELETE_COMPLETE"] == []
+
+
+def test_failed_stack_skips_dependents_and_independent_stacks_finish(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "ok.json").write_text(json.dumps(LEAF))
+    # moto refuses a subnet in a VPC that does not exist: the stack fails in the cloud
+    (tmp_path / "bad.json").write_text(json.dumps({"Resources": {"S": {"Type": "AWS::EC2::Subnet", "Properties": {
+        "VpcId": "vpc-doesnotexist", "CidrBlock": "10.0.0.0/24"}}}, "Outputs": {"Chain": {"Value": "x"}}}))
+    (tmp_path / "formwright.yaml").write_text("""name: mixed
+stacks:
+  broken: {template: bad.json}
+  after: {template: ok.json, parameters: {Upstream: !ref broken.outputs.Chain}}
+  later: {template: ok.json, depends_on: [after]}
+  independent: {template: ok.json}
+""")
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 1
+    outcomes = {n: s["outcome"] for n, s in result.json()["stacks"].items()}
+    assert outcomes == {"broken": "failed", "after": "skipped", "later": "skipped", "independent": "created"}
+    assert "broken failed" in result.json()["stacks"]["later"]["error"]
+    text = run_cli("deploy", str(tmp_path), "-y")
+    assert text.code == 1 and "Traceback" not in text.err and "summary" in text.out
+
+
+def test_delete_refuses_a_stack_whose_export_is_imported(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "exporter.json").write_text(json.dumps({
+        "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+        "Outputs": {"Url": {"Value": {"Ref": "Q"}, "Export": {"Name": "shared-queue-url"}}}}))
+    (tmp_path / "importer.json").write_text(json.dumps({
+        "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+            "Type": "String", "Name": {"Fn::Sub": "/${AWS::StackName}/queue"},
+            "Value": {"Fn::ImportValue": "shared-queue-url"}}}}}))
+    (tmp_path / "formwright.yaml").write_text(
+        "name: imp\nstacks:\n  exporter: {template: exporter.json}\n"
+        "  importer: {template: importer.json, depends_on: [exporter]}\n")
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    # a stack outside the project imports the export too
+    cf = cloud.client("cloudformation")
+    cf.create_stack(StackName="outsider", TemplateBody=(tmp_path / "importer.json").read_text())
+
+    refused = run_cli("delete", str(tmp_path), "-y", "--output", "json")
+    assert refused.code == 1
+    stacks = refused.json()["stacks"]
+    assert stacks["importer"]["outcome"] == "deleted"  # importers in the project go first
+    assert stacks["exporter"]["outcome"] == "failed"
+    assert "still imported by outsider" in stacks["exporter"]["error"]
+    cf.delete_stack(StackName="outsider")
+    assert run_cli("delete", str(tmp_path), "-y").code == 0
+
+
+def test_template_over_51200_bytes_goes_through_s3(tmp_path: Path, run_cli, cloud) -> None:
+    resources = {f"Param{i}": {"Type": "AWS::SSM::Parameter",
+                               "Properties": {"Type": "String", "Value": "v" * 200, "Name": f"/big/{i}",
+                                              "Description": "padding " * 20}} for i in range(150)}
+    body = json.dumps({"Resources": resources})
+    assert len(body) > 51_200
+    (tmp_path / "big.json").write_text(body)
+    (tmp_path / "formwright.yaml").write_text("name: big\nstacks:\n  big: {template: big.json}\n")
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 0, result.err
+    assert result.json()["calls"].get("put_object") == 1
+    s3 = cloud.client("s3")
+    bucket = "formwright-123456789012-us-east-1"
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert keys and keys[0].startswith("big/big/")
+
+
+def test_template_over_1mb_is_an_error_before_any_call(tmp_path: Path, run_cli, cloud) -> None:
+    resources = {f"P{i}": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": "v" * 2000, "Name": f"/huge/{i}"}}
+                 for i in range(520)}
+    (tmp_path / "huge.json").write_text(json.dumps({"Resources": resources}))
+    (tmp_path / "formwright.yaml").write_text("name: huge\nstacks:\n  huge: {template: huge.json}\n")
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 2
+    assert "may not exceed 1000000 bytes" in result.json()["stacks"]["huge"]["error"]
+    assert result.json()["write_calls"] == 0
+
+
+def test_bad_input_is_one_line_exit_2(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\n")
+    cases = {
+        "name: p\nstacks:\n  a: {template: t.yaml, dependson: [b]}\n": "formwright.yaml:3: unknown key 'dependson'",
+        "name: p\nstacks:\n  a: {template: missing.yaml}\n": "formwright.yaml:3: template 'missing.yaml'",
+        "name: p\nstacks:\n  a: {template: t.yaml, depends_on: [b]}\n  b: {template: t.yaml, depends_on: [a]}\n":
+            "dependency cycle:",
+        "name: p\nstacks:\n  a: {template: t.yaml, parameters: {X: 1}}\n": "parameter 'X' is not declared",
+    }
+    for text, expected in cases.items():
+        (tmp_path / "formwright.yaml").write_text(text)
+        for command in ("validate", "plan", "deploy"):
+            result = run_cli(command, str(tmp_path), "-y" if command == "deploy" else "--output=text")
+            assert result.code == 2, (command, text, result.err)
+            assert expected in result.err, (command, result.err)
+            assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_validate_reports_lint_findings_with_source_lines(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties:\n"
+                                     "      VisibilityTimeOut: 5\n")
+    (tmp_path / "formwright.yaml").write_text("name: p\nstacks:\n  a: {template: t.yaml}\n")
+    result = run_cli("validate", str(tmp_path))
+    assert result.code == 2
+    assert f"{tmp_path / 't.yaml'}:5: E3002:" in result.err
+
+
+def test_no_local_cloud_is_a_clear_error(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\n")
+    (tmp_path / "formwright.yaml").write_text("name: p\nstacks:\n  a: {template: t.yaml}\n")
+    result = run_cli("plan", str(tmp_path), env={"FORMWRIGHT_HOME": str(tmp_path / "empty-home")})
+    assert result.code == 2
+    assert "the local cloud is not running" in result.err and "formwright local-cloud start" in result.err
+    bad_target = run_cli("plan", str(tmp_path), "--target", "gcp")
+    assert bad_target.code == 2 and "unknown target 'gcp'" in bad_target.err
+
+
+def test_local_cloud_commands(tmp_path: Path, run_cli) -> None:
+    env = {"FORMWRIGHT_HOME": str(tmp_path / "home")}
+    assert run_cli("local-cloud", "status", env=env).code == 1
+    started = run_cli("local-cloud", "start", "--output", "json", env=env)
+    assert started.code == 0, started.err
+    info = started.json()
+    assert info["started"] and info["endpoint"].startswith("http://127.0.0.1:")
+    again = run_cli("local-cloud", "start", "--output", "json", env=env).json()
+    assert again["started"] is False and again["endpoint"] == info["endpoint"]
+    status = run_cli("local-cloud", "status", "--output", "json", env=env)
+    assert status.code == 0 and status.json()["running"]
+    stopped = run_cli("local-cloud", "stop", "--output", "json", env=env)
+    assert stopped.json()["stopped"] is True
+    assert run_cli("local-cloud", "status", env=env).code == 1

@@ -1,0 +1,62 @@
+"""`formwright transform tosca` through typer's CliRunner on an app that only has `register` applied."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from formwright.cli.transform import register
+from formwright.errors import InputError
+
+from .conftest import EXAMPLES
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """formwright (test stand-in)."""
+
+    register(app)
+    return app
+
+
+def test_json_output(tmp_path: Path):
+    src, inputs = EXAMPLES["lamp-single"]
+    args = ["transform", "tosca", str(src), "-o", str(tmp_path / "out"), "--output", "json"]
+    for key, value in inputs.items():
+        args += ["--input", f"{key}={value}"]
+    result = CliRunner().invoke(_app(), args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["out"] == str(tmp_path / "out")
+    assert data["template"] == str(tmp_path / "out" / "template.yaml")
+    assert data["resources"] == 7
+    assert "DatabasePassword" in data["parameters"] and data["outputs"] == ["Url", "DatabaseEndpoint"]
+    assert "correct-horse" not in result.output
+
+
+def test_text_output_and_csar_folder(tmp_path: Path):
+    src, _ = EXAMPLES["java"]
+    result = CliRunner().invoke(_app(), ["transform", "tosca", str(src), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "template.yaml" in result.output and (tmp_path / "out" / "template.yaml").is_file()
+
+
+def test_bad_input_raises_formwright_error(tmp_path: Path):
+    src, _ = EXAMPLES["lamp-single"]
+    result = CliRunner().invoke(_app(), ["transform", "tosca", str(src), "-o", str(tmp_path / "out")])
+    assert isinstance(result.exception, InputError) and result.exception.exit_code == 2
+    assert str(result.exception) == (f"{src}: missing required input: database_password "
+                                     "(pass each with --input NAME=VALUE)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_input_flag(tmp_path: Path):
+    src, _ = EXAMPLES["nodejs"]
+    result = CliRunner().invoke(_app(), ["transform", "tosca", str(src), "-o", str(tmp_path / "o"), "--input", "x"])
+    assert isinstance(result.exception, InputError) and "--input 'x' must be KEY=VALUE" in str(result.exception)

@@ -1,0 +1,183 @@
+"""Bad input: one clear InputError each (with file:line where there is one), and nothing written to OUT."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from formwright.errors import InputError
+from formwright.transform.cloudformation import transform_tosca
+
+from .conftest import EXAMPLES_DIR, HEADER, write_template
+
+GOOD = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    app:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - host: vm
+"""
+
+
+def _fails(src: Path, out: Path, inputs: dict | None = None) -> str:
+    with pytest.raises(InputError) as err:
+        transform_tosca(src, out, inputs=inputs or {})
+    assert not out.exists(), "nothing may be written on failure"
+    text = str(err.value)
+    assert "\n" not in text and "Traceback" not in text
+    return text
+
+
+def test_malformed_yaml(tmp_path: Path):
+    src = tmp_path / "bad.yaml"
+    src.write_text(HEADER + "topology_template:\n  node_templates:\n    vm: [unclosed\n")
+    assert _fails(src, tmp_path / "out").startswith(f"{src}:")
+
+
+def test_unknown_type(tmp_path: Path):
+    src = write_template(tmp_path, GOOD.replace("tosca.nodes.SoftwareComponent", "no.such.Type"))
+    text = _fails(src, tmp_path / "out")
+    assert text.startswith(f"{src}:8:") and "unknown type: 'no.such.Type'" in text
+
+
+def test_unsupported_types_listed_with_locations(tmp_path: Path):
+    body = GOOD + """    bucket:
+      type: tosca.nodes.ObjectStorage
+      properties:
+        name: b
+    lb:
+      type: tosca.nodes.LoadBalancer
+"""
+    src = write_template(tmp_path, body)
+    text = _fails(src, tmp_path / "out")
+    assert "unsupported by the CloudFormation plugin" in text
+    assert f"{src}:11: node 'bucket'" in text and f"{src}:15: node 'lb'" in text
+
+
+def test_requirement_target_missing(tmp_path: Path):
+    src = write_template(tmp_path, GOOD.replace("- host: vm", "- host: nowhere"))
+    text = _fails(src, tmp_path / "out")
+    assert text.startswith(f"{src}:10:") and "'nowhere', which does not exist" in text
+
+
+def test_hosted_on_cycle(tmp_path: Path):
+    body = """
+topology_template:
+  node_templates:
+    a:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - host: b
+    b:
+      type: tosca.nodes.WebServer
+      requirements:
+        - host: a
+"""
+    text = _fails(write_template(tmp_path, body), tmp_path / "out")
+    assert "HostedOn cycle" in text
+
+
+def test_function_names_missing_node(tmp_path: Path):
+    body = GOOD + """      properties:
+        component_version: { get_attribute: [ ghost, private_address ] }
+"""
+    src = write_template(tmp_path, body)
+    text = _fails(src, tmp_path / "out")
+    assert "names node 'ghost', which does not exist" in text and text.startswith(f"{src}:")
+
+
+def test_function_names_missing_property(tmp_path: Path):
+    body = GOOD + """      interfaces:
+        Standard:
+          create:
+            implementation: create.sh
+            inputs:
+              X: { get_property: [ vm, no_such_property ] }
+"""
+    src = write_template(tmp_path, body, files={"create.sh": "#!/bin/sh\n"})
+    text = _fails(src, tmp_path / "out")
+    assert "has no property 'no_such_property'" in text and text.startswith(f"{src}:16:")
+
+
+def test_undeclared_input(tmp_path: Path):
+    body = GOOD + """      properties:
+        component_version: { get_input: nothing }
+"""
+    assert "input 'nothing', which is not declared" in _fails(write_template(tmp_path, body), tmp_path / "out")
+
+
+def test_import_by_url_refused(tmp_path: Path):
+    src = write_template(tmp_path, "imports:\n  - https://example.com/types.yaml\n" + GOOD)
+    assert "is a URL; imports must be local files" in _fails(src, tmp_path / "out")
+
+
+def test_missing_artifact(tmp_path: Path):
+    body = GOOD + """      interfaces:
+        Standard:
+          create: missing.sh
+"""
+    assert "'missing.sh' not found" in _fails(write_template(tmp_path, body), tmp_path / "out")
+
+
+def _csar(path: Path, entries: dict[str, str], symlink: str | None = None) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in entries.items():
+            archive.writestr(name, text)
+        if symlink:
+            info = zipfile.ZipInfo(symlink)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, "/etc/passwd")
+    return path
+
+
+def test_csar_without_entry_definitions(tmp_path: Path):
+    csar = _csar(tmp_path / "app.csar", {"Definitions/a.yaml": HEADER + GOOD, "Definitions/b.yaml": HEADER + GOOD})
+    assert "CSAR has no entry definitions" in _fails(csar, tmp_path / "out")
+
+
+def test_csar_meta_without_entry(tmp_path: Path):
+    csar = _csar(tmp_path / "app.csar", {"TOSCA-Metadata/TOSCA.meta": "TOSCA-Meta-File-Version: 1.0\n",
+                                         "a.yaml": HEADER + GOOD})
+    assert "TOSCA.meta has no Entry-Definitions" in _fails(csar, tmp_path / "out")
+
+
+@pytest.mark.parametrize("name", ["../escape.yaml", "/abs/service.yaml", "a/../../escape.yaml"])
+def test_csar_entries_escaping(tmp_path: Path, name: str):
+    csar = _csar(tmp_path / "app.csar", {"service.yaml": HEADER + GOOD, name: "x"})
+    text = _fails(csar, tmp_path / "out")
+    assert "escapes the archive folder" in text or "absolute path" in text
+    assert not (tmp_path.parent / "escape.yaml").exists()
+
+
+def test_csar_symlink_refused(tmp_path: Path):
+    csar = _csar(tmp_path / "app.csar", {"service.yaml": HEADER + GOOD}, symlink="link")
+    assert "is a symbolic link" in _fails(csar, tmp_path / "out")
+
+
+def test_existing_out_left_untouched_on_failure(tmp_path: Path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("keep")
+    src = write_template(tmp_path, GOOD.replace("- host: vm", "- host: nowhere"))
+    with pytest.raises(InputError):
+        transform_tosca(src, out)
+    assert os.listdir(out) == ["keep.txt"]
+
+
+def test_csar_example_transforms(tmp_path: Path):
+    folder = EXAMPLES_DIR / "java"
+    csar = tmp_path / "java.csar"
+    with zipfile.ZipFile(csar, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder).as_posix())
+    result = transform_tosca(csar, tmp_path / "out")
+    assert (tmp_path / "out" / "files" / "greeter" / "artifacts" / "greeter.jar").is_file()
+    assert "GreeterEnvironment" in result.template["Resources"]

@@ -1,0 +1,307 @@
+"""The CloudFormation plugin's mappings, one test each."""
+
+from __future__ import annotations
+
+from formwright.transform.cloudformation.sizes import instance_type
+
+from .conftest import lint_errors, resources_of
+
+SCRIPT = {"scripts/create.sh": "#!/bin/bash\n", "scripts/start.sh": "#!/bin/bash\n", "app/site.txt": "hi\n"}
+
+WEB_ON_VM = """
+topology_template:
+  inputs:
+    greeting:
+      type: string
+      default: hello
+  node_templates:
+    my-vm.1:
+      type: tosca.nodes.Compute
+      capabilities:
+        host:
+          properties:
+            num_cpus: 4
+            mem_size: 8 GB
+            disk_size: 30 GB
+    apache:
+      type: tosca.nodes.WebServer.Apache
+      requirements:
+        - host: my-vm.1
+    site:
+      type: tosca.nodes.WebApplication
+      artifacts:
+        content: app/site.txt
+      requirements:
+        - host: apache
+      interfaces:
+        Standard:
+          start:
+            implementation: scripts/start.sh
+            inputs:
+              GREETING: { get_input: greeting }
+              SELF_IP: { get_attribute: [ HOST, private_address ] }
+          create: scripts/create.sh
+  outputs:
+    private:
+      value: { get_attribute: [ my-vm.1, private_address ] }
+    public:
+      value: { get_attribute: [ my-vm.1, public_address ] }
+"""
+
+DB_TOPOLOGY = """
+topology_template:
+  node_templates:
+    web_vm:
+      type: tosca.nodes.Compute
+    db_vm:
+      type: tosca.nodes.Compute
+    server:
+      type: tosca.nodes.WebServer
+      requirements:
+        - host: web_vm
+    app:
+      type: tosca.nodes.WebApplication
+      requirements:
+        - host: server
+        - database:
+            node: db
+            relationship: tosca.relationships.ConnectsTo
+      interfaces:
+        Standard:
+          create:
+            implementation: scripts/create.sh
+            inputs:
+              DB_HOST: { get_attribute: [ db_vm, private_address ] }
+    dbms:
+      type: tosca.nodes.DBMS.MySQL
+      requirements:
+        - host: db_vm
+    db:
+      type: tosca.nodes.Database.MySQL
+      properties:
+        name: appdb
+        password: %s
+      requirements:
+        - host: dbms
+  outputs:
+    db_address:
+      value: { get_attribute: [ db_vm, private_address ] }
+"""
+
+
+def _instance(result) -> tuple[str, dict]:
+    ((name, instance),) = resources_of(result.template, "AWS::EC2::Instance").items()
+    return name, instance
+
+
+def test_compute_becomes_ec2_with_alphanumeric_name_and_ip_getatt(transform):
+    result = transform(WEB_ON_VM, files=SCRIPT)
+    name, _ = _instance(result)
+    assert name == "MyVm1"
+    outputs = result.template["Outputs"]
+    assert outputs["Private"]["Value"] == {"Fn::GetAtt": ["MyVm1", "PrivateIp"]}
+    assert outputs["Public"]["Value"] == {"Fn::GetAtt": ["MyVm1", "PublicIp"]}
+
+
+def test_instance_type_image_and_disk(transform):
+    _, instance = _instance(transform(WEB_ON_VM, files=SCRIPT))
+    props = instance["Properties"]
+    assert props["InstanceType"] == "t3.xlarge"
+    assert props["ImageId"] == {"Ref": "ImageId"}
+    assert props["BlockDeviceMappings"][0]["Ebs"]["VolumeSize"] == 30
+    assert instance_type(None, None, None) == "t3.micro"
+    assert instance_type(2, 3000, None) == "t3.medium"
+
+
+def test_image_is_a_parameter_no_aws_call(transform):
+    params = transform(WEB_ON_VM, files=SCRIPT).template["Parameters"]
+    assert params["ImageId"]["Type"] == "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>"
+
+
+def test_lifecycle_config_sets_in_order_with_files_from_s3(transform):
+    _, instance = _instance(transform(WEB_ON_VM, files=SCRIPT))
+    init = instance["Metadata"]["AWS::CloudFormation::Init"]
+    assert init["configSets"]["default"] == ["FormwrightRuntime", "ApacheInstall", "SiteFiles", "SiteCreate",
+                                             "SiteStart"]
+    files = init["SiteFiles"]["files"]
+    assert set(files) == {"/opt/formwright/site/app/site.txt", "/opt/formwright/site/scripts/create.sh",
+                          "/opt/formwright/site/scripts/start.sh"}
+    assert "Fn::Sub" in files["/opt/formwright/site/scripts/start.sh"]["source"]
+    auth = instance["Metadata"]["AWS::CloudFormation::Authentication"]["ArtifactAccess"]
+    assert auth["type"] == "S3"
+
+
+def test_start_inputs_are_environment_variables(transform):
+    _, instance = _instance(transform(WEB_ON_VM, files=SCRIPT))
+    env = instance["Metadata"]["AWS::CloudFormation::Init"]["SiteStart"]["commands"]["run"]["env"]
+    assert env["GREETING"] == {"Ref": "Greeting"}
+    assert env["SELF_IP"] == "@@FW_PRIVATE_IP@@"  # its own address is filled in on the instance
+    assert env["FW_INPUTS"] == "GREETING SELF_IP"
+
+
+def test_creation_policy_and_signal(transform):
+    _, instance = _instance(transform(WEB_ON_VM, files=SCRIPT))
+    assert instance["CreationPolicy"]["ResourceSignal"]["Count"] == 1
+    user_data = instance["Properties"]["UserData"]["Fn::Base64"]["Fn::Sub"]
+    assert "cfn-init" in user_data and "cfn-signal" in user_data
+
+
+def test_role_and_profile_grant_artifact_read(transform):
+    result = transform(WEB_ON_VM, files=SCRIPT)
+    _, instance = _instance(result)
+    assert instance["Properties"]["IamInstanceProfile"] == {"Ref": "ArtifactReaderProfile"}
+    role = result.template["Resources"]["ArtifactReaderRole"]["Properties"]
+    assert role["Policies"][0]["PolicyDocument"]["Statement"][0]["Action"] == ["s3:GetObject"]
+    assert result.capabilities == ["CAPABILITY_IAM"]
+    assert "ArtifactBucket" in result.template["Parameters"]
+
+
+def test_web_ports_open_to_world(transform):
+    result = transform(WEB_ON_VM, files=SCRIPT)
+    group = resources_of(result.template, "AWS::EC2::SecurityGroup")["MyVm1SecurityGroup"]
+    rules = group["Properties"]["SecurityGroupIngress"]
+    assert [(r["FromPort"], r["CidrIp"]) for r in rules] == [(80, "0.0.0.0/0")]
+
+
+def test_inputs_parameters_and_outputs(transform):
+    result = transform(WEB_ON_VM, files=SCRIPT)
+    assert result.template["Parameters"]["Greeting"] == {"Type": "String", "Default": "hello"}
+    assert set(result.template["Outputs"]) == {"Private", "Public"}
+
+
+def test_mysql_becomes_rds_with_defaults_and_generated_password(transform):
+    result = transform(DB_TOPOLOGY % "null", files=SCRIPT)
+    ((_, db),) = resources_of(result.template, "AWS::RDS::DBInstance").items()
+    props = db["Properties"]
+    assert props["Engine"] == "mysql"
+    assert props["MasterUsername"] == "root"
+    assert props["Port"] == "3306"
+    assert props["DBName"] == "appdb"
+    param = props["MasterUserPassword"]["Ref"]
+    assert result.template["Parameters"][param]["NoEcho"] is True
+    assert "Default" not in result.template["Parameters"][param]
+    assert result.generated_secrets == [param]
+
+
+def test_literal_password_passed_as_noecho_value(transform):
+    result = transform(DB_TOPOLOGY % "long-enough-pw", files=SCRIPT)
+    ((_, db),) = resources_of(result.template, "AWS::RDS::DBInstance").items()
+    param = db["Properties"]["MasterUserPassword"]["Ref"]
+    assert result.parameter_values[param] == "long-enough-pw"
+    assert "long-enough-pw" not in str(result.template)
+    short = transform(DB_TOPOLOGY % "short", files=SCRIPT)
+    assert short.generated_secrets  # too short for RDS: generated instead
+
+
+def test_compute_hosting_only_mysql_has_no_instance_and_points_at_rds(transform):
+    result = transform(DB_TOPOLOGY % "null", files=SCRIPT)
+    assert list(resources_of(result.template, "AWS::EC2::Instance")) == ["WebVm"]
+    assert result.template["Outputs"]["DbAddress"]["Value"] == {"Fn::GetAtt": ["DbmsDb", "Endpoint.Address"]}
+
+
+def test_connects_to_mysql_points_app_at_rds_and_opens_port_only_to_app(transform):
+    result = transform(DB_TOPOLOGY % "null", files=SCRIPT)
+    _, instance = _instance(result)
+    env = instance["Metadata"]["AWS::CloudFormation::Init"]["AppCreate"]["commands"]["run"]["env"]
+    assert env["DB_HOST"] == {"Fn::GetAtt": ["DbmsDb", "Endpoint.Address"]}
+    ((_, rule),) = resources_of(result.template, "AWS::EC2::SecurityGroupIngress").items()
+    assert rule["Properties"]["FromPort"] == 3306
+    assert rule["Properties"]["SourceSecurityGroupId"] == {"Fn::GetAtt": ["WebVmSecurityGroup", "GroupId"]}
+    assert rule["Properties"]["GroupId"] == {"Fn::GetAtt": ["DbmsSecurityGroup", "GroupId"]}
+    groups = resources_of(result.template, "AWS::EC2::SecurityGroup")
+    assert "SecurityGroupIngress" not in groups["DbmsSecurityGroup"]["Properties"]
+
+
+def test_webapplication_port_80_default(transform):
+    result = transform(DB_TOPOLOGY % "null", files=SCRIPT)
+    rules = resources_of(result.template, "AWS::EC2::SecurityGroup")["WebVmSecurityGroup"]["Properties"]
+    assert [r["FromPort"] for r in rules["SecurityGroupIngress"]] == [80]
+
+
+def test_java_becomes_beanstalk_without_instance(transform):
+    body = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    jre:
+      type: tosca.nodes.JavaRuntime
+      requirements:
+        - host: vm
+    app:
+      type: tosca.nodes.JavaApplication
+      artifacts:
+        jar: app.jar
+      requirements:
+        - host: jre
+  outputs:
+    url:
+      value: { get_attribute: [ vm, public_address ] }
+"""
+    result = transform(body, files={"app.jar": "jar"})
+    template = result.template
+    assert not resources_of(template, "AWS::EC2::Instance")
+    assert list(resources_of(template, "AWS::ElasticBeanstalk::Environment")) == ["AppEnvironment"]
+    version = resources_of(template, "AWS::ElasticBeanstalk::ApplicationVersion")["AppVersion"]
+    assert version["Properties"]["SourceBundle"]["S3Key"] == "app/app.jar"
+    assert template["Outputs"]["Url"]["Value"] == {
+        "Fn::Sub": "${AWS::StackName}-app.${AWS::Region}.elasticbeanstalk.com"}
+
+
+def test_hosted_on_and_depends_on_order_across_nodes(transform):
+    body = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    second:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - host: vm
+        - dependency: first
+      interfaces:
+        Standard:
+          create: scripts/create.sh
+    first:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - host: vm
+      interfaces:
+        Standard:
+          create: scripts/create.sh
+          start: scripts/start.sh
+"""
+    _, instance = _instance(transform(body, files=SCRIPT))
+    order = instance["Metadata"]["AWS::CloudFormation::Init"]["configSets"]["default"]
+    assert order == ["FormwrightRuntime", "FirstFiles", "FirstCreate", "FirstStart", "SecondFiles", "SecondCreate"]
+
+
+def test_block_storage_attaches_ebs(transform):
+    body = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage:
+            node: disk
+            relationship:
+              type: tosca.relationships.AttachesTo
+              properties:
+                location: /dev/sdh
+    disk:
+      type: tosca.nodes.BlockStorage
+      properties:
+        size: 50 GB
+"""
+    template = transform(body).template
+    ((_, volume),) = resources_of(template, "AWS::EC2::Volume").items()
+    assert volume["Properties"]["Size"] == 50
+    ((_, attachment),) = resources_of(template, "AWS::EC2::VolumeAttachment").items()
+    assert attachment["Properties"]["Device"] == "/dev/sdh"
+    assert lint_errors(template) == []
+
+
+def test_every_mapping_lints_clean(transform):
+    for body in (WEB_ON_VM, DB_TOPOLOGY % "null"):
+        assert lint_errors(transform(body, files=SCRIPT).template) == []
