@@ -10,7 +10,7 @@ MASK = "****"
 
 def exit_code_of(results: "dict[str, StackResult]") -> int:
     """0 when every stack is fine; 2 when any failed on bad input; else 1."""
-    codes = [r.exit_code or 1 for r in results.values() if not r.ok and r.outcome == "failed"]
+    codes = [r.exit_code for r in results.values() if r.outcome == "failed"]
     if not codes and all(r.ok for r in results.values()):
         return 0
     return 2 if 2 in codes else 1

@@ -103,10 +103,9 @@ class StackRunner:
         return self._bucket
 
     # ---- status -------------------------------------------------------------------------------
-    def settle(self, stack: Stack) -> tuple[StackInfo | None, str]:
-        """Bring the stack to a state a change set can start from; return it and a note."""
+    def settle(self, stack: Stack, info: StackInfo | None) -> tuple[StackInfo | None, str]:
+        """Bring the stack (as last described) to a state a change set can start from; return it and a note."""
         note = ""
-        info = self.cfn.describe(stack.stack_name)
         if info is not None and info.in_progress:
             self._say(stack, "waiting", info.status, "waiting for an operation already in progress")
             info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "waiting", i))
@@ -244,7 +243,7 @@ class StackRunner:
         info = self.cfn.describe(stack.stack_name)
         if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
             return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
-        info, note = self.settle(stack) if info is None or not info.settled_ok else (info, "")
+        info, note = self.settle(stack, info)
         plan, change_set_id = self.change_set(stack, info, prep)
         plan.note = note
         if change_set_id is None:
@@ -264,7 +263,7 @@ class StackRunner:
             reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since)) if final else []
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack is gone")
             return StackResult(stack.name, stack.stack_name, "failed", status,
-                               error=f"{stack.name}: {status}: {detail}", plan=plan)
+                               error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)
         self._remember(stack, final, prep)
         self._protect(stack, final)
         outcome = "created" if plan.kind == "create" else "updated"
@@ -324,7 +323,7 @@ class StackRunner:
                 return StackResult(stack.name, stack.stack_name, "deleted", "DELETE_COMPLETE")
             if final.status != "DELETE_FAILED" or attempt == 1:
                 reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since))
-                return StackResult(stack.name, stack.stack_name, "failed", final.status,
+                return StackResult(stack.name, stack.stack_name, "failed", final.status, exit_code=1,
                                    error=f"{stack.name}: {final.status}: {'; '.join(reasons[:3]) or final.reason}")
         raise AssertionError("unreachable")
 

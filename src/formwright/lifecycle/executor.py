@@ -29,7 +29,7 @@ from formwright.lifecycle.elements import split_id
 from formwright.lifecycle.events import EventFirer, EventScope
 from formwright.lifecycle.manifest import Manifest, load_for_instance, manifest_snapshot, parse_manifest, uses_properties
 from formwright.lifecycle.sources import SecretStore
-from formwright.model.project import Project, StackConfig
+from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import AppliedCache
 from formwright.state.journal import Journal, Operation, Revision, Step
 
@@ -61,6 +61,7 @@ class Workspace:
         self._prepared: dict[str, Stack] = {}
         self._lock = threading.RLock()
         self.outputs: dict[str, dict[str, str]] = {}  # element id -> outputs
+        self.pinned: dict[str, dict[str, str]] = {}  # element id -> recorded parameters (rollback)
 
     def runner(self, region: str) -> StackRunner:
         """The engine's runner for one region (its own applied cache under the instance's folder)."""
@@ -107,7 +108,12 @@ class Workspace:
                 dep_stack, region = split_id(dep, self.home_region)
                 info = self.runner(region).cfn.describe(names.get(dep) or self.project.stacks[dep_stack].stack_name)
                 self.outputs[dep] = info.outputs if info else {}
-            view[split_id(dep, self.home_region)[0]] = self.outputs[dep]
+            view[split_id(dep, self.home_region)[0]] = dict(self.outputs[dep])
+        stack = split_id(element, self.home_region)[0]
+        recorded = self.pinned.get(element, {})
+        for key, value in (self.project.stacks[stack].parameters.items() if stack in self.project.stacks else ()):
+            if isinstance(value, OutputRef) and recorded.get(key, "****") != "****":
+                view.setdefault(value.stack, {})[value.output] = recorded[key]  # exactly what was deployed then
         return view
 
     def record(self, element: str, stack: Stack, graph: dict[str, list[str]], names: dict[str, str],
@@ -157,6 +163,9 @@ class Executor:
                            workspace.properties, manifest_snapshot(workspace.project),
                            Path(workspace.project.directory))
         self.events = EventFirer(journal, op, manifest, scope, log, redactor, secrets)
+        if op.params.get("target_revision"):
+            pinned = journal.revision(op.instance, int(op.params["target_revision"]))
+            workspace.pinned = {e: dict(rec.get("parameters", {})) for e, rec in (pinned.elements if pinned else {}).items()}
 
     # ---- the whole operation ------------------------------------------------------------------
     def run(self) -> Revision | None:

@@ -341,7 +341,7 @@ def _line_for(document: Any, loc: tuple[Any, ...]) -> int | None:
             line = getattr(node, "line", None) or line
         else:
             return line
-    return getattr(node, "line", None) or line
+    return line
 
 
 def _validation_error(err: ValidationError, document: Any, file: str | None, what: str) -> InputError:

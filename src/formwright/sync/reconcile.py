@@ -33,7 +33,6 @@ from formwright.cloud.errors import error_code, error_message, translate
 from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, failure_reasons, is_no_change
 from formwright.engine.results import no_progress
 from formwright.engine.runner import StackRunner
-from formwright.engine.stack import has_transforms
 from formwright.errors import FormwrightError, InputError
 from formwright.sync.objects import GitRepository, StackObject
 from formwright.sync.source import Artifact, SourceError, Sources, resolve_inside
@@ -232,9 +231,7 @@ class Reconciler:
         template = loads(text, file=where)
         if not isinstance(template, dict):
             raise InputError("a template must be a mapping with Resources", file=where, line=1)
-        body = text
-        if has_transforms(template):
-            body = self._expand(template, parameters, path.parent, where)
+        body = self._expand(template, parameters, path.parent, where) or text
         digest = hashlib.sha256(json.dumps([body, sorted(parameters.items()), sorted(tags.items()),
                                             obj.spec.stack_name]).encode()).hexdigest()
         desired = Desired(body, parameters, tags, digest)
@@ -244,12 +241,14 @@ class Reconciler:
                 self._desired.popitem(last=False)
         return desired
 
-    def _expand(self, template: dict, parameters: dict[str, str], base_dir: Path, where: str) -> str:
-        """Run the template's macros locally (formwright.macros), or pass it through when unavailable."""
+    def _expand(self, template: dict, parameters: dict[str, str], base_dir: Path, where: str) -> str | None:
+        """The body with macros run locally (formwright.macros); None when there are none or no engine."""
         try:
-            from formwright.macros import MacroRegistry, expand
+            from formwright.macros import MacroRegistry, expand, needs_auto_expand
         except ImportError:
-            return dump_json(plain(template), indent=None)
+            return None  # passed through as written; CloudFormation expands it (CAPABILITY_AUTO_EXPAND)
+        if not needs_auto_expand(template):
+            return None
         registry = MacroRegistry.build(base_dir=base_dir)
         registry.register_template_macros(template, base_dir)
         expanded = expand(template, registry=registry, parameter_values=parameters, region=self.target.region,
@@ -373,6 +372,7 @@ class Reconciler:
                 Outcome(st, spec.poll_interval)
         if status != "CREATE_COMPLETE":
             self._delete_change_set(stack_name, name)
+            self._drop_review_stack(stack_name)
             st.phase = ""
             return self._failed(st, "ChangeSetFailed", f"change set {name} failed: "
                                 f"{desc.get('StatusReason') or status}", obj, generation)
@@ -380,7 +380,16 @@ class Reconciler:
         if execution == "AVAILABLE":
             st.phase = "executing"
             self.save_status(obj.key, st)  # write-ahead: judged by the stack's status after a restart
-            self.cfn.call("execute_change_set", ChangeSetName=name, StackName=stack_name)
+            try:
+                self.cfn.call("execute_change_set", ChangeSetName=name, StackName=stack_name)
+            except ClientError as err:
+                if error_code(err) != "ValidationError":
+                    raise
+                self._delete_change_set(stack_name, name)  # refused at execution (the local cloud does this)
+                self._drop_review_stack(stack_name)
+                st.phase = ""
+                return self._failed(st, "ChangeSetFailed", f"change set {name} failed: {error_message(err)}",
+                                    obj, generation)
             after = self.cfn.describe(stack_name)
             if after is not None and not after.in_progress:
                 return self._after_execute(obj, generation, st, artifact, desired, after)
@@ -403,12 +412,11 @@ class Reconciler:
         if info is not None and info.in_progress:
             st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}")
             return Outcome(st, spec.poll_interval)
+        desc = self._describe_change_set(stack_name, name) if info is not None else None
+        if desc is not None and desc.get("Status") == "CREATE_COMPLETE" and desc.get("ExecutionStatus") == "AVAILABLE":
+            st.phase = "created"  # stopped between the write-ahead and the call: execute it now
+            return self._advance(obj, generation, st, artifact, desired, info, name)
         if info is not None and info.status in APPLIED:
-            desc = self._describe_change_set(stack_name, name)
-            if desc is not None and desc.get("Status") == "CREATE_COMPLETE" and \
-                    desc.get("ExecutionStatus") == "AVAILABLE":
-                st.phase = "created"  # stopped between the write-ahead and the call: execute it now
-                return self._advance(obj, generation, st, artifact, desired, info, name)
             st.phase, st.failures = "", 0
             st.applied_digest, st.stack_id = desired.digest, info.stack_id
             st.observed_generation = generation
@@ -430,6 +438,12 @@ class Reconciler:
                     "does not exist" in error_message(err):
                 return None
             raise
+
+    def _drop_review_stack(self, stack_name: str) -> None:
+        """Delete the empty REVIEW_IN_PROGRESS stack a failed CREATE change set leaves behind."""
+        info = self.cfn.describe(stack_name)
+        if info is not None and info.status == "REVIEW_IN_PROGRESS":
+            self.cfn.call("delete_stack", StackName=info.stack_id)
 
     def _delete_change_set(self, stack_name: str, name: str) -> None:
         try:

@@ -149,10 +149,9 @@ def build_model(doc: Document, registry: TypeRegistry, tosca: Any, root: Any) ->
     for name, tpl in raw_nodes.items():
         node_type = registry.canonical(str(tpl["type"])) or str(tpl["type"])
         nt = parsed[name]
-        capabilities = {}
-        for cap in nt.get_capabilities_objects():
-            raw_cap = ((tpl.get("capabilities") or {}).get(cap.name) or {}).get("properties") or {}
-            capabilities[cap.name] = _properties(raw_cap, cap.get_properties_objects())
+        capabilities: dict[str, dict[str, Any]] = {cap: {} for cap in registry.merged(node_type, "capabilities")}
+        for cap, value in (tpl.get("capabilities") or {}).items():
+            capabilities[cap] = dict((value or {}).get("properties") or {}) if isinstance(value, dict) else {}
         attributes = {k: (v.get("default") if isinstance(v, dict) else None)
                       for k, v in registry.merged(node_type, "attributes").items()}
         attributes.update(tpl.get("attributes") or {})

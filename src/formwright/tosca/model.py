@@ -119,6 +119,9 @@ class EffectiveModel:
     entry: str
     description: str | None = None
 
+    _incoming: dict[str, list[Relationship]] | None = field(default=None, repr=False, compare=False)
+    _hosted: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)
+
     def relationships(self) -> Iterator[Relationship]:
         """Every relationship of every node."""
         for node in self.nodes.values():
@@ -140,8 +143,18 @@ class EffectiveModel:
 
     def hosted(self, host: Node) -> list[Node]:
         """Every node whose hosting stack ends at `host` (transitively), in model order."""
-        return [n for n in self.nodes.values() if n is not host and self.root_host(n) is host]
+        if self._hosted is None:
+            self._hosted = {}
+            for node in self.nodes.values():
+                bottom = self.root_host(node)
+                if bottom is not node:
+                    self._hosted.setdefault(bottom.name, []).append(node)
+        return list(self._hosted.get(host.name, []))
 
     def sources_of(self, target: Node, base: str) -> list[Relationship]:
         """Relationships of type `base` (or derived) that point at `target`."""
-        return [r for r in self.relationships() if r.target == target.name and r.is_a(base)]
+        if self._incoming is None:
+            self._incoming = {}
+            for rel in self.relationships():
+                self._incoming.setdefault(rel.target, []).append(rel)
+        return [r for r in self._incoming.get(target.name, []) if r.is_a(base)]

@@ -15,7 +15,7 @@ from typing import Any
 from formwright.errors import InputError
 from formwright.template import line_of, plain
 from formwright.tosca.documents import Documents
-from formwright.tosca.types import PROFILE_PATH
+from formwright.tosca.types import profile_node_types
 
 _QUOTED = re.compile(r'"([^"]+)"')
 
@@ -43,7 +43,11 @@ def run_tosca_parser(documents: Documents, params: dict[str, Any]) -> Any:
     from toscaparser.tosca_template import ToscaTemplate
 
     tpl = plain(documents.entry.data)  # tosca-parser rewrites values in place
-    tpl["imports"] = [str(p) for p in documents.entry_imports] + [str(PROFILE_PATH)]
+    tpl["imports"] = [str(p) for p in documents.entry_imports]
+    if not tpl["imports"]:
+        del tpl["imports"]
+    # formwright's profile, parsed once per process, joins the template's own types (which win).
+    tpl["node_types"] = {**profile_node_types(), **(tpl.get("node_types") or {})}
     logger = logging.getLogger("tosca")
     previous = logger.level, logger.propagate
     logger.setLevel(logging.CRITICAL + 1)

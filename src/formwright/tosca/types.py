@@ -41,12 +41,24 @@ def _builtin_definitions() -> tuple[tuple[str, str, dict], ...]:
 
     normative_path = Path(toscaparser.elements.__file__).parent / "TOSCA_definition.yaml"
     out = []
-    for path in (normative_path, PROFILE_PATH):
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+    normative = yaml.load(normative_path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+    for data in (normative, _profile()):
         for kind in KINDS:
             for name, definition in (data.get(kind) or {}).items():
                 out.append((kind, name, definition or {}))
     return tuple(out)
+
+
+@functools.cache
+def _profile() -> dict:
+    return yaml.load(PROFILE_PATH.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+
+
+def profile_node_types() -> dict[str, dict]:
+    """A fresh copy of the node types of formwright's shipped profile."""
+    import copy
+
+    return copy.deepcopy(_profile()["node_types"])
 
 
 class TypeRegistry:

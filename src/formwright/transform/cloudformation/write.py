@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import shutil
@@ -22,6 +23,7 @@ SCRIPTS = {
 }
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
     loader = jinja2.PackageLoader("formwright.transform.cloudformation", "scripts")
     env = jinja2.Environment(loader=loader, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,

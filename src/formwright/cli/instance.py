@@ -1,0 +1,205 @@
+"""`formwright instance …` (create, list, show, update, upgrade, rollback, retry, run, scope, delete) and
+`formwright history NAME`: the lifecycle of deployment instances."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+from rich.table import Table
+
+from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json, err_console
+from formwright.cli.progress import Progress
+from formwright.lifecycle.manifest import parse_pairs
+from formwright.lifecycle.operations import Lifecycle, Outcome
+
+ProjectOption = typer.Option(Path("."), "--project", "-p",
+                             help="The project home: the folder whose .formwright/journal.db keeps the instances.")
+InputOption = typer.Option(None, "--input", "-i", help="An input value, name=value (repeatable).")
+UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
+                            help="First drop the lock this (dead) operation holds.")
+
+
+def _stamp(value: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)) if value else ""
+
+
+def _operate(project: Path, target: Optional[str], output: Output, name: str, unlock: Optional[str],
+             work: Callable[[Lifecycle], Outcome]) -> None:
+    """Run one operation with progress, print its outcome (text or JSON)."""
+    with Progress([], enabled=output is Output.text) as progress:
+        lifecycle = Lifecycle(project, target_flag=target, progress=progress)
+        try:
+            if unlock:
+                lifecycle.force_unlock(name, unlock)
+            outcome = work(lifecycle)
+        finally:
+            lifecycle.close()
+    if output is Output.json:
+        emit_json(outcome.to_json())
+        return
+    if outcome.note:
+        err_console.print(f"note: {outcome.note}", highlight=False)
+    changed = [s for s in outcome.steps if s["element"] and s["action"] not in ("skip", "noop")]
+    for step in changed:
+        console.print(f"  {step['element']}: {step['action']} {step['stack_name']} ({step['note'] or step['status']})",
+                      highlight=False)
+    revision = f", revision {outcome.revision}" if outcome.revision else ""
+    console.print(f"{outcome.kind} of '{outcome.instance}' done ({outcome.operation_id}{revision})", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `instance` and `history` to the application."""
+    group = typer.Typer(help="Deployment instances: create, upgrade, roll back, retry, run day-2 operations.",
+                        no_args_is_help=True)
+    app.add_typer(group, name="instance")
+
+    @group.command()
+    def create(name: str = typer.Argument(..., help="The instance name (in every stack name)."),
+               inputs: Optional[list[str]] = InputOption,
+               source: Optional[Path] = typer.Option(None, "--from", help="The project version to install "
+                                                     "(default: the project home)."),
+               regions: Optional[str] = typer.Option(None, "--regions", help="Regions, comma separated."),
+               project: Path = ProjectOption, target: Optional[str] = TargetOption,
+               output: Output = OutputOption) -> None:
+        """Create an instance: PreCreate, each stack (PreCreate → deploy → PostCreate), PostCreate."""
+        scope = [r.strip() for r in regions.split(",") if r.strip()] if regions else None
+        _operate(project, target, output, name, None,
+                 lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope))
+
+    @group.command()
+    def update(name: str, inputs: Optional[list[str]] = InputOption, project: Path = ProjectOption,
+               force_unlock: Optional[str] = UnlockOption, target: Optional[str] = TargetOption,
+               output: Output = OutputOption) -> None:
+        """Apply new input values; only stacks that change are updated."""
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.update(name, parse_pairs(inputs)))
+
+    @group.command()
+    def upgrade(name: str, to: Path = typer.Option(..., "--to", help="The folder of the new project version."),
+                inputs: Optional[list[str]] = InputOption, project: Path = ProjectOption,
+                force_unlock: Optional[str] = UnlockOption, target: Optional[str] = TargetOption,
+                output: Output = OutputOption) -> None:
+        """Upgrade by drift: new stacks created, changed ones updated (or replaced), removed ones deleted last."""
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.upgrade(name, to, parse_pairs(inputs)))
+
+    @group.command()
+    def rollback(name: str, to_revision: Optional[int] = typer.Option(None, "--to-revision", help="Revision N."),
+                 project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
+                 target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+        """Return to revision N exactly (default: undo the last change or a failed one); makes a new revision."""
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.rollback(name, to_revision))
+
+    @group.command()
+    def retry(name: str, project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
+              target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+        """Resume the last failed or interrupted operation at its first step not done."""
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.retry(name))
+
+    @group.command("run")
+    def run_operation(name: str, operation: str = typer.Argument(..., help="A custom operation of the project."),
+                      inputs: Optional[list[str]] = InputOption, project: Path = ProjectOption,
+                      force_unlock: Optional[str] = UnlockOption, target: Optional[str] = TargetOption,
+                      output: Output = OutputOption) -> None:
+        """Run a custom day-2 operation with its inputs."""
+        _operate(project, target, output, name, force_unlock,
+                 lambda lc: lc.run(name, operation, parse_pairs(inputs)))
+
+    @group.command()
+    def scope(name: str, regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
+              project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
+              target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+        """Set the regions of the instance: per-region stacks are added or removed."""
+        wanted = [r.strip() for r in regions.split(",") if r.strip()]
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.scope(name, wanted))
+
+    @group.command()
+    def delete(name: str, yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
+               project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
+               target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+        """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
+        from formwright.cli.project_cmds import confirm
+
+        confirm(f"Delete instance '{name}' and its stacks?", yes)
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.delete(name))
+
+    @group.command("list")
+    def list_instances(project: Path = ProjectOption, output: Output = OutputOption) -> None:
+        """The project's instances: status, version, revision, regions."""
+        lifecycle = Lifecycle(project)
+        try:
+            rows = lifecycle.instances()
+        finally:
+            lifecycle.close()
+        if output is Output.json:
+            emit_json({"instances": [r.__dict__ for r in rows]})
+            return
+        table = Table()
+        for column in ("instance", "status", "version", "revision", "regions", "updated"):
+            table.add_column(column)
+        for r in rows:
+            table.add_row(r.name, r.status, r.version or "", str(r.revision), ",".join(r.regions), _stamp(r.updated_at))
+        console.print(table)
+
+    @group.command()
+    def show(name: str, project: Path = ProjectOption, output: Output = OutputOption) -> None:
+        """One instance: its current revision's stacks and inputs (secure ones masked), its lock."""
+        lifecycle = Lifecycle(project)
+        try:
+            inst = lifecycle.require(name)
+            revision = lifecycle.journal.revision(name)
+            lock = lifecycle.journal.lock_holder(name)
+            last = lifecycle.journal.last_operation(name)
+        finally:
+            lifecycle.close()
+        data = {"instance": inst.__dict__, "lock": lock,
+                "last_operation": {"id": last.id, "kind": last.kind, "status": last.status, "error": last.error}
+                if last else None,
+                "revision": revision.__dict__ if revision else None}
+        if output is Output.json:
+            emit_json(data)
+            return
+        console.print(f"[bold]{inst.name}[/]: {inst.status}, version {inst.version or '-'}, revision {inst.revision}, "
+                      f"regions {','.join(inst.regions)}")
+        if last:
+            console.print(f"last operation: {last.kind} {last.id} {last.status} {last.error or ''}", highlight=False)
+        if lock:
+            console.print(f"locked by {lock['operation_id']} (pid {lock['pid']} on {lock['host']})")
+        if revision:
+            for key, value in sorted(revision.inputs.items()):
+                console.print(f"  input {key} = {value}", highlight=False)
+            for element, rec in revision.elements.items():
+                console.print(f"  {element}: {rec['stack_name']} ({rec['region']})", highlight=False)
+
+    @app.command()
+    def history(name: str = typer.Argument(..., help="The instance."), project: Path = ProjectOption,
+                output: Output = OutputOption) -> None:
+        """An instance's operations (with their steps' states) and its revisions."""
+        lifecycle = Lifecycle(project)
+        try:
+            operations, revisions = lifecycle.history(name)
+            steps = {op.id: (lifecycle.journal.operation(op.id) or op).steps for op in operations}
+        finally:
+            lifecycle.close()
+        if output is Output.json:
+            emit_json({"operations": [{**{k: v for k, v in op.__dict__.items() if k != "steps"},
+                                       "steps": [s.__dict__ for s in steps[op.id]]} for op in operations],
+                       "revisions": [r.__dict__ for r in revisions]})
+            return
+        table = Table(title="operations", title_justify="left")
+        for column in ("operation", "kind", "status", "attempt", "started", "steps", "error"):
+            table.add_column(column)
+        for op in operations:
+            counts: dict[str, int] = {}
+            for s in steps[op.id]:
+                counts[s.status] = counts.get(s.status, 0) + 1
+            table.add_row(op.id, op.kind, op.status, str(op.attempt), _stamp(op.started_at),
+                          " ".join(f"{k}:{v}" for k, v in sorted(counts.items())), op.error or "")
+        console.print(table)
+        table = Table(title="revisions", title_justify="left")
+        for column in ("revision", "version", "operation", "stacks", "created"):
+            table.add_column(column)
+        for r in revisions:
+            table.add_row(str(r.number), r.version or "", r.operation_id, str(len(r.elements)), _stamp(r.created_at))
+        console.print(table)

@@ -1,0 +1,402 @@
+"""Operations on deployment instances: create, update, upgrade, scope, rollback, delete, retry, run.
+
+Each operation is planned in full (its steps written to the journal before anything acts), takes the
+instance's lock, and is carried out by the Executor. Everything an operation needs to run again is
+in its journal row (source snapshot, redacted inputs, regions, graphs), so `retry` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from formwright.engine.cfn import CallCounter
+from formwright.engine.results import ProgressCallback, no_progress
+from formwright.errors import FormwrightError, InputError
+from formwright.lifecycle.actions import OperationLog, Redactor
+from formwright.lifecycle.elements import element_graph, elements_of
+from formwright.lifecycle.executor import Executor, Workspace, drop_instance_state
+from formwright.lifecycle.manifest import (
+    Manifest,
+    check_instance_names,
+    load_for_instance,
+    parse_manifest,
+    resolve_inputs,
+)
+from formwright.lifecycle.sources import SecretStore, snapshot
+from formwright.lifecycle.upgrade import NewElement, Planned, check_input_changes, plan_drift
+from formwright.model.project import Project, find_project_file
+from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
+
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+EVENTS = {"create": "Create", "update": "Update", "upgrade": "Upgrade", "scope": "Scope", "rollback": "Rollback",
+          "delete": "Delete"}
+
+
+@dataclass
+class Outcome:
+    """How an operation ended."""
+
+    instance: str
+    operation_id: str
+    kind: str
+    status: str
+    revision: int | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for `--output json`."""
+        return self.__dict__.copy()
+
+
+@dataclass
+class _Loaded:
+    project: Project
+    manifest: Manifest
+    source: Path
+    inputs: dict[str, Any]
+    secure: list[str]
+
+
+class Lifecycle:
+    """The lifecycle of the instances of one project home (its `.formwright/journal.db`)."""
+
+    def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
+                 progress: ProgressCallback = no_progress, max_concurrency: int = 8,
+                 counter: CallCounter | None = None) -> None:
+        self.home = Path(home).resolve()
+        self.state = self.home / ".formwright"
+        self.journal: Journal = open_journal(self.state)
+        self.secrets = SecretStore(self.state)
+        self._target = target
+        self._target_flag = target_flag
+        self.progress = progress
+        self.max_concurrency = max_concurrency
+        self.counter = counter or CallCounter()
+        self.note: str | None = None
+
+    def close(self) -> None:
+        """Close the journal."""
+        self.journal.close()
+
+    def target(self, region: str | None) -> Any:
+        """The target (resolved on first use, so read-only commands need no cloud)."""
+        if self._target is None:
+            from formwright.cloud.session import resolve_target
+
+            self._target = resolve_target(self._target_flag, region)
+        return self._target
+
+    # ---- reading --------------------------------------------------------------------------------
+    def instances(self) -> list[Instance]:
+        """Every instance not deleted."""
+        return self.journal.live_instances()
+
+    def require(self, name: str) -> Instance:
+        """The instance, or a clear error."""
+        inst = self.journal.instance(name)
+        if inst is None or inst.status == "deleted":
+            known = ", ".join(i.name for i in self.instances()) or "none"
+            raise InputError(f"no instance '{name}'", file=str(self.journal.path), hint=f"instances: {known}")
+        return inst
+
+    def history(self, name: str) -> tuple[list[Operation], list[Revision]]:
+        """The instance's operations and revisions, oldest first."""
+        if self.journal.instance(name) is None:
+            raise InputError(f"no instance '{name}'", file=str(self.journal.path))
+        return self.journal.operations(name), self.journal.revisions(name)
+
+    # ---- loading --------------------------------------------------------------------------------
+    def _properties(self, name: str) -> dict[str, str]:
+        return {**self.journal.properties(name), **self.secrets.load(name)["properties"]}
+
+    def _load(self, name: str, source: Path, given: dict[str, str], previous: dict[str, Any] | None) -> _Loaded:
+        """Snapshot the source, resolve inputs against its definitions, render the project for the instance."""
+        src = snapshot(source, self.state)
+        try:
+            rough = load_for_instance(src, name, _Lenient(previous or {}, given))
+            manifest = parse_manifest(rough)
+            inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
+            project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version)
+            manifest = parse_manifest(project)
+        except FormwrightError as err:  # name the user's file, not our snapshot of it
+            if err.file and str(err.file).startswith(str(src)) and not src.is_relative_to(self.state.resolve()
+                                                                                            / "sources") is False:
+                original = find_project_file(source).parent.resolve()
+                if not original.is_relative_to(self.state.resolve()):
+                    err.file = str(original) + str(err.file)[len(str(src)):]
+            raise
+        secure = sorted(n for n, d in manifest.inputs.items() if d.secure)
+        return _Loaded(project, manifest, src, inputs, secure)
+
+    def _previous_inputs(self, name: str, revision: Revision) -> dict[str, Any]:
+        secure = self.secrets.load(name)["inputs"]
+        return {k: secure.get(k, v) if v == "****" else v for k, v in revision.inputs.items()}
+
+    def _redactor(self, name: str, inputs: dict[str, Any], secure: list[str]) -> Redactor:
+        return Redactor([inputs[k] for k in secure if k in inputs] + list(self.secrets.load(name)["properties"].values()))
+
+    # ---- operations -----------------------------------------------------------------------------
+    def create(self, name: str, source: Path, inputs: dict[str, str], regions: list[str] | None = None) -> Outcome:
+        """Create a new instance of the project at `source`."""
+        if not NAME.match(name):
+            raise InputError(f"bad instance name '{name}'", hint="lower-case letters, digits and '-', "
+                             "starting with a letter, at most 40 characters")
+        existing = self.journal.instance(name)
+        if existing is not None and existing.status != "deleted":
+            raise InputError(f"instance '{name}' already exists", file=str(self.journal.path),
+                             hint=f"pick another name, or `formwright instance upgrade {name}`")
+        loaded = self._load(name, source, inputs, None)
+        others = [i.name for i in self.instances() if i.name != name]
+        if not loaded.manifest.multiple_instances and others:
+            raise InputError(f"this project allows a single instance and '{others[0]}' exists",
+                             file=loaded.manifest.file, hint="set policies: {multiple_instances: true}")
+        check_instance_names(loaded.project)
+        home = loaded.project.region or self.target(loaded.project.region).region
+        scope = regions or [home]
+        elements = elements_of(loaded.project, loaded.manifest, scope, home)
+        graph = element_graph(loaded.project, elements)
+        main = [Planned(e.id, "create", e.stack_name) for e in elements.values()]
+        return self._start(name, "create", loaded, scope, main, [], graph, {},
+                           new_instance={"version": loaded.project.version, "regions": scope})
+
+    def update(self, name: str, inputs: dict[str, str]) -> Outcome:
+        """Apply new input values to the instance's current version."""
+        current = self._current(name)
+        return self._change(name, "update", Path(current.source), inputs, current.regions)
+
+    def upgrade(self, name: str, to: Path, inputs: dict[str, str]) -> Outcome:
+        """Move the instance to the project version at `to` by drift."""
+        current = self._current(name)
+        return self._change(name, "upgrade", to, inputs, current.regions)
+
+    def scope(self, name: str, regions: list[str]) -> Outcome:
+        """Deploy the instance in exactly these regions: per-region stacks are added or removed."""
+        current = self._current(name)
+        if not regions:
+            raise InputError("--regions needs at least one region", hint="--regions us-east-1,eu-west-1")
+        return self._change(name, "scope", Path(current.source), {}, regions)
+
+    def _current(self, name: str) -> Revision:
+        self.require(name)
+        last = self.journal.last_operation(name)
+        if last is not None and last.status != "done":
+            raise InputError(f"the last operation of '{name}' ({last.kind} {last.id}) did not finish",
+                             where=name, hint=f"`formwright instance retry {name}` or `rollback {name}` first")
+        current = self.journal.revision(name)
+        if current is None:
+            raise InputError(f"instance '{name}' has no revision yet", where=name,
+                             hint=f"`formwright instance retry {name}` to finish its creation")
+        return current
+
+    def _change(self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str]) -> Outcome:
+        current = self.journal.revision(name)
+        assert current is not None
+        previous = self._previous_inputs(name, current)
+        old_loaded = load_for_instance(Path(current.source), name, _Lenient(previous, {}))
+        loaded = self._load(name, source, given, previous)
+        check_input_changes(parse_manifest(old_loaded).inputs, loaded.manifest.inputs, loaded.manifest.file)
+        home = loaded.project.region or self.target(loaded.project.region).region
+        elements = elements_of(loaded.project, loaded.manifest, regions, home)
+        graph = element_graph(loaded.project, elements)
+        workspace = self._workspace(name, loaded)
+        old = current.elements
+        new = [NewElement(e.id, e.kind, old[e.id]["stack_name"] if e.id in old and old[e.id]["kind"] == e.kind
+                          else e.stack_name, loaded.project.stacks[e.stack].immutable, e.stack_name)
+               for e in elements.values()]
+
+        def new_hash(element_id: str) -> str | None:
+            element = elements[element_id]
+            stack = workspace.stack(element_id, old[element_id]["stack_name"])
+            runner = workspace.runner(element.region)
+            prep = runner.prepare(stack, workspace.outputs_view(element_id, graph, {}), partial=True)
+            return prep.hash
+
+        main, cleanup = plan_drift(old, new, new_hash, graph, replacement_suffix=f"r{current.number + 1}")
+        cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
+        return self._start(name, kind, loaded, regions, main, cleanup, graph, cleanup_graph)
+
+    def rollback(self, name: str, to_revision: int | None = None) -> Outcome:
+        """Bring the instance back to revision N exactly (default: undo the last change); a new revision."""
+        self.require(name)
+        current = self.journal.revision(name)
+        if current is None:
+            raise InputError(f"instance '{name}' has no revision to roll back to", where=name,
+                             hint=f"`formwright instance retry {name}` or `delete {name}`")
+        last = self.journal.last_operation(name)
+        failed = last if last is not None and last.status != "done" and last.kind != "create" else None
+        if failed is not None and failed.kind in ("delete",) or (failed and failed.params.get("operation")):
+            raise InputError(f"cannot roll back a failed {failed.kind}", where=name,
+                             hint=f"`formwright instance retry {name}`")
+        number = to_revision if to_revision is not None else (current.number if failed else current.number - 1)
+        target = self.journal.revision(name, number)
+        if target is None:
+            raise InputError(f"instance '{name}' has no revision {number}", where=name,
+                             hint=f"revisions: 1..{current.number}")
+        previous = self._previous_inputs(name, target)
+        loaded = self._load(name, Path(target.source), {}, previous)
+        old = dict(current.elements)
+        touched: set[str] = set()
+        for step in failed.steps if failed else []:
+            if step.phase != "main" or step.status == "planned" or step.action == "skip":
+                continue
+            if step.action == "update":
+                touched.add(step.element)
+            elif step.action in ("create", "replace") and old.get(step.element, {}).get("stack_name") != \
+                    step.stack_name:
+                key = step.element if step.element not in old else f"{step.element}#{failed.id}"
+                old[key] = {"kind": "created", "stack_name": step.stack_name, "hash": None, "deps": []}
+        new = [NewElement(e, rec["kind"], rec["stack_name"]) for e, rec in target.elements.items()]
+        graph = {e: list(rec.get("deps", [])) for e, rec in target.elements.items()}
+        main, cleanup = plan_drift(old, new, lambda e: target.elements[e]["hash"], graph, touched=touched)
+        cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
+        return self._start(name, "rollback", loaded, list(target.regions), main, cleanup, graph, cleanup_graph,
+                           extra={"target_revision": number, "compensates": failed.id if failed else None})
+
+    def delete(self, name: str) -> Outcome:
+        """Delete every stack of the instance in reverse dependency order, then the instance."""
+        self.require(name)
+        current = self.journal.revision(name)
+        last = self.journal.last_operation(name)
+        source = Path(current.source) if current else Path(last.params["source"]) if last else None
+        if source is None:
+            raise InputError(f"instance '{name}' has nothing to delete", where=name)
+        previous = self._previous_inputs(name, current) if current else self._retry_inputs(name, last)
+        loaded = self._load(name, source, {}, previous)
+        targets: dict[str, str] = {}
+        graph: dict[str, list[str]] = {}
+        for element_id, rec in (current.elements if current else {}).items():
+            targets[element_id] = rec["stack_name"]
+            graph[element_id] = list(rec.get("deps", []))
+        for op in self.journal.operations(name):  # stacks a failed operation may have left behind
+            full = self.journal.operation(op.id)
+            for step in full.steps if full and full.status != "done" else []:
+                if step.phase == "main" and step.action in ("create", "replace") and step.status != "planned":
+                    key = step.element if step.element not in targets or targets[step.element] == step.stack_name \
+                        else f"{step.element}#{op.id}"
+                    targets[key] = step.stack_name
+                    graph.setdefault(key, list(op.params.get("graph", {}).get(step.element, [])))
+        main = [Planned(e, "delete", n) for e, n in targets.items()]
+        return self._start(name, "delete", loaded, current.regions if current else [], main, [], graph, {})
+
+    def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome:
+        """Run a custom day-2 operation: Pre<Op>, its action, each stack's Pre/Post<Op>, Post<Op>."""
+        current = self._current(name)
+        previous = self._previous_inputs(name, current)
+        loaded = self._load(name, Path(current.source), {}, previous)
+        custom = loaded.manifest.operations.get(operation)
+        if custom is None:
+            known = ", ".join(loaded.manifest.operations) or "none"
+            raise InputError(f"unknown operation '{operation}'", file=loaded.manifest.file,
+                             hint=f"operations: {known}")
+        op_inputs = resolve_inputs(custom.inputs, given, file=loaded.manifest.file)
+        loaded.inputs = {**loaded.inputs, **op_inputs}
+        loaded.secure = sorted(set(loaded.secure) | {n for n, d in custom.inputs.items() if d.secure})
+        home = loaded.project.region or self.target(loaded.project.region).region
+        elements = elements_of(loaded.project, loaded.manifest, current.regions, home)
+        graph = element_graph(loaded.project, elements)
+        main = [Planned(e, "noop", current.elements.get(e, {}).get("stack_name", el.stack_name))
+                for e, el in elements.items()]
+        return self._start(name, "run", loaded, current.regions, main, [], graph, {},
+                           extra={"operation": operation, "event": custom.event}, action=True)
+
+    def retry(self, name: str) -> Outcome:
+        """Resume the last failed or interrupted operation at its first step not done."""
+        if self.journal.instance(name) is None:
+            self.require(name)
+        op = self.journal.last_operation(name)
+        if op is None or op.status == "done":
+            raise InputError(f"nothing to retry for '{name}'", where=name,
+                             hint="the last operation finished" if op else "no operation yet")
+        self.note = self.journal.acquire(name, op.id, take_over=op.id)
+        try:
+            self.journal.resume(op)
+            inputs = self._retry_inputs(name, op)
+            loaded = self._load(name, Path(op.params["source"]), {}, inputs)
+            loaded.inputs = {**loaded.inputs, **{k: v for k, v in inputs.items() if k not in loaded.inputs}}
+            return self._execute(op, loaded)
+        finally:
+            self.journal.release(name, op.id)
+
+    def force_unlock(self, name: str, operation_id: str) -> None:
+        """Drop the lock `operation_id` holds on the instance (its process is known to be gone)."""
+        if not self.journal.force_unlock(name, operation_id):
+            holder = self.journal.lock_holder(name)
+            raise InputError(f"operation {operation_id} does not hold the lock of '{name}'", where=name,
+                             hint=f"the holder is {holder['operation_id']}" if holder else "it is not locked")
+
+    def _retry_inputs(self, name: str, op: Operation | None) -> dict[str, Any]:
+        if op is None:
+            return {}
+        secure = self.secrets.load(name)["inputs"]
+        return {k: secure.get(k, v) if v == "****" else v for k, v in op.params.get("inputs", {}).items()}
+
+    # ---- running --------------------------------------------------------------------------------
+    def _workspace(self, name: str, loaded: _Loaded) -> Workspace:
+        return Workspace(home_state=self.state, instance=name, project=loaded.project,
+                         target=self.target(loaded.project.region), inputs=loaded.inputs,
+                         properties=self._properties(name), version=loaded.project.version, progress=self.progress,
+                         counter=self.counter)
+
+    def _start(self, name: str, kind: str, loaded: _Loaded, regions: list[str], main: list[Planned],
+               cleanup: list[Planned], graph: dict[str, list[str]], cleanup_graph: dict[str, list[str]], *,
+               new_instance: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
+               action: bool = False) -> Outcome:
+        """Write the operation and its planned steps, take the lock, run it."""
+        steps = [Step(0, "", "hook", "pre")]
+        if action:
+            steps.append(Step(len(steps), "", "operation", "action"))
+        steps += [Step(len(steps) + i, p.element, p.action, "main", p.stack_name,
+                       "done" if p.action == "skip" else "planned") for i, p in enumerate(main)]
+        steps += [Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)]
+        steps.append(Step(len(steps), "", "hook", "post"))
+        secure_values = {k: loaded.inputs[k] for k in loaded.secure if k in loaded.inputs}
+        if secure_values and kind != "run":
+            self.secrets.update(name, inputs=secure_values)
+        params = {"source": str(loaded.source), "version": loaded.project.version, "regions": regions,
+                  "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
+                  "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
+                  "event": EVENTS.get(kind, ""), **(extra or {})}
+        op_id = new_id()
+        self.note = self.journal.acquire(name, op_id)
+        try:
+            op = self.journal.begin(name, kind, params, steps, new_instance=new_instance, operation_id=op_id)
+            return self._execute(op, loaded)
+        finally:
+            self.journal.release(name, op_id)
+
+    def _execute(self, op: Operation, loaded: _Loaded) -> Outcome:
+        redactor = self._redactor(op.instance, loaded.inputs, op.params.get("secure", []))
+        log = OperationLog(self.state / "logs" / f"{op.id}.log", redactor)
+        executor = Executor(journal=self.journal, secrets=self.secrets, op=op,
+                            workspace=self._workspace(op.instance, loaded), manifest=loaded.manifest,
+                            graph=op.params.get("graph", {}), cleanup_graph=op.params.get("cleanup_graph", {}),
+                            event=op.params.get("event") or EVENTS[op.kind], redactor=redactor, log=log,
+                            max_concurrency=self.max_concurrency, source=op.params["source"],
+                            regions=op.params.get("regions", []), compensates=op.params.get("compensates"))
+        revision = executor.run()
+        if op.kind == "delete":
+            self.secrets.forget(op.instance)
+            drop_instance_state(self.state, op.instance)
+        done = self.journal.operation(op.id)
+        return Outcome(op.instance, op.id, op.kind, "done", revision.number if revision else None,
+                       [{"seq": s.seq, "element": s.element, "action": s.action, "phase": s.phase,
+                         "stack_name": s.stack_name, "status": s.status, "note": s.note}
+                        for s in (done.steps if done else [])], self.note)
+
+
+class _Lenient(dict):
+    """Inputs for a first look at a project: given values, then previous ones; anything else renders empty."""
+
+    def __init__(self, previous: dict[str, Any], given: dict[str, str]) -> None:
+        super().__init__({**previous, **given})
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.get(self, key, "")
+

@@ -1,0 +1,266 @@
+"""Stack states the local cloud cannot produce, driven through botocore's Stubber or a fault proxy.
+
+moto finishes every operation synchronously and never rolls back, so *_IN_PROGRESS waits,
+ROLLBACK_COMPLETE after a failed create, UPDATE_ROLLBACK_FAILED, DELETE_FAILED and failed executions
+are scripted here with Stubber (each response is what CloudFormation documents for that state).
+Throttling goes through a real HTTP proxy in front of the local cloud that answers `Throttling`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.stub import ANY, Stubber
+
+from formwright.engine.cfn import CallCounter, CloudFormation
+from formwright.engine.runner import StackRunner
+from formwright.engine.stack import prepare_stacks
+from formwright.model import load_project
+from formwright.state.applied import AppliedCache
+
+ID = "arn:aws:cloudformation:us-east-1:123456789012:stack/p-s/1"
+CS = "arn:aws:cloudformation:us-east-1:123456789012:changeSet/c/1"
+NOW = dt.datetime.now(dt.timezone.utc)
+
+
+class FakeTarget:
+    """Just enough of a Target for the runner: a region and clients."""
+
+    kind, region = "local", "us-east-1"
+
+    def __init__(self, client) -> None:
+        self._client = client
+
+    def client(self, _service: str):
+        return self._client
+
+    def account_id(self) -> str:
+        return "123456789012"
+
+
+def stack_response(status: str, reason: str = "", outputs: dict | None = None) -> dict:
+    return {"Stacks": [{"StackName": "p-s", "StackId": ID, "StackStatus": status, "StackStatusReason": reason,
+                        "CreationTime": NOW,
+                        "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in (outputs or {}).items()]}]}
+
+
+GONE = ("ValidationError", "Stack with id p-s does not exist")
+
+
+@pytest.fixture
+def harness(tmp_path: Path):
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\nOutputs:\n  Url: {Value: !Ref Q}\n")
+    (tmp_path / "formwright.yaml").write_text("name: p\nstacks:\n  s: {template: t.yaml}\n")
+    project = load_project(tmp_path)
+    stack = prepare_stacks(project)["s"]
+    client = boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x",
+                          aws_secret_access_key="x", endpoint_url="http://127.0.0.1:9")
+    stubber = Stubber(client)
+    sleeps: list[float] = []
+    cfn = CloudFormation(client, CallCounter(), sleep=sleeps.append)
+    events: list = []
+    runner = StackRunner(project, FakeTarget(client), cfn, AppliedCache(project.state_dir, "t"), events.append)
+    return runner, stack, stubber, sleeps, events
+
+
+def expect_change_set(stubber: Stubber, kind: str, changes: list | None = None) -> None:
+    stubber.add_response("create_change_set", {"Id": CS, "StackId": ID},
+                         {"StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": kind, "Parameters": [],
+                          "Tags": [], "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
+    stubber.add_response("describe_change_set", {
+        "ChangeSetId": CS, "Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE",
+        "Changes": changes or [{"Type": "Resource", "ResourceChange": {
+            "Action": "Modify", "LogicalResourceId": "Q", "ResourceType": "AWS::SQS::Queue",
+            "Replacement": "Conditional"}}]}, {"ChangeSetName": CS})
+    stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS})
+
+
+def test_waits_for_an_operation_in_progress_with_backoff(harness) -> None:
+    runner, stack, stubber, sleeps, events = harness
+    stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
+    expect_change_set(stubber, "UPDATE")
+    stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
+    stubber.add_response("describe_stack_events", {"StackEvents": [{
+        "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q", "Timestamp": NOW,
+        "ResourceStatus": "UPDATE_IN_PROGRESS"}]}, {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}),
+                         {"StackName": "p-s"})
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated" and result.outputs == {"Url": "u"}
+    assert result.plan.resources[0].replacement == "Conditional"
+    assert sleeps == pytest.approx([0.1, 0.16, 0.1])  # backoff from 0.1 s, reset for each wait
+    assert any(e.message == "Q UPDATE_IN_PROGRESS" for e in events)  # latest resource event shown
+
+
+def test_rollback_complete_after_failed_create_is_deleted_and_recreated(harness) -> None:
+    runner, stack, stubber, _, events = harness
+    stubber.add_response("describe_stacks", stack_response("ROLLBACK_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("delete_stack", {}, {"StackName": ID})
+    stubber.add_response("describe_stacks", stack_response("DELETE_IN_PROGRESS"), {"StackName": ID})
+    stubber.add_client_error("describe_stacks", *GONE, expected_params={"StackName": ID})
+    expect_change_set(stubber, "CREATE", [{"Type": "Resource", "ResourceChange": {
+        "Action": "Add", "LogicalResourceId": "Q", "ResourceType": "AWS::SQS::Queue"}}])
+    stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE"), {"StackName": "p-s"})
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "created"
+    assert "ROLLBACK_COMPLETE after a failed create: deleted and re-created" in result.plan.note
+    assert any("deleted and re-created" in e.message for e in events)
+
+
+def test_update_rollback_failed_is_continued_then_updated(harness) -> None:
+    runner, stack, stubber, _, _ = harness
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_FAILED"), {"StackName": "p-s"})
+    stubber.add_response("continue_update_rollback", {}, {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_IN_PROGRESS"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
+    expect_change_set(stubber, "UPDATE")
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated" and "continued the rollback" in result.plan.note
+
+
+def test_failed_execution_reports_the_resource_reasons(harness) -> None:
+    runner, stack, stubber, _, _ = harness
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
+    expect_change_set(stubber, "UPDATE")
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("describe_stack_events", {"StackEvents": [
+        {"StackId": ID, "EventId": "e2", "StackName": "p-s", "LogicalResourceId": "Q", "Timestamp": NOW,
+         "ResourceStatus": "UPDATE_FAILED", "ResourceStatusReason": "Queue name already exists"}]},
+        {"StackName": "p-s"})
+    with stubber:
+        result = runner.deploy(stack, {})
+    assert result.outcome == "failed" and result.exit_code == 1
+    assert result.error == "s: UPDATE_ROLLBACK_COMPLETE: Q: Queue name already exists"
+
+
+def test_dead_end_states_are_errors_with_a_hint(harness) -> None:
+    runner, stack, stubber, _, _ = harness
+    stubber.add_response("describe_stacks", stack_response("DELETE_FAILED", "bucket not empty"), {"StackName": "p-s"})
+    with stubber:
+        result = runner.deploy(stack, {})
+    assert result.outcome == "failed"
+    assert "stack is DELETE_FAILED: bucket not empty" in result.error and "formwright delete" in result.error
+
+
+def test_delete_failed_is_retried_once(harness) -> None:
+    runner, stack, stubber, _, _ = harness
+    stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("delete_stack", {}, {"StackName": ID})
+    stubber.add_response("describe_stacks", stack_response("DELETE_FAILED"), {"StackName": ID})
+    stubber.add_response("delete_stack", {}, {"StackName": ID})
+    stubber.add_client_error("describe_stacks", *GONE, expected_params={"StackName": ID})
+    with stubber:
+        result = runner.delete(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "deleted"
+
+
+# ---- throttling through a real HTTP proxy -------------------------------------------------------
+THROTTLE = (b'<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>'
+            b'<Message>Rate exceeded</Message></Error><RequestId>x</RequestId></ErrorResponse>')
+
+
+class ThrottlingProxy:
+    """Forwards to the local cloud, answering the first `throttle` requests with HTTP 400 Throttling."""
+
+    def __init__(self, upstream: str, throttle: int) -> None:
+        self.upstream, self.throttle, self.seen = upstream, throttle, 0
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                proxy.seen += 1
+                if proxy.seen <= proxy.throttle:
+                    self.send_response(400)
+                    self.send_header("Content-Type", "text/xml")
+                    self.send_header("Content-Length", str(len(THROTTLE)))
+                    self.end_headers()
+                    self.wfile.write(THROTTLE)
+                    return
+                request = urllib.request.Request(proxy.upstream + self.path, data=body, method="POST",
+                                                 headers={k: v for k, v in self.headers.items()})
+                try:
+                    reply = urllib.request.urlopen(request, timeout=30)
+                except urllib.error.HTTPError as error_reply:  # 4xx/5xx answers are answers too
+                    reply = error_reply
+                with reply:
+                    data = reply.read()
+                    self.send_response(reply.status)
+                    for key, value in reply.headers.items():
+                        if key.lower() not in ("content-length", "connection", "transfer-encoding"):
+                            self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def proxied_client(endpoint: str, attempts: int):
+    config = Config(retries={"mode": "standard", "max_attempts": attempts})
+    return boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x",
+                        aws_secret_access_key="x", endpoint_url=endpoint, config=config)
+
+
+def test_throttling_is_retried_by_botocore_standard_mode(harness, cloud) -> None:
+    runner, stack, _, _, _ = harness
+    proxy = ThrottlingProxy(cloud.endpoint, throttle=2)
+    try:
+        client = proxied_client(proxy.endpoint, attempts=5)
+        runner.cfn = CloudFormation(client, CallCounter(), sleep=lambda s: None)
+        runner.target = FakeTarget(client)
+        result = runner.deploy(stack, {})
+    finally:
+        proxy.close()
+    assert result.outcome == "created", result.error
+    assert proxy.seen > 2  # the throttled calls were sent again
+
+
+def test_throttling_past_all_retries_is_one_line(harness, cloud) -> None:
+    runner, stack, _, _, _ = harness
+    proxy = ThrottlingProxy(cloud.endpoint, throttle=1000)
+    try:
+        client = proxied_client(proxy.endpoint, attempts=2)
+        runner.cfn = CloudFormation(client, CallCounter(), sleep=lambda s: None)
+        result = runner.deploy(stack, {})
+    finally:
+        proxy.close()
+    assert result.outcome == "failed" and result.exit_code == 1
+    assert "DescribeStacks was throttled after all retries: Rate exceeded" in result.error
+    assert "\n" not in result.error
+
+
+def test_backoff_is_capped_at_five_seconds() -> None:
+    from formwright.engine.cfn import backoff_delays
+
+    delays = backoff_delays()
+    values = [next(delays) for _ in range(20)]
+    assert values[0] == 0.1 and values == sorted(values) and max(values) == 5.0

@@ -1,0 +1,50 @@
+"""An in-process harness: objects from a folder, a status store, a reconciler, passes until settled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from formwright.engine.cfn import CallCounter
+from formwright.sync.objects import load_objects
+from formwright.sync.reconcile import Outcome, Reconciler
+from formwright.sync.source import Sources
+from formwright.sync.status_store import UNKNOWN, Status, StatusStore
+
+
+class Harness:
+    """Reconciles the objects of `folder` against `target`, one pass or until settled."""
+
+    def __init__(self, folder: Path, target, state: Path, *, drift: bool = False) -> None:
+        self.folder = folder
+        self.store = StatusStore(state)
+        self.counter = CallCounter()
+        self.reconciler = Reconciler(target, Sources(state / "sources"), state_dir=state, save=self.store.save,
+                                     counter=self.counter, drift=drift, dependency_requeue=1.0)
+        self.cfn = self.reconciler.cfn
+
+    def status(self, name: str) -> Status:
+        """The stored status of default/<name>."""
+        record = self.store.get(f"default/{name}")
+        assert record is not None
+        return record.status
+
+    def once(self, name: str, *, suspended: bool = False) -> Outcome:
+        """One pass over default/<name> (objects re-read from the folder, sources fetched fresh)."""
+        objects = load_objects(self.folder)
+        obj = objects.stacks[f"default/{name}"]
+        record = self.store.observe(obj)
+        records = self.store.all()
+        outcome = self.reconciler.reconcile(obj, record.generation, record.status, suspended=suspended,
+                                            repository=objects.sources[obj.source_key],
+                                            ready_of=lambda k: records[k].status if k in records else None,
+                                            force_fetch=True)
+        self.store.save(obj.key, outcome.status)
+        return outcome
+
+    def settle(self, name: str, passes: int = 10) -> Status:
+        """Passes until Ready is True or False (the local cloud is synchronous, so no waiting)."""
+        for _ in range(passes):
+            outcome = self.once(name)
+            if outcome.status.ready != UNKNOWN:
+                return outcome.status
+        raise AssertionError(f"{name} did not settle: {outcome.status}")

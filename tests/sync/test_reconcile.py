@@ -1,0 +1,166 @@
+"""The reconcile loop on the local cloud, with real git repositories and a real SQLite status store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from formwright.sync.reconcile import change_set_name
+
+from .conftest import QUEUE, Repo, objects_yaml
+from .harness import Harness
+
+pytestmark = pytest.mark.cloud
+
+TWO_QUEUES = QUEUE.replace("Outputs:", """  Second:
+    Type: AWS::SQS::Queue
+Outputs:""")
+
+
+def setup(tmp_path: Path, repo: Repo, cloud, stacks: list[dict]) -> Harness:
+    folder = tmp_path / "objects"
+    folder.mkdir(exist_ok=True)
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, stacks))
+    return Harness(folder, cloud, tmp_path / "state")
+
+
+def resources(harness: Harness, stack: str) -> set[str]:
+    data = harness.cfn.client.describe_stack_resources(StackName=stack)["StackResources"]
+    return {r["LogicalResourceId"] for r in data}
+
+
+def test_create_then_update_by_commit_then_no_change_commit(tmp_path, repo, cloud):
+    sha = repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "app"}])
+    st = h.settle("app")
+    assert st.ready == "True" and st.reason == "Succeeded"
+    assert st.last_applied_revision == f"main@sha1:{sha}"
+    assert st.last_applied_change_set == change_set_name(1, f"main@sha1:{sha}")
+    assert h.cfn.describe("sync-app").status == "CREATE_COMPLETE"
+
+    sha2 = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
+    st = h.settle("app")
+    assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha2}"
+    assert st.last_applied_change_set == f"formwright-1-main-sha1-{sha2}"
+    assert resources(h, "sync-app") == {"Queue", "Second"}
+    assert h.cfn.describe("sync-app").status == "UPDATE_COMPLETE"
+
+    creates = h.counter.calls["create_change_set"]
+    sha3 = repo.commit({"README.md": "docs only\n"}, "docs")
+    st = h.settle("app")
+    assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha3}"
+    assert h.counter.calls["create_change_set"] == creates  # the template did not change: no change set
+    assert st.last_applied_change_set == f"formwright-1-main-sha1-{sha2}"
+
+    h.once("app")  # steady state: nothing written
+    assert h.counter.writes == creates * 2  # each apply: create + execute
+
+
+def test_parameter_change_bumps_generation(tmp_path, repo, cloud):
+    sha = repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "app"}])
+    h.settle("app")
+    (h.folder / "stacks.yaml").write_text(objects_yaml(repo.url, [
+        {"name": "app", "stackParameters": [{"key": "Suffix", "value": "b"}]}]))
+    st = h.settle("app")
+    assert st.ready == "True" and st.observed_generation == 2
+    assert st.last_applied_change_set == change_set_name(2, f"main@sha1:{sha}")
+    params = h.cfn.describe("sync-app").parameters
+    assert params["Suffix"] == "b"
+
+
+def test_depends_on_waits_for_ready(tmp_path, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "db"}, {"name": "web", "dependsOn": [{"name": "db"}]}])
+    out = h.once("web")
+    assert out.status.ready == "False" and out.status.reason == "DependencyNotReady"
+    assert out.requeue == 1.0
+    assert h.cfn.describe("sync-web") is None
+    h.settle("db")
+    assert h.settle("web").ready == "True"
+
+
+def test_suspended_does_nothing(tmp_path, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "app"}])
+    out = h.once("app", suspended=True)
+    assert out.requeue is None and h.counter.total == 0
+    assert h.cfn.describe("sync-app") is None
+
+
+def test_broken_template_then_fixed_by_next_commit(tmp_path, repo, cloud):
+    repo.commit({"template.yaml": "Resources:\n  Queue:\n    Type: [unclosed\n"})
+    h = setup(tmp_path, repo, cloud, [{"name": "app"}])
+    st = h.settle("app")
+    assert st.ready == "False" and st.reason == "ArtifactFailed"
+    assert "template.yaml@" in st.message and "not valid YAML" in st.message
+    # a template CloudFormation itself rejects: a change set that fails
+    repo.commit({"template.yaml": "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n    Properties:\n"
+                                  "      QueueName: !GetAtt Nope.Arn\n"})
+    st = h.settle("app")
+    assert st.ready == "False" and st.reason in ("ChangeSetFailed",), st.message
+    sha = repo.commit({"template.yaml": QUEUE}, "fix")
+    st = h.settle("app")
+    assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha}"
+
+
+def test_template_path_cannot_escape_checkout(tmp_path, repo, cloud):
+    (tmp_path / "secret.yaml").write_text(QUEUE)
+    repo.commit({"template.yaml": QUEUE})
+    (repo.path / "link.yaml").symlink_to(tmp_path / "secret.yaml")
+    repo.commit({}, "symlink out")
+    h = setup(tmp_path, repo, cloud, [{"name": "app", "templatePath": "link.yaml"}])
+    st = h.settle("app")
+    assert st.ready == "False" and st.reason == "ArtifactFailed"
+    assert "link.yaml" in st.message
+
+
+def test_deletion_with_and_without_destroy(tmp_path, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "keep"}, {"name": "drop", "destroyStackOnDeletion": True}])
+    h.settle("keep")
+    h.settle("drop")
+    kept = h.reconciler.delete("default/keep", "sync-keep", False, h.status("keep"))
+    assert kept.requeue is None and h.cfn.describe("sync-keep") is not None
+    out = h.reconciler.delete("default/drop", "sync-drop", True, h.status("drop"))
+    while out.requeue is not None:
+        out = h.reconciler.delete("default/drop", "sync-drop", True, out.status)
+    assert h.cfn.describe("sync-drop") is None
+
+
+def test_large_template_goes_through_s3(tmp_path, repo, cloud):
+    padding = "".join(f"  P{i}:\n    Type: String\n    Default: {'x' * 200}\n" for i in range(250))
+    big = QUEUE.replace("Parameters:\n", "Parameters:\n" + padding)
+    assert len(big.encode()) > 51_200
+    repo.commit({"template.yaml": big})
+    h = setup(tmp_path, repo, cloud, [{"name": "big"}])
+    st = h.settle("big")
+    assert st.ready == "True", st.message
+    assert h.counter.calls["put_object"] == 1
+
+
+def test_restart_between_write_ahead_and_execute_resumes_without_reapply(tmp_path, repo, cloud):
+    """A crash right after the change set was created: a new reconciler executes that one, creates none."""
+    repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "app"}])
+
+    class Crash(BaseException):
+        pass
+
+    real = h.cfn.call
+
+    def crashing(operation, **kwargs):
+        if operation == "execute_change_set":
+            raise Crash()
+        return real(operation, **kwargs)
+
+    h.cfn.call = crashing
+    with pytest.raises(Crash):
+        h.once("app")
+    assert h.status("app").phase == "executing"  # written before the call
+    h2 = Harness(h.folder, cloud, tmp_path / "state")
+    st = h2.settle("app")
+    assert st.ready == "True"
+    assert h2.counter.calls["create_change_set"] == 0 and h2.counter.calls["execute_change_set"] == 1
+
