@@ -123,8 +123,7 @@ class Lifecycle:
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version)
             manifest = parse_manifest(project)
         except FormwrightError as err:  # name the user's file, not our snapshot of it
-            if err.file and str(err.file).startswith(str(src)) and not src.is_relative_to(self.state.resolve()
-                                                                                            / "sources") is False:
+            if err.file and str(err.file).startswith(str(src)):
                 original = find_project_file(source).parent.resolve()
                 if not original.is_relative_to(self.state.resolve()):
                     err.file = str(original) + str(err.file)[len(str(src)):]
@@ -309,6 +308,7 @@ class Lifecycle:
             self.require(name)
         op = self.journal.last_operation(name)
         if op is None or op.status == "done":
+            self.journal.clear_stale(name)
             raise InputError(f"nothing to retry for '{name}'", where=name,
                              hint="the last operation finished" if op else "no operation yet")
         self.note = self.journal.acquire(name, op.id, take_over=op.id)

@@ -242,6 +242,14 @@ class Journal:
                       "WHERE id = ? AND status = 'running'", (time.time(), operation_id))], boundary=False)
         return True
 
+    def clear_stale(self, instance: str) -> bool:
+        """Drop the instance's lock when its holder's process is gone (same host); True if dropped."""
+        row = self._one("SELECT * FROM locks WHERE instance = ?", (instance,))
+        if row is None or row["host"] != socket.gethostname() or _pid_alive(row["pid"]):
+            return False
+        self._write([("DELETE FROM locks WHERE instance = ? AND pid = ?", (instance, row["pid"]))], boundary=False)
+        return True
+
     def lock_holder(self, instance: str) -> dict[str, Any] | None:
         """The lock row of `instance`, or None."""
         row = self._one("SELECT * FROM locks WHERE instance = ?", (instance,))
@@ -365,7 +373,13 @@ class Journal:
     def add_revision(self, op: Operation, *, version: str | None, source: str, inputs: dict[str, Any],
                      regions: list[str], elements: dict[str, dict[str, Any]], blobs: dict[str, str],
                      status: str = "deployed") -> Revision:
-        """Write the next immutable revision (and template blobs) and point the instance at it."""
+        """Write the next immutable revision (and template blobs) and point the instance at it.
+
+        Idempotent per operation: a retried operation whose revision was already written gets that one.
+        """
+        done = self._one("SELECT * FROM revisions WHERE instance = ? AND operation_id = ?", (op.instance, op.id))
+        if done is not None:
+            return _revision(done)
         with self._mutex:
             row = self._one("SELECT MAX(number) AS n FROM revisions WHERE instance = ?", (op.instance,))
             number = int(row["n"] or 0) + 1 if row else 1

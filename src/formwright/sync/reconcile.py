@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 
 from formwright.cloud.errors import error_code, error_message, translate
 from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, failure_reasons, is_no_change
@@ -169,7 +170,7 @@ class Reconciler:
                 st.last_attempted_revision = artifact.revision
                 return self._failed(st, "ArtifactFailed", str(err), obj, generation)
             return self._reconcile_template(obj, generation, st, artifact, desired)
-        except (ClientError, BotoCoreError) as err:
+        except (ClientError, BotoCoreError, ResponseParserError) as err:
             return self._failed(st, "CloudFormationApiCallFailed", str(translate(err, where=spec.stack_name)), obj,
                                 generation, transient=True)
         except FormwrightError as err:
@@ -197,7 +198,7 @@ class Reconciler:
                 return Outcome(st, None)
             st.set_ready(UNKNOWN, "Progressing", f"deleting the stack ({after.status})")
             return Outcome(st, 1.0)
-        except (ClientError, BotoCoreError) as err:
+        except (ClientError, BotoCoreError, ResponseParserError) as err:
             st.failures += 1
             st.set_ready(FALSE, "CloudFormationApiCallFailed", str(translate(err, where=stack_name)))
             return Outcome(st, min(60.0, 2.0 ** st.failures))
@@ -327,16 +328,17 @@ class Reconciler:
         stack_name = str(spec.stack_name)
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
         if st.last_attempted_change_set == name and info is not None:
-            self._delete_change_set(stack_name, name)  # a failed attempt of the same name
+            self._delete_change_set(stack_name, self._ref(st, name))  # a failed attempt of the same name
         try:
             argument = self._runner.template_argument(_Named(obj.key.replace("/", "-")), desired.body)  # type: ignore[arg-type]
-        except (ClientError, BotoCoreError, FormwrightError) as err:
+        except (ClientError, BotoCoreError, ResponseParserError, FormwrightError) as err:
             return self._failed(st, "TemplateUploadFailed", str(translate(err, where=stack_name)), obj, generation,
                                 transient=True)
         st.phase, st.last_attempted_change_set, st.last_attempted_revision = "created", name, artifact.revision
         self.save_status(obj.key, st)  # write-ahead: a restart finds this change set by name
         try:
-            self.cfn.create_change_set(
+            st.change_set_id = ""
+            st.change_set_id = self.cfn.create_change_set(
                 StackName=stack_name, ChangeSetName=name, ChangeSetType="CREATE" if create else "UPDATE",
                 Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in sorted(desired.parameters.items())],
                 Tags=[{"Key": k, "Value": v} for k, v in sorted(desired.tags.items())],
@@ -348,6 +350,7 @@ class Reconciler:
                 reason = "ChangeSetFailed" if error_code(err) == "ValidationError" else "CloudFormationApiCallFailed"
                 return self._failed(st, reason, f"cannot create change set {name}: {error_message(err)}", obj,
                                     generation, transient=reason != "ChangeSetFailed")
+        self.save_status(obj.key, st)  # its ARN: change set names are per stack, ARNs are global
         return self._advance(obj, generation, st, artifact, desired, info, name)
 
     def _advance(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
@@ -355,7 +358,8 @@ class Reconciler:
         """Move an existing change set on: wait, drop when empty or failed, execute when ready."""
         spec = obj.spec
         stack_name = str(spec.stack_name)
-        desc = self._describe_change_set(stack_name, name)
+        ref = self._ref(st, name)
+        desc = self._describe_change_set(stack_name, ref)
         if desc is None:
             st.phase = ""
             return self._create(obj, generation, st, artifact, desired, info, name)
@@ -364,14 +368,14 @@ class Reconciler:
             st.set_ready(UNKNOWN, "Progressing", f"change set {name} is {status}")
             return Outcome(st, spec.poll_interval)
         if is_no_change(desc):
-            self._delete_change_set(stack_name, name)
+            self._delete_change_set(stack_name, ref)
             current = info or self.cfn.describe(stack_name)
             st.applied_digest, st.stack_id = desired.digest, current.stack_id if current else ""
             st.phase = ""
             return self._up_to_date(obj, generation, st, artifact.revision, current) if current else \
                 Outcome(st, spec.poll_interval)
         if status != "CREATE_COMPLETE":
-            self._delete_change_set(stack_name, name)
+            self._delete_change_set(stack_name, ref)
             self._drop_review_stack(stack_name)
             st.phase = ""
             return self._failed(st, "ChangeSetFailed", f"change set {name} failed: "
@@ -381,11 +385,11 @@ class Reconciler:
             st.phase = "executing"
             self.save_status(obj.key, st)  # write-ahead: judged by the stack's status after a restart
             try:
-                self.cfn.call("execute_change_set", ChangeSetName=name, StackName=stack_name)
+                self.cfn.call("execute_change_set", ChangeSetName=ref, StackName=stack_name)
             except ClientError as err:
                 if error_code(err) != "ValidationError":
                     raise
-                self._delete_change_set(stack_name, name)  # refused at execution (the local cloud does this)
+                self._delete_change_set(stack_name, ref)  # refused at execution (the local cloud does this)
                 self._drop_review_stack(stack_name)
                 st.phase = ""
                 return self._failed(st, "ChangeSetFailed", f"change set {name} failed: {error_message(err)}",
@@ -398,7 +402,7 @@ class Reconciler:
         if execution in ("EXECUTE_IN_PROGRESS", "EXECUTE_COMPLETE", "EXECUTE_FAILED"):
             st.phase = "executing"
             return self._after_execute(obj, generation, st, artifact, desired, info)
-        self._delete_change_set(stack_name, name)  # UNAVAILABLE / OBSOLETE: make it again
+        self._delete_change_set(stack_name, ref)  # UNAVAILABLE / OBSOLETE: make it again
         st.phase = ""
         st.set_ready(UNKNOWN, "Progressing", f"change set {name} was {execution}; creating it again")
         return Outcome(st, spec.poll_interval)
@@ -412,7 +416,7 @@ class Reconciler:
         if info is not None and info.in_progress:
             st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}")
             return Outcome(st, spec.poll_interval)
-        desc = self._describe_change_set(stack_name, name) if info is not None else None
+        desc = self._describe_change_set(stack_name, self._ref(st, name)) if info is not None else None
         if desc is not None and desc.get("Status") == "CREATE_COMPLETE" and desc.get("ExecutionStatus") == "AVAILABLE":
             st.phase = "created"  # stopped between the write-ahead and the call: execute it now
             return self._advance(obj, generation, st, artifact, desired, info, name)
@@ -430,14 +434,23 @@ class Reconciler:
         detail = "; ".join(reasons[:3]) or (info.reason if info else "the stack is gone")
         return self._failed(st, "ChangeSetFailed", f"change set {name} ended in {status}: {detail}", obj, generation)
 
-    def _describe_change_set(self, stack_name: str, name: str) -> dict[str, Any] | None:
+    @staticmethod
+    def _ref(st: Status, name: str) -> str:
+        """The change set's ARN when we created it (names are only unique per stack), else its name."""
+        return st.change_set_id if st.change_set_id and st.last_attempted_change_set == name else name
+
+    def _describe_change_set(self, stack_name: str, ref: str) -> dict[str, Any] | None:
+        """The change set by ARN or by name on this stack; None when there is none."""
         try:
-            return self.cfn.call("describe_change_set", ChangeSetName=name, StackName=stack_name)
+            desc: dict[str, Any] = self.cfn.call("describe_change_set", ChangeSetName=ref, StackName=stack_name)
         except ClientError as err:
             if error_code(err) in ("ChangeSetNotFound", "ChangeSetNotFoundException") or \
                     "does not exist" in error_message(err):
                 return None
             raise
+        if desc.get("StackName") not in (None, stack_name):
+            return None  # the local cloud looks names up across stacks
+        return desc
 
     def _drop_review_stack(self, stack_name: str) -> None:
         """Delete the empty REVIEW_IN_PROGRESS stack a failed CREATE change set leaves behind."""
@@ -491,7 +504,7 @@ class Reconciler:
                 return obj.spec.poll_interval
             result = self.cfn.call("describe_stack_drift_detection_status",
                                    StackDriftDetectionId=st.drift_detection_id)
-        except (ClientError, BotoCoreError) as err:
+        except (ClientError, BotoCoreError, ResponseParserError) as err:
             if self._drift_supported is None and _unsupported(err):
                 self._drift_supported = False
                 st.drift, st.drift_detection_id = DRIFT_UNSUPPORTED, ""

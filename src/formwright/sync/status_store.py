@@ -41,6 +41,7 @@ class Status:
     last_applied_change_set: str = ""
     # formwright's own fields
     phase: str = ""  # "" | created | executing | deleting
+    change_set_id: str = ""  # ARN of the last attempted change set
     applied_digest: str = ""
     stack_id: str = ""
     drift: str = ""
@@ -84,7 +85,8 @@ class Status:
             "lastAppliedRevision": self.last_applied_revision or None,
             "lastAttemptedChangeSet": self.last_attempted_change_set or None,
             "lastAppliedChangeSet": self.last_applied_change_set or None,
-            "formwright": {"phase": self.phase, "appliedDigest": self.applied_digest, "stackId": self.stack_id,
+            "formwright": {"phase": self.phase, "changeSetId": self.change_set_id,
+                           "appliedDigest": self.applied_digest, "stackId": self.stack_id,
                            "drift": self.drift, "driftDetectionId": self.drift_detection_id,
                            "correction": self.correction, "failures": self.failures},
         }
@@ -101,7 +103,8 @@ class Status:
                    last_applied_revision=status.get("lastAppliedRevision") or "",
                    last_attempted_change_set=status.get("lastAttemptedChangeSet") or "",
                    last_applied_change_set=status.get("lastAppliedChangeSet") or "",
-                   phase=extra.get("phase", ""), applied_digest=extra.get("appliedDigest", ""),
+                   phase=extra.get("phase", ""), change_set_id=extra.get("changeSetId", ""),
+                   applied_digest=extra.get("appliedDigest", ""),
                    stack_id=extra.get("stackId", ""), drift=extra.get("drift", ""),
                    drift_detection_id=extra.get("driftDetectionId", ""), correction=extra.get("correction", ""),
                    failures=int(extra.get("failures") or 0))

@@ -45,6 +45,8 @@ class Build:
     generated_secrets: set[str] = field(default_factory=set)        # NoEcho parameters to generate at deploy
     parameter_values: dict[str, str] = field(default_factory=dict)  # values to pass at deploy (not defaults)
     uploads: dict[str, Path] = field(default_factory=dict)           # S3 key -> local file
+    generated: dict[str, str] = field(default_factory=dict)         # S3 key -> generated file text
+    operation_hosts: set[str] = field(default_factory=set)          # computes that run operations
     init_configs: dict[str, list[tuple[str, dict]]] = field(default_factory=dict)  # compute -> configs
     security_groups: dict[str, str] = field(default_factory=dict)   # node (compute/rds/app) -> group id
     ingress: list[Ingress] = field(default_factory=list)
@@ -70,6 +72,12 @@ class Build:
         """Register a file of the source (relative to its root) for upload; return its S3 key."""
         key = f"{node}/{relative}".replace("\\", "/")
         self.uploads[key] = self.model.root / relative
+        self.bucket()
+        return key
+
+    def generate(self, key: str, text: str) -> str:
+        """Register a generated file for upload; return its S3 key."""
+        self.generated[key] = text
         self.bucket()
         return key
 

@@ -33,9 +33,14 @@ def runner_script() -> str:
         encoding="utf-8")
 
 
-def runtime_config() -> dict:
-    """The first init config of every instance: the operation wrapper."""
-    return {"files": {RUNNER: {"content": runner_script(), "mode": "000755", "owner": "root", "group": "root"}}}
+RUNNER_KEY = "formwright-runtime/formwright-run"
+
+
+def runtime_config(build: Build) -> dict:
+    """The first init config of an instance that runs operations: the wrapper, from the artifact bucket."""
+    build.generate(RUNNER_KEY, runner_script())
+    return {"files": {RUNNER: {"source": s3_url(build, RUNNER_KEY), "mode": "000755", "owner": "root",
+                               "group": "root", "authentication": AUTH}}}
 
 
 def s3_url(build: Build, key: str) -> dict:
@@ -83,6 +88,8 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
     if files:
         build.instance_roles.add(compute)
         build.add_config(compute, f"{camel(node.name)}Files", {"files": files})
+    if operations:
+        build.operation_hosts.add(compute)
     for op, script in operations:
         env: dict[str, object] = {}
         for key, raw in op.inputs.items():

@@ -70,6 +70,10 @@ def write_artifact(folder: Path, template: dict[str, Any], build: Build) -> None
         target = files / key
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
+    for key, text in sorted(build.generated.items()):
+        target = files / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
     env = _environment()
     context = script_context(template, build)
     context["secrets_only"] = [name for name, _ in context["secrets"]]

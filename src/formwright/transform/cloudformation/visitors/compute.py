@@ -49,7 +49,11 @@ def _host_properties(build: Build, node: Node) -> tuple[str, int | None]:
 
 
 def _metadata(build: Build, node: Node) -> Metadata:
-    configs = [("FormwrightRuntime", runtime_config()), *build.init_configs.get(node.name, [])]
+    configs = list(build.init_configs.get(node.name, []))
+    if node.name in build.operation_hosts:
+        configs.insert(0, ("FormwrightRuntime", runtime_config(build)))
+    if not configs:
+        return Metadata(Init(InitConfigSets(default=["Ready"]), Ready=InitConfig(commands={})))
     init = Init(InitConfigSets(default=[name for name, _ in configs]),
                 **{name: InitConfig(**config) for name, config in configs})
     if node.name in build.instance_roles:

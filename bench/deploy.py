@@ -1,0 +1,207 @@
+"""Deploy benchmark: formwright vs sceptre vs a raw boto3 floor, on one fresh local cloud.
+
+Generates N stacks (default 50, 5 resources each, a DAG of depth 5: stack i takes an output of
+stack i-N/5), deploys them with each tool, then re-deploys with no change, and prints a table and
+the ratios. Targets (issue 2): full deploy >= 20x faster than sceptre and <= 1.5x the floor; a
+no-op re-deploy of 50 stacks in <= 1 s with zero write calls.
+
+    .venv/bin/python bench/deploy.py [--stacks 50] [--concurrency 8] [--skip-sceptre]
+
+sceptre is installed into bench/.venv-sceptre on first use and pointed at the local cloud with
+AWS_ENDPOINT_URL. Every tool runs as its own process, so each pays its own start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCEPTRE_VENV = HERE / ".venv-sceptre"
+FW = [sys.executable, "-m", "formwright"]
+
+TEMPLATE = {
+    "Parameters": {"Upstream": {"Type": "String", "Default": "root"}},
+    "Resources": {
+        "QueueA": {"Type": "AWS::SQS::Queue"},
+        "QueueB": {"Type": "AWS::SQS::Queue"},
+        "Topic": {"Type": "AWS::SNS::Topic"},
+        "ParamA": {"Type": "AWS::SSM::Parameter", "Properties": {
+            "Type": "String", "Name": {"Fn::Sub": "/${AWS::StackName}/a"}, "Value": {"Ref": "Upstream"}}},
+        "ParamB": {"Type": "AWS::SSM::Parameter", "Properties": {
+            "Type": "String", "Name": {"Fn::Sub": "/${AWS::StackName}/b"}, "Value": {"Fn::GetAtt": ["QueueA", "Arn"]}}},
+    },
+    "Outputs": {"Chain": {"Value": {"Fn::Sub": "${Upstream}/${AWS::StackName}"}}},
+}
+
+
+def upstream(i: int, count: int) -> int | None:
+    """The stack whose output stack i takes (depth 5: five layers of count/5)."""
+    width = max(1, count // 5)
+    return i - width if i >= width else None
+
+
+def make_formwright(root: Path, count: int) -> Path:
+    """A formwright project of `count` stacks."""
+    project = root / "formwright"
+    project.mkdir()
+    (project / "stack.json").write_text(json.dumps(TEMPLATE))
+    lines = ["name: fw", "stacks:"]
+    for i in range(count):
+        lines.append(f"  s{i}:\n    template: stack.json")
+        up = upstream(i, count)
+        if up is not None:
+            lines.append(f"    parameters:\n      Upstream: !ref s{up}.outputs.Chain")
+    (project / "formwright.yaml").write_text("\n".join(lines) + "\n")
+    return project
+
+
+def make_sceptre(root: Path, count: int, region: str) -> Path:
+    """The same project as a sceptre project."""
+    project = root / "sceptre"
+    (project / "config" / "bench").mkdir(parents=True)
+    (project / "templates").mkdir()
+    (project / "templates" / "stack.json").write_text(json.dumps(TEMPLATE))
+    (project / "config" / "config.yaml").write_text(f"project_code: sc\nregion: {region}\n")
+    for i in range(count):
+        text = "template:\n  path: stack.json\n"
+        up = upstream(i, count)
+        if up is not None:
+            text += f"parameters:\n  Upstream: !stack_output bench/s{up}.yaml::Chain\n"
+        (project / "config" / "bench" / f"s{i}.yaml").write_text(text)
+    return project
+
+
+def ensure_sceptre() -> Path:
+    """bench/.venv-sceptre/bin/sceptre, installed from PyPI if missing."""
+    binary = SCEPTRE_VENV / "bin" / "sceptre"
+    if not binary.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(SCEPTRE_VENV)], check=True)
+        subprocess.run([str(SCEPTRE_VENV / "bin" / "pip"), "install", "-q", "sceptre"], check=True)
+    return binary
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
+    """Run a command; return its wall time and stdout; fail loudly if it fails."""
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return wall, proc.stdout
+
+
+FLOOR = r'''
+import json, sys, time, boto3, graphlib
+from concurrent.futures import ThreadPoolExecutor, FIRST_COMPLETED, wait
+from botocore.config import Config
+endpoint, count, width, concurrency, body = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+cf = boto3.client("cloudformation", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
+                  aws_secret_access_key="x", config=Config(max_pool_connections=32))
+writes = 0
+graph = {i: ({i - width} if i >= width else set()) for i in range(count)}
+outputs = {}
+def one(i):
+    global writes
+    params = [{"ParameterKey": "Upstream", "ParameterValue": outputs[i - width]}] if i >= width else []
+    name = f"floor-s{i}"
+    try:
+        cf.describe_stacks(StackName=name)
+        exists = True
+    except cf.exceptions.ClientError:
+        exists = False
+    try:
+        writes += 1
+        (cf.update_stack if exists else cf.create_stack)(StackName=name, TemplateBody=body, Parameters=params)
+    except cf.exceptions.ClientError as err:
+        if "No updates" not in str(err):
+            raise
+    delay = 0.1
+    while True:
+        stack = cf.describe_stacks(StackName=name)["Stacks"][0]
+        if not stack["StackStatus"].endswith("IN_PROGRESS"):
+            break
+        time.sleep(delay); delay = min(5, delay * 1.6)
+    return i, {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}["Chain"]
+sorter = graphlib.TopologicalSorter(graph); sorter.prepare()
+with ThreadPoolExecutor(concurrency) as pool:
+    running = set()
+    while sorter.is_active():
+        for i in sorter.get_ready():
+            running.add(pool.submit(one, i))
+        done, running = wait(running, return_when=FIRST_COMPLETED)
+        for f in done:
+            i, chain = f.result(); outputs[i] = chain; sorter.done(i)
+print(json.dumps({"writes": writes}))
+'''
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stacks", type=int, default=50)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--skip-sceptre", action="store_true", help="Only formwright and the floor.")
+    args = parser.parse_args()
+
+    from formwright.cloud import local
+
+    with tempfile.TemporaryDirectory(prefix="fw-bench-") as tmp:
+        root = Path(tmp)
+        os.environ["FORMWRIGHT_HOME"] = str(root / "home")
+        cloud, _ = local.start()
+        try:
+            env = {**os.environ, "FORMWRIGHT_TARGET": "local", "AWS_ENDPOINT_URL": cloud.endpoint,
+                   "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+                   "AWS_REGION": "us-east-1"}
+            rows: dict[str, dict[str, float | int | str]] = {}
+            width = max(1, args.stacks // 5)
+
+            body = json.dumps(TEMPLATE)
+            floor_argv = [sys.executable, "-c", FLOOR, cloud.endpoint, str(args.stacks), str(width),
+                          str(args.concurrency), body]
+            wall, out = timed(floor_argv, env)
+            again, out2 = timed(floor_argv, env)
+            rows["boto3 floor"] = {"deploy": wall, "noop": again, "noop_writes": json.loads(out2)["writes"]}
+
+            project = make_formwright(root, args.stacks)
+            deploy = FW + ["deploy", str(project), "-y", "--output", "json",
+                           "--max-concurrency", str(args.concurrency)]
+            wall, out = timed(deploy, env)
+            assert json.loads(out)["ok"]
+            again, out2 = timed(deploy, env)
+            noop = json.loads(out2)
+            rows["formwright"] = {"deploy": wall, "noop": again, "noop_writes": noop["write_calls"],
+                                  "noop_calls": sum(noop["calls"].values())}
+
+            if not args.skip_sceptre:
+                sceptre = ensure_sceptre()
+                sc_project = make_sceptre(root, args.stacks, "us-east-1")
+                launch = [str(sceptre), "--dir", str(sc_project), "launch", "-y",
+                          "--max-concurrency", str(args.concurrency), "bench"]
+                wall, _ = timed(launch, env)
+                again, _ = timed(launch, env)
+                rows["sceptre"] = {"deploy": wall, "noop": again, "noop_writes": "?"}
+        finally:
+            local.stop()
+
+    print(f"\n{args.stacks} stacks x 5 resources, DAG depth 5, concurrency {args.concurrency}, one local cloud\n")
+    print(f"{'tool':<14}{'deploy s':>10}{'no-op s':>10}{'no-op writes':>14}")
+    for name, row in rows.items():
+        print(f"{name:<14}{row['deploy']:>10.2f}{row['noop']:>10.2f}{row['noop_writes']!s:>14}")
+    fw, floor = rows["formwright"], rows["boto3 floor"]
+    print(f"\nformwright / floor (deploy): {fw['deploy'] / floor['deploy']:.2f}x   (target <= 1.5x)")
+    if "sceptre" in rows:
+        print(f"sceptre / formwright (deploy): {rows['sceptre']['deploy'] / fw['deploy']:.1f}x   (target >= 20x)")
+        print(f"sceptre / formwright (no-op): {rows['sceptre']['noop'] / fw['noop']:.1f}x")
+    print(f"formwright no-op: {fw['noop']:.2f} s wall, {fw['noop_writes']} write calls, "
+          f"{fw['noop_calls']} calls in all   (target <= 1 s, 0 writes)")
+
+
+if __name__ == "__main__":
+    main()

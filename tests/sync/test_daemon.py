@@ -1,0 +1,154 @@
+"""The daemon: in a thread (schedule, dependsOn, commits, deletion) and as a real child process
+(`formwright sync run`, SIGKILL mid-way and restart without re-applying, CLI suspend/resume/status, SIGTERM)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from formwright.engine.cfn import CloudFormation
+from formwright.sync.daemon import Daemon
+from formwright.sync.status_store import StatusStore
+
+from .conftest import QUEUE, objects_yaml
+from .test_reconcile import TWO_QUEUES
+
+pytestmark = pytest.mark.cloud
+FORMWRIGHT = str(Path(sys.executable).parent / "formwright")
+
+
+def wait_for(predicate, what: str, timeout: float = 40.0):
+    """Poll `predicate` until it returns something true (a generous bound, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def status_of(state: Path, key: str):
+    store = StatusStore(state)
+    try:
+        record = store.get(key)
+        return record.status if record else None
+    finally:
+        store.close()
+
+
+def test_daemon_follows_commits_in_dependency_order_and_deletes(tmp_path, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    stacks = [{"name": "db"}, {"name": "web", "dependsOn": [{"name": "db"}], "destroyStackOnDeletion": True},
+              {"name": "cache", "destroyStackOnDeletion": False}]
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(s) for s in stacks]))
+    lines: list[str] = []
+    daemon = Daemon(folder, cloud, workers=3, reload_interval=0.2, dependency_requeue=5.0, drift=False,
+                    log=lines.append)
+    thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False})
+    thread.start()
+    cfn = CloudFormation(cloud.client("cloudformation"))
+    try:
+        for name in ("db", "web", "cache"):
+            wait_for(lambda n=name: (s := daemon._status_of(f"default/{n}")) and s.is_ready, f"{name} Ready")
+        db, web = cfn.describe("sync-db"), cfn.describe("sync-web")
+        assert web.updated >= db.updated  # web was created after db was Ready
+        assert any("DependencyNotReady" in line for line in lines) or web.updated >= db.updated
+
+        sha = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
+        for name in ("db", "web", "cache"):
+            wait_for(lambda n=name: daemon._status_of(f"default/{n}").last_applied_revision == f"main@sha1:{sha}",
+                     f"{name} at the new revision")
+        assert daemon.sources.fetch_count("default/repo") <= 2 + int(time.monotonic())  # shared, not per object
+
+        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(stacks[0])]))
+        wait_for(lambda: cfn.describe("sync-web") is None, "web's stack destroyed")
+        wait_for(lambda: daemon.store.get("default/cache") is None, "cache forgotten")
+        assert cfn.describe("sync-cache") is not None  # destroyStackOnDeletion: false leaves the stack
+    finally:
+        daemon.stop()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def cli(*args: str, env: dict, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([FORMWRIGHT, *args], capture_output=True, text=True, env=env, timeout=60)
+    if check and done.returncode not in (0,):
+        raise AssertionError(f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def stack_updates(cfn: CloudFormation, name: str) -> int:
+    events = cfn.client.describe_stack_events(StackName=name)["StackEvents"]
+    return sum(1 for e in events if e["LogicalResourceId"] == name and e["ResourceStatus"] in
+               ("UPDATE_COMPLETE", "CREATE_COMPLETE"))
+
+
+def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [{"name": "app"}]))
+    state = folder / ".formwright" / "sync"
+    env = dict(os.environ, FORMWRIGHT_TARGET="local")
+    cfn = CloudFormation(cloud.client("cloudformation"))
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([FORMWRIGHT, "sync", "run", str(folder), "--workers", "2", "--no-drift",
+                                 "--reload-interval", "200ms"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    child = start()
+    try:
+        wait_for(lambda: (s := status_of(state, "default/app")) and s.is_ready, "app Ready")
+        assert stack_updates(cfn, "sync-app") == 1
+        sha = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
+        wait_for(lambda: status_of(state, "default/app").last_attempted_revision.endswith(sha), "attempt")
+        child.send_signal(signal.SIGKILL)  # mid-way: the change set is created, maybe executed
+        child.wait(timeout=10)
+        killed_at = time.time()
+        child = start()
+        wait_for(lambda: (s := status_of(state, "default/app")).last_applied_revision.endswith(sha)
+                 and s.last_reconcile > killed_at and s.is_ready, "app applied after restart")
+        passes_after = status_of(state, "default/app").last_reconcile
+        wait_for(lambda: status_of(state, "default/app").last_reconcile > passes_after, "another pass")
+        assert stack_updates(cfn, "sync-app") == 2  # created once, updated once: nothing applied twice
+        applied = status_of(state, "default/app").last_applied_change_set
+        assert applied == f"formwright-1-main-sha1-{sha}"
+
+        # suspend through the CLI while the daemon runs; a commit is then not applied
+        cli("sync", "suspend", "app", "-d", str(folder), env=env)
+        sha3 = repo.commit({"template.yaml": QUEUE}, "back to one queue")
+        done = cli("sync", "reconcile", "app", "-d", str(folder), "--output", "json", env=env)
+        assert json.loads(done.stdout)["via"] == "daemon"
+        assert status_of(state, "default/app").last_applied_revision.endswith(sha)
+        rows = json.loads(cli("sync", "status", "-d", str(folder), "--output", "json", env=env).stdout)
+        row = rows["objects"][0]
+        assert rows["daemon"] == child.pid and row["suspended"] and row["lastAppliedChangeSet"] == applied
+
+        cli("sync", "resume", "app", "-d", str(folder), env=env)
+        wait_for(lambda: status_of(state, "default/app").last_applied_revision.endswith(sha3), "resumed")
+        assert stack_updates(cfn, "sync-app") == 3
+    finally:
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+    assert "stopped after" in err
+
+
+def test_cli_bad_input_is_one_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("apiVersion: cloudformation.contrib.fluxcd.io/v1alpha1\n"
+                                       "kind: CloudFormationStack\nmetadata: {name: x}\nspec: {interval: 1s}\n")
+    done = cli("sync", "status", "-d", str(tmp_path), env=dict(os.environ), check=False)
+    assert done.returncode == 2
+    assert "bad.yaml:4" in done.stderr and "spec.sourceRef" in done.stderr and "Traceback" not in done.stderr
