@@ -16,6 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
+from formwright.cloud.s3 import ensure_bucket, put_if_changed
 from formwright.engine.cfn import NO_CHANGES, CloudFormation, StackInfo, failure_reasons, is_no_change
 from formwright.engine.results import (
     MASK,
@@ -81,24 +82,16 @@ class StackRunner:
         s3 = self.target.client("s3")
         bucket = self.managed_bucket()
         key = f"{self.project.name}/{stack.name}/{hashlib.sha256(body.encode()).hexdigest()}.json"
-        self.cfn.counter.add("put_object")
-        s3.put_object(Bucket=bucket, Key=key, Body=body.encode("utf-8"))
-        region = self.target.region
-        return {"TemplateURL": f"https://s3.{region}.amazonaws.com/{bucket}/{key}"}
+        if put_if_changed(s3, bucket, key, body.encode("utf-8")):
+            self.cfn.counter.add("put_object")
+        return {"TemplateURL": f"https://s3.{self.target.region}.amazonaws.com/{bucket}/{key}"}
 
     def managed_bucket(self) -> str:
         """The managed bucket, created on first use."""
         if self._bucket is None:
-            s3 = self.target.client("s3")
             bucket = managed_bucket_name(self.target, self.project)
-            try:
-                s3.head_bucket(Bucket=bucket)
-            except ClientError:
-                kwargs: dict[str, Any] = {"Bucket": bucket}
-                if self.target.region != "us-east-1":
-                    kwargs["CreateBucketConfiguration"] = {"LocationConstraint": self.target.region}
+            if ensure_bucket(self.target.client("s3"), bucket, self.target.region):
                 self.cfn.counter.add("create_bucket")
-                s3.create_bucket(**kwargs)
             self._bucket = bucket
         return self._bucket
 

@@ -17,6 +17,7 @@ from typing import Any
 from formwright.errors import ProjectError
 from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import write_atomic
+from formwright.state.secrets import SecretStore
 from formwright.template import dump_json, load, plain
 
 UNKNOWN = "(known after apply)"
@@ -147,6 +148,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
 
     stacks: dict[str, Stack] = {}
     registry = None
+    secrets = SecretStore(project.state_dir)
     s3_client = target.client("s3") if target is not None else None
     account_id = target.account_id() if target is not None else "123456789012"
     for name, config in project.stacks.items():
@@ -164,6 +166,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
                                      out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket)
             original, source = prepared.template, str(config.tosca)
             fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
+            fixed.update(secrets.stable(name, {k: fixed[k] for k in prepared.generated}))
         else:
             assert config.template is not None
             original, source = load(config.template), str(config.template)

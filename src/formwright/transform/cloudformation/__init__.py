@@ -48,6 +48,7 @@ class PreparedStack:
     template: dict
     parameters: dict[str, str] = field(repr=False)
     capabilities: list[str]
+    generated: list[str] = field(default_factory=list)  # parameters holding passwords made just now
 
 
 def transform_tosca(src: pathlib.Path, out: pathlib.Path | None, *, inputs: dict[str, Any] | None = None,
@@ -83,4 +84,5 @@ def prepare_stack(src: pathlib.Path, *, inputs: dict[str, str], region: str, out
             parameters[BUCKET_PARAMETER] = bucket
         if s3_client is not None and bucket:
             upload_files(s3_client, bucket, out_dir / "files", region)
-    return PreparedStack(template=result.template, parameters=parameters, capabilities=result.capabilities)
+    return PreparedStack(template=result.template, parameters=parameters, capabilities=result.capabilities,
+                         generated=list(result.generated_secrets))

@@ -1,0 +1,1 @@
+"""The Kubernetes operator (kopf) over the sync reconcile loop: `kopf run -m formwright.sync.k8s.operator`."""

@@ -1,0 +1,223 @@
+"""A kopf operator for `CloudFormationStack` objects, running the same reconcile loop as `sync run`.
+
+Handlers: create / update / resume reconcile at once; a timer per object runs the next pass when it
+is due (its interval, pollInterval while in progress, retryInterval with backoff after errors); delete
+(behind the finalizer kopf adds for it) destroys the stack only with `destroyStackOnDeletion`. Status
+goes to the object's `.status` in the Flux controller's shape. Sources: a Flux source-controller
+artifact (`status.artifact.url` + `digest`, verified) when the GitRepository has one, else formwright
+clones `spec.url` itself. The status store in FORMWRIGHT_SYNC_STATE (an emptyDir) holds the
+write-ahead phase between passes; `.status` seeds it after a restart.
+
+Run: `kopf run -m formwright.sync.k8s.operator --all-namespaces` (see deploy/k8s/README.md).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import kopf
+
+from formwright.errors import FormwrightError
+from formwright.sync.objects import STACK_API_GROUP, GitRepository, StackObject, parse_document
+from formwright.sync.reconcile import Reconciler
+from formwright.sync.source import Artifact, Sources, fetch_artifact
+from formwright.sync.status_store import FALSE, Status, StatusStore
+
+VERSION = "v1alpha1"
+PLURAL = "cloudformationstacks"
+SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL = "source.toolkit.fluxcd.io", "v1", "gitrepositories"
+FINALIZER = f"{STACK_API_GROUP}/finalizer"
+TICK = float(os.environ.get("FORMWRIGHT_SYNC_TICK", "1"))
+
+
+def plain(value: Any) -> Any:
+    """kopf's read-only views as ordinary dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def _first(index: Any, key: tuple[str, str]) -> Any:
+    """The first value a kopf index holds for `key` (None when it has none)."""
+    if index is None:
+        return None
+    try:
+        values = index[key] if key in index else None
+    except KeyError:
+        values = None
+    return next(iter(values), None) if values is not None else None
+
+
+class Operator:
+    """The shared reconciler, sources and write-ahead store; the handlers call into it."""
+
+    def __init__(self, target: Any, state_dir: Path, *, drift: bool = True) -> None:
+        self.state_dir = state_dir
+        self.store = StatusStore(state_dir)
+        self.sources = Sources(state_dir / "sources")
+        self.reconciler = Reconciler(target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift)
+        self.next_run: dict[str, float] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    # ---- inputs -------------------------------------------------------------------------------
+    @staticmethod
+    def parse(body: Mapping) -> StackObject:
+        """The object from its body; an invalid spec is a permanent error with the field named."""
+        try:
+            obj = parse_document(plain(body), file=None)
+        except FormwrightError as err:
+            raise kopf.PermanentError(str(err)) from None
+        assert isinstance(obj, StackObject)
+        return obj
+
+    def source(self, obj: StackObject, git_repositories: Any) -> tuple[GitRepository | None, Artifact | None]:
+        """The GitRepository, and the source-controller's artifact when it published one (digest checked)."""
+        namespace, name = obj.source_key.split("/", 1)
+        entry = _first(git_repositories, (namespace, name))
+        if entry is None:
+            return None, None
+        artifact = (entry.get("status") or {}).get("artifact") or {}
+        if artifact.get("url") and artifact.get("digest"):
+            return None, fetch_artifact(obj.source_key, artifact["url"], artifact["digest"],
+                                        artifact.get("revision", ""), self.sources.root)
+        document = {"apiVersion": f"{SOURCE_GROUP}/{SOURCE_VERSION}", "kind": "GitRepository",
+                    "metadata": {"name": name, "namespace": namespace}, "spec": entry.get("spec") or {}}
+        repo = parse_document(document)
+        assert isinstance(repo, GitRepository)
+        return repo, None
+
+    def _record(self, obj: StackObject, status: Mapping | None) -> Any:
+        """The write-ahead record, seeded from `.status` when this pod has not seen the object yet."""
+        fresh = self.store.get(obj.key) is None
+        record = self.store.observe(obj)
+        if fresh and status:
+            record.status = Status.from_k8s(plain(status))
+            self.store.save(obj.key, record.status)
+        return record
+
+    # ---- passes -------------------------------------------------------------------------------
+    def reconcile(self, body: Mapping, patch: Any, git_repositories: Any = None,
+                  cloudformation_stacks: Any = None) -> float | None:
+        """One pass; the status goes into `patch.status`; returns the delay to the next pass."""
+        obj = self.parse(body)
+        with self._lock(obj.key):
+            record = self._record(obj, body.get("status"))
+            try:
+                repository, artifact = self.source(obj, git_repositories)
+            except FormwrightError as err:
+                st = record.status
+                st.set_ready(FALSE, "ArtifactFailed", str(err))
+                self._write(obj.key, st, obj.retry_interval, patch)
+                return obj.retry_interval
+
+            def ready_of(key: str) -> Status | None:
+                namespace, name = key.split("/", 1)
+                found = _first(cloudformation_stacks, (namespace, name))
+                return Status.from_k8s(found) if found is not None else None
+
+            outcome = self.reconciler.reconcile(obj, record.generation, record.status, suspended=obj.spec.suspend,
+                                                repository=repository, artifact=artifact, ready_of=ready_of)
+            self._write(obj.key, outcome.status, outcome.requeue, patch)
+            return outcome.requeue
+
+    def _write(self, key: str, st: Status, requeue: float | None, patch: Any) -> None:
+        st.next_run = time.time() + requeue if requeue is not None else None
+        self.store.save(key, st)
+        if requeue is None:
+            self.next_run[key] = float("inf")  # suspended: the update handler wakes it
+        else:
+            self.next_run[key] = time.monotonic() + requeue
+        for field, value in st.to_k8s().items():
+            patch.status[field] = value
+
+    def due(self, key: str) -> bool:
+        """True when the object's next pass is due (or was never planned in this process)."""
+        when = self.next_run.get(key)
+        return when is None or time.monotonic() >= when
+
+    def delete(self, body: Mapping, patch: Any) -> None:
+        """Destroy the stack when asked to; raise TemporaryError while the delete is under way."""
+        obj = self.parse(body)
+        record = self.store.get(obj.key)
+        status = record.status if record else Status.from_k8s(plain(body.get("status") or {}))
+        outcome = self.reconciler.delete(obj.key, str(obj.spec.stack_name or ""),
+                                         obj.spec.destroy_stack_on_deletion and bool(obj.spec.stack_name), status)
+        if outcome.requeue is not None:
+            for field, value in outcome.status.to_k8s().items():
+                patch.status[field] = value
+            raise kopf.TemporaryError(outcome.status.message, delay=outcome.requeue)
+        self.store.forget(obj.key)
+        self.next_run.pop(obj.key, None)
+
+
+OPERATOR: Operator | None = None
+
+
+def operator() -> Operator:
+    """The process's Operator, made on first use from the environment."""
+    global OPERATOR
+    if OPERATOR is None:
+        from formwright.cloud.session import resolve_target
+
+        state = Path(os.environ.get("FORMWRIGHT_SYNC_STATE", "/var/lib/formwright-sync"))
+        drift = os.environ.get("FORMWRIGHT_SYNC_DRIFT", "true").lower() != "false"
+        OPERATOR = Operator(resolve_target(os.environ.get("FORMWRIGHT_TARGET", "aws")), state, drift=drift)
+    return OPERATOR
+
+
+# ---- kopf handlers ------------------------------------------------------------------------------
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+    """Our finalizer name, and peering so one replica per shard is active."""
+    settings.persistence.finalizer = FINALIZER
+    settings.peering.name = os.environ.get("FORMWRIGHT_SYNC_PEERING", "formwright-sync")
+    settings.peering.mandatory = False
+    operator()
+
+
+@kopf.index(SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL)
+def git_repositories(namespace: str, name: str, spec: Mapping, status: Mapping, **_: Any) -> dict:
+    """GitRepositories by (namespace, name): their spec and the source-controller's artifact."""
+    return {(namespace, name): {"spec": plain(spec), "status": plain(status or {})}}
+
+
+@kopf.index(STACK_API_GROUP, VERSION, PLURAL)
+def cloudformation_stacks(namespace: str, name: str, status: Mapping, **_: Any) -> dict:
+    """CloudFormationStack statuses by (namespace, name), for dependsOn."""
+    return {(namespace, name): plain(status or {})}
+
+
+@kopf.on.resume(STACK_API_GROUP, VERSION, PLURAL)
+@kopf.on.create(STACK_API_GROUP, VERSION, PLURAL)
+@kopf.on.update(STACK_API_GROUP, VERSION, PLURAL, field="spec")
+def apply(body: Mapping, patch: Any, git_repositories: Any = None, cloudformation_stacks: Any = None,
+          **_: Any) -> None:
+    """Created, changed or found after a restart: reconcile now."""
+    operator().reconcile(body, patch, git_repositories, cloudformation_stacks)
+
+
+@kopf.timer(STACK_API_GROUP, VERSION, PLURAL, interval=TICK, initial_delay=TICK)
+def tick(body: Mapping, meta: Mapping, patch: Any, git_repositories: Any = None, cloudformation_stacks: Any = None,
+         **_: Any) -> None:
+    """The object's timer: run the next pass when it is due."""
+    key = f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+    if operator().due(key):
+        operator().reconcile(body, patch, git_repositories, cloudformation_stacks)
+
+
+@kopf.on.delete(STACK_API_GROUP, VERSION, PLURAL)
+def delete(body: Mapping, patch: Any, **_: Any) -> None:
+    """The object is being deleted: destroy its stack only with destroyStackOnDeletion."""
+    operator().delete(body, patch)

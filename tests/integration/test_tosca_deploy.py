@@ -1,0 +1,61 @@
+"""End to end: a `tosca:` stack in formwright.yaml is transformed and deployed by `formwright deploy`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tosca"
+
+
+def test_tosca_stack_deploys_then_is_a_no_op(tmp_path: Path, run_cli, cloud) -> None:
+    shutil.copytree(EXAMPLES / "nodejs", tmp_path / "nodejs")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: shop\nregion: us-east-1\nstacks:\n  app:\n    tosca: nodejs\n")
+    first = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert first.code == 0, first.err
+    assert first.json()["stacks"]["app"]["outcome"] == "created"
+    stack = cloud.client("cloudformation").describe_stacks(StackName="shop-app")["Stacks"][0]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    bucket = "formwright-123456789012-us-east-1"
+    assert cloud.client("s3").list_objects_v2(Bucket=bucket)["KeyCount"] > 0  # artifacts uploaded
+
+    again = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert again.code == 0, again.err
+    assert again.json()["stacks"]["app"]["outcome"] == "unchanged"
+    assert again.json()["write_calls"] == 0
+
+
+DATABASE_ONLY = """tosca_definitions_version: tosca_simple_yaml_1_0
+topology_template:
+  node_templates:
+    db_host:
+      type: tosca.nodes.Compute
+    mysql:
+      type: tosca.nodes.DBMS.MySQL
+      requirements:
+        - host: db_host
+    orders:
+      type: tosca.nodes.Database.MySQL
+      properties:
+        name: orders
+      requirements:
+        - host: mysql
+"""
+
+
+def test_generated_database_password_is_stable_and_never_printed(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "db.yaml").write_text(DATABASE_ONLY)
+    (tmp_path / "formwright.yaml").write_text("name: data\nstacks:\n  db:\n    tosca: db.yaml\n")
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 0, result.err
+    store = tmp_path / ".formwright" / "secrets" / "db.json"
+    assert oct(store.stat().st_mode)[-3:] == "600"
+    passwords = list(json.loads(store.read_text()).values())
+    assert passwords and all(len(p) >= 8 for p in passwords)
+    again = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    plan = run_cli("plan", str(tmp_path), "--output", "json")
+    assert again.json()["stacks"]["db"]["outcome"] == "unchanged"  # the same password both times
+    for text in (result.out, result.err, again.out, again.err, plan.out, plan.err):
+        assert all(p not in text for p in passwords)

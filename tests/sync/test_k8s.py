@@ -1,0 +1,129 @@
+"""The kopf operator's handlers called directly (as kopf would), on the local cloud with real git."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import kopf
+import pytest
+import yaml
+
+from formwright.engine.cfn import CloudFormation
+from formwright.sync.k8s import operator as op
+
+from .conftest import QUEUE, objects_yaml
+from .test_reconcile import TWO_QUEUES
+
+pytestmark = pytest.mark.cloud
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "k8s"
+
+
+@pytest.fixture
+def operator(cloud, tmp_path, monkeypatch):
+    instance = op.Operator(cloud, tmp_path / "state", drift=False)
+    monkeypatch.setattr(op, "OPERATOR", instance)
+    return instance
+
+
+def body_for(url: str, generation: int = 1, **spec) -> dict:
+    docs = list(yaml.safe_load_all(objects_yaml(url, [{"name": "app", **spec}])))
+    body = docs[1]
+    body["metadata"]["generation"] = generation
+    return body
+
+
+def index(url: str, artifact: dict | None = None) -> dict:
+    return {("default", "repo"): [{"spec": {"url": url, "ref": {"branch": "main"}, "interval": "1s"},
+                                   "status": {"artifact": artifact} if artifact else {}}]}
+
+
+def ready(patch: kopf.Patch) -> dict:
+    return patch["status"]["conditions"][0]
+
+
+def test_create_update_timer_and_delete_with_destroy(operator, repo, cloud):
+    sha = repo.commit({"template.yaml": QUEUE})
+    body = body_for(repo.url, destroyStackOnDeletion=True)
+    patch = kopf.Patch()
+    op.apply(body=body, patch=patch, git_repositories=index(repo.url), cloudformation_stacks={})
+    assert ready(patch)["status"] == "True" and patch["status"]["lastAppliedRevision"] == f"main@sha1:{sha}"
+    assert patch["status"]["lastAppliedChangeSet"] == f"formwright-1-main-sha1-{sha}"
+    cfn = CloudFormation(cloud.client("cloudformation"))
+    assert cfn.describe("sync-app").status == "CREATE_COMPLETE"
+
+    quiet = kopf.Patch()
+    op.tick(body=body, meta=body["metadata"], patch=quiet, git_repositories=index(repo.url))
+    assert not quiet  # not due yet: the timer does nothing
+
+    body["metadata"]["generation"] = 2
+    body["spec"]["stackParameters"] = [{"key": "Suffix", "value": "z"}]
+    body["status"] = patch["status"]
+    patch = kopf.Patch()
+    op.apply(body=body, patch=patch, git_repositories=index(repo.url))
+    assert patch["status"]["lastAppliedChangeSet"] == f"formwright-2-main-sha1-{sha}"
+    assert patch["status"]["observedGeneration"] == 2
+    assert cfn.describe("sync-app").parameters["Suffix"] == "z"
+
+    op.delete(body=body, patch=kopf.Patch())
+    assert cfn.describe("sync-app") is None
+
+
+def test_delete_without_destroy_leaves_the_stack(operator, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    body = body_for(repo.url)
+    op.apply(body=body, patch=kopf.Patch(), git_repositories=index(repo.url))
+    op.delete(body=body, patch=kopf.Patch())
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-app") is not None
+
+
+def test_source_controller_artifact_is_used_and_its_digest_verified(operator, repo, cloud, tmp_path):
+    repo.commit({"template.yaml": QUEUE})
+    sha = repo.commit({"template.yaml": TWO_QUEUES})
+    tarball = tmp_path / "artifact.tar.gz"
+    subprocess.run(["git", "archive", "--format=tar.gz", "-o", str(tarball), "HEAD"], cwd=repo.path, check=True)
+    digest = "sha256:" + hashlib.sha256(tarball.read_bytes()).hexdigest()
+    artifact = {"url": tarball.as_uri(), "digest": digest, "revision": f"main@sha1:{sha}"}
+    bad = kopf.Patch()
+    op.apply(body=body_for("https://unreachable.invalid/x.git"), patch=bad,
+             git_repositories=index("https://unreachable.invalid/x.git", dict(artifact, digest="sha256:" + "0" * 64)))
+    assert ready(bad)["status"] == "False" and ready(bad)["reason"] == "ArtifactFailed"
+    assert "digest mismatch" in ready(bad)["message"]
+    patch = kopf.Patch()
+    op.apply(body=body_for("https://unreachable.invalid/x.git"), patch=patch,
+             git_repositories=index("https://unreachable.invalid/x.git", artifact))
+    assert ready(patch)["status"] == "True" and patch["status"]["lastAppliedRevision"] == f"main@sha1:{sha}"
+    resources = cloud.client("cloudformation").describe_stack_resources(StackName="sync-app")["StackResources"]
+    assert {r["LogicalResourceId"] for r in resources} == {"Queue", "Second"}
+
+
+def test_suspended_and_dependency_and_bad_spec(operator, repo, cloud):
+    repo.commit({"template.yaml": QUEUE})
+    patch = kopf.Patch()
+    op.apply(body=body_for(repo.url, suspend=True), patch=patch, git_repositories=index(repo.url))
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-app") is None
+    assert not operator.due("default/app")
+    patch = kopf.Patch()
+    op.apply(body=body_for(repo.url, dependsOn=[{"name": "db"}]), patch=patch, git_repositories=index(repo.url),
+             cloudformation_stacks={("default", "db"): [{"conditions": [{"type": "Ready", "status": "False"}]}]})
+    assert ready(patch)["reason"] == "DependencyNotReady"
+    broken = body_for(repo.url)
+    broken["spec"]["interval"] = "often"
+    with pytest.raises(kopf.PermanentError, match="spec.interval"):
+        op.apply(body=broken, patch=kopf.Patch())
+
+
+def test_manifests_carry_the_flux_schema():
+    documents = [d for f in sorted(DEPLOY.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
+    kinds = {d["kind"] for d in documents}
+    assert {"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+            "Deployment"} <= kinds
+    crd = next(d for d in documents if d["kind"] == "CustomResourceDefinition")
+    assert crd["spec"]["group"] == "cloudformation.contrib.fluxcd.io"
+    version = crd["spec"]["versions"][0]
+    assert version["name"] == "v1alpha1" and version["subresources"] == {"status": {}}
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert {"stackName", "templatePath", "sourceRef", "interval", "pollInterval", "retryInterval",
+            "stackParameters", "stackTags", "suspend", "destroyStackOnDeletion", "dependsOn",
+            "projectPath", "driftCorrection"} <= set(spec["properties"])
