@@ -175,3 +175,21 @@ def test_local_cloud_commands(tmp_path: Path, run_cli) -> None:
     stopped = run_cli("local-cloud", "stop", "--output", "json", env=env)
     assert stopped.json()["stopped"] is True
     assert run_cli("local-cloud", "status", env=env).code == 1
+
+
+def test_validate_rejects_colliding_stack_names_in_a_multi_instance_project(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: p\npolicies: {multiple_instances: true}\nstacks:\n"
+        "  good: {template: t.yaml, stack_name: '{{ instance.name }}-good'}\n"
+        "  clash: {template: t.yaml, stack_name: fixed-name}\n")
+    result = run_cli("validate", str(tmp_path))
+    assert result.code == 2
+    assert "formwright.yaml:5: stack 'clash' is named 'fixed-name' whatever the instance" in result.err
+
+
+def test_usage_errors_exit_2_without_traceback(tmp_path: Path, run_cli) -> None:
+    for argv in (["deploy", "-o", "json"], ["plan", "--max-concurrency", "lots"], ["nosuchcommand"]):
+        result = run_cli(*argv)
+        assert result.code == 2, argv
+        assert "Traceback" not in result.err and "internal error" not in result.err

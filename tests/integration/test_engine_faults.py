@@ -92,7 +92,8 @@ def test_waits_for_an_operation_in_progress_with_backoff(harness) -> None:
     expect_change_set(stubber, "UPDATE")
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stack_events", {"StackEvents": [{
-        "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q", "Timestamp": NOW,
+        "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q",
+        "Timestamp": dt.datetime.now(dt.timezone.utc),
         "ResourceStatus": "UPDATE_IN_PROGRESS"}]}, {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}),
                          {"StackName": "p-s"})
@@ -142,7 +143,8 @@ def test_failed_execution_reports_the_resource_reasons(harness) -> None:
     expect_change_set(stubber, "UPDATE")
     stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
     stubber.add_response("describe_stack_events", {"StackEvents": [
-        {"StackId": ID, "EventId": "e2", "StackName": "p-s", "LogicalResourceId": "Q", "Timestamp": NOW,
+        {"StackId": ID, "EventId": "e2", "StackName": "p-s", "LogicalResourceId": "Q",
+         "Timestamp": dt.datetime.now(dt.timezone.utc),
          "ResourceStatus": "UPDATE_FAILED", "ResourceStatusReason": "Queue name already exists"}]},
         {"StackName": "p-s"})
     with stubber:

@@ -50,7 +50,7 @@ def test_generated_database_password_is_stable_and_never_printed(tmp_path: Path,
     (tmp_path / "formwright.yaml").write_text("name: data\nstacks:\n  db:\n    tosca: db.yaml\n")
     result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
     assert result.code == 0, result.err
-    store = tmp_path / ".formwright" / "secrets" / "db.json"
+    store = tmp_path / ".formwright" / "secrets" / "generated" / "db.json"
     assert oct(store.stat().st_mode)[-3:] == "600"
     passwords = list(json.loads(store.read_text()).values())
     assert passwords and all(len(p) >= 8 for p in passwords)

@@ -87,7 +87,7 @@ def test_secure_inputs_reach_the_action_but_never_logs_or_journal(lifecycle, rec
                 assert secret not in path.read_text(errors="replace"), path
     assert lifecycle.journal.revision("i1").inputs == {"password": "****", "user": "admin"}
     assert lifecycle.journal.properties("i1")["a.plain"] == "visible"
-    assert (state / "secrets" / "i1.json").stat().st_mode & 0o077 == 0
+    assert (state / "secrets" / "instances" / "i1.json").stat().st_mode & 0o077 == 0
 
 
 def test_single_instance_project_refuses_a_second(lifecycle, tmp_path: Path, h) -> None:

@@ -63,13 +63,13 @@ def test_daemon_follows_commits_in_dependency_order_and_deletes(tmp_path, repo, 
             wait_for(lambda n=name: (s := daemon._status_of(f"default/{n}")) and s.is_ready, f"{name} Ready")
         db, web = cfn.describe("sync-db"), cfn.describe("sync-web")
         assert web.updated >= db.updated  # web was created after db was Ready
-        assert any("DependencyNotReady" in line for line in lines) or web.updated >= db.updated
 
         sha = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
         for name in ("db", "web", "cache"):
             wait_for(lambda n=name: daemon._status_of(f"default/{n}").last_applied_revision == f"main@sha1:{sha}",
                      f"{name} at the new revision")
-        assert daemon.sources.fetch_count("default/repo") <= 2 + int(time.monotonic())  # shared, not per object
+        # one fetch per source per interval, shared: far fewer fetches than object passes
+        assert daemon.sources.fetch_count("default/repo") < daemon.stats.passes
 
         (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(stacks[0])]))
         wait_for(lambda: cfn.describe("sync-web") is None, "web's stack destroyed")
@@ -128,6 +128,7 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
 
         # suspend through the CLI while the daemon runs; a commit is then not applied
         cli("sync", "suspend", "app", "-d", str(folder), env=env)
+        cli("sync", "reconcile", "app", "-d", str(folder), env=env)  # a pass under way when suspended ends first
         sha3 = repo.commit({"template.yaml": QUEUE}, "back to one queue")
         done = cli("sync", "reconcile", "app", "-d", str(folder), "--output", "json", env=env)
         assert json.loads(done.stdout)["via"] == "daemon"

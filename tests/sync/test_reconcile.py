@@ -164,3 +164,32 @@ def test_restart_between_write_ahead_and_execute_resumes_without_reapply(tmp_pat
     assert st.ready == "True"
     assert h2.counter.calls["create_change_set"] == 0 and h2.counter.calls["execute_change_set"] == 1
 
+
+
+PROJECT = """\
+name: synced
+region: us-east-1
+stacks:
+  queue:
+    template: templates/queue.yaml
+  app:
+    template: templates/queue.yaml
+    stack_name: synced-app
+    depends_on: [queue]
+"""
+
+
+def test_project_path_deploys_a_whole_project_through_stack_group(tmp_path, repo, cloud):
+    sha = repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra"}])
+    st = h.settle("proj")
+    assert st.ready == "True", st.message
+    assert st.last_applied_revision == f"main@sha1:{sha}" and "app created" in st.message
+    assert h.cfn.describe("synced-queue").status == "CREATE_COMPLETE"
+    assert h.cfn.describe("synced-app").status == "CREATE_COMPLETE"
+    writes = h.counter.writes
+    h.once("proj")  # same revision (forced pass): the applied cache skips both stacks
+    assert h.counter.writes == writes
+    sha2 = repo.commit({"README.md": "x"}, "docs")
+    st = h.settle("proj")
+    assert st.last_applied_revision == f"main@sha1:{sha2}" and h.counter.calls["create_change_set"] == 2

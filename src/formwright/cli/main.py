@@ -58,24 +58,14 @@ for _module in ("formwright.cli.expand", "formwright.cli.transform", "formwright
 def main() -> None:
     """Entry point of the console script."""
     try:
-        code = app(standalone_mode=False)  # typer.Exit comes back as its exit code here
-        if isinstance(code, int):
-            sys.exit(code)
+        app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
     except FormwrightError as err:
         err_console.print(f"[red]error:[/] {err}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
-    except typer.Abort:
-        err_console.print("aborted")
-        sys.exit(1)
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
-    except Exception as err:  # click's usage errors and real bugs
-        import click
-
-        if isinstance(err, click.ClickException):
-            err.show()
-            sys.exit(2)
+    except Exception as err:  # a bug: still one line unless asked for the traceback
         if os.environ.get("FORMWRIGHT_DEBUG"):
             traceback.print_exc()
         err_console.print(f"[red]internal error:[/] {type(err).__name__}: {err} "

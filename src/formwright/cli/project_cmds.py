@@ -13,7 +13,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json, err_console
+from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json
 from formwright.cli.progress import Progress
 from formwright.cloud.session import Target, resolve_target
 from formwright.engine.cfn import CallCounter
@@ -226,7 +226,9 @@ def register(app: typer.Typer) -> None:
     def validate(directory: Path = DirArgument, output: Output = OutputOption, macros: Optional[str] = MacrosOption,
                  lint_templates: bool = typer.Option(True, "--lint/--no-lint", help="Run cfn-lint.")) -> None:
         """Load the project, expand templates, lint them; check references, cycles, parameters. No cloud calls."""
-        project = load_project(directory)
+        from formwright.lifecycle.manifest import load_for_validation
+
+        project = load_for_validation(directory)
         stacks = prepare_stacks(project, **macro_mode(macros))
         check_output_references(stacks, project)
         findings = []

@@ -105,6 +105,7 @@ def register(app: typer.Typer) -> None:
             reload_every = parse_duration(reload_interval)
         except ValueError as err:
             raise InputError(str(err)) from None
+        load_objects(directory)  # bad input first, as one line, before the target is needed
         tgt = resolve_target(target, region)
 
         def log(line: str) -> None:

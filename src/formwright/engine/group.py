@@ -60,7 +60,7 @@ class StackGroup:
                 backward[dep].add(name)
         return backward
 
-    def _walk(self, graph: dict[str, set[str]], work: Callable[[Stack], StackResult]) -> dict[str, StackResult]:
+    def walk(self, graph: dict[str, set[str]], work: Callable[[Stack], StackResult]) -> dict[str, StackResult]:
         """Run `work` on every stack as soon as its predecessors in `graph` succeeded."""
         sorter = graphlib.TopologicalSorter(graph)
         sorter.prepare()
@@ -112,7 +112,7 @@ class StackGroup:
             return result
 
         self._seed_outputs(outputs)
-        return self._walk(self.graph(), work)
+        return self.walk(self.graph(), work)
 
     def _seed_outputs(self, outputs: dict[str, dict[str, str]]) -> None:
         """Outputs of referenced stacks outside the selection, read from the cloud."""
@@ -142,7 +142,7 @@ class StackGroup:
             self.progress(ProgressEvent(stack.name, "done", info.status if info else "", plan.kind))
             return StackResult(stack.name, stack.stack_name, "planned", plan=plan)
 
-        results = self._walk(self.graph(), work)
+        results = self.walk(self.graph(), work)
         failures = [r for r in results.values() if not r.ok]
         if failures:
             from formwright.errors import CloudError
@@ -160,7 +160,7 @@ class StackGroup:
             live = {exp: [u for u in users if u not in deleting] for exp, users in importers.items()}
             return self.runner.delete(stack, live)
 
-        return self._walk(self.graph(reverse=True), work)
+        return self.walk(self.graph(reverse=True), work)
 
     def importers(self) -> dict[str, list[str]]:
         """Export name -> stack names importing it, for every export of the selected stacks."""

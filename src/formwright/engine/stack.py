@@ -17,7 +17,7 @@ from typing import Any
 from formwright.errors import ProjectError
 from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import write_atomic
-from formwright.state.secrets import SecretStore
+from formwright.state.secrets import GeneratedSecrets
 from formwright.template import dump_json, load, plain
 
 UNKNOWN = "(known after apply)"
@@ -148,7 +148,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
 
     stacks: dict[str, Stack] = {}
     registry = None
-    secrets = SecretStore(project.state_dir)
+    secrets = GeneratedSecrets(project.state_dir)
     s3_client = target.client("s3") if target is not None else None
     account_id = target.account_id() if target is not None else "123456789012"
     for name, config in project.stacks.items():

@@ -242,7 +242,7 @@ class Executor:
             owner[id(stack)] = step
         group = StackGroup(self.ws.project, stacks, self.ws.target, max_concurrency=self.max_concurrency,
                            progress=self.ws.progress, counter=self.ws.counter)
-        results = group._walk(walk_graph, lambda stack: self._element(owner[id(stack)], stack, events))
+        results = group.walk(walk_graph, lambda stack: self._element(owner[id(stack)], stack, events))
         failed = [r.error or r.name for r in results.values() if r.outcome == "failed"]
         if failed or self.abort.is_set():
             raise StepFailed("; ".join(failed) or "stopped")

@@ -357,6 +357,28 @@ def instance_context(name: str, version: str | None, inputs: dict[str, Any], pro
     return {"instance": {"name": name, "version": version}, "input": input_fn, "property": property_fn}
 
 
+class LenientInputs(dict):
+    """Inputs for a first look at a project: given values, then previous ones; anything else renders empty."""
+
+    def __init__(self, previous: dict[str, Any], given: dict[str, str]) -> None:
+        super().__init__({**previous, **given})
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.get(self, key, "")
+
+
+def load_for_validation(source: Path) -> Project:
+    """The project as `validate` sees it: rendered for a probe instance with lenient inputs, its manifest
+    parsed and, in a multi-instance project, every stack name checked to contain the instance name."""
+    project = load_for_instance(source, PROBES[0], LenientInputs({}, {}))
+    parse_manifest(project)
+    check_instance_names(project)
+    return project
+
+
 def load_for_instance(source: Path, name: str, inputs: dict[str, Any], properties: dict[str, str] | None = None,
                       *, strict: bool = False, version: str | None = None) -> Project:
     """Load the project at `source` rendered for instance `name`."""

@@ -19,6 +19,7 @@ from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import element_graph, elements_of
 from formwright.lifecycle.executor import Executor, Workspace, drop_instance_state
 from formwright.lifecycle.manifest import (
+    LenientInputs,
     Manifest,
     check_instance_names,
     load_for_instance,
@@ -117,7 +118,7 @@ class Lifecycle:
         """Snapshot the source, resolve inputs against its definitions, render the project for the instance."""
         src = snapshot(source, self.state)
         try:
-            rough = load_for_instance(src, name, _Lenient(previous or {}, given))
+            rough = load_for_instance(src, name, LenientInputs(previous or {}, given))
             manifest = parse_manifest(rough)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version)
@@ -195,7 +196,7 @@ class Lifecycle:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
-        old_loaded = load_for_instance(Path(current.source), name, _Lenient(previous, {}))
+        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}))
         loaded = self._load(name, source, given, previous)
         check_input_changes(parse_manifest(old_loaded).inputs, loaded.manifest.inputs, loaded.manifest.file)
         home = loaded.project.region or self.target(loaded.project.region).region
@@ -386,17 +387,4 @@ class Lifecycle:
                        [{"seq": s.seq, "element": s.element, "action": s.action, "phase": s.phase,
                          "stack_name": s.stack_name, "status": s.status, "note": s.note}
                         for s in (done.steps if done else [])], self.note)
-
-
-class _Lenient(dict):
-    """Inputs for a first look at a project: given values, then previous ones; anything else renders empty."""
-
-    def __init__(self, previous: dict[str, Any], given: dict[str, str]) -> None:
-        super().__init__({**previous, **given})
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __getitem__(self, key: Any) -> Any:
-        return dict.get(self, key, "")
 

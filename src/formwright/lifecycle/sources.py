@@ -8,7 +8,6 @@ properties never enter the journal; they live in `.formwright/secrets/<instance>
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -17,7 +16,7 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.model.project import PROJECT_FILE, find_project_file
-from formwright.state.applied import write_atomic
+from formwright.state.secrets import read_secret_json, write_secret_json
 
 IGNORED = {".formwright", ".git", "__pycache__", ".venv", ".pytest_cache"}
 
@@ -69,26 +68,19 @@ class SecretStore:
     """`.formwright/secrets/<instance>.json`: secure inputs and secure properties, owner-only."""
 
     def __init__(self, state_dir: Path) -> None:
-        self.folder = state_dir / "secrets"
+        self.folder = state_dir / "secrets" / "instances"
 
     def _path(self, instance: str) -> Path:
         return self.folder / f"{instance}.json"
 
     def load(self, instance: str) -> dict[str, dict[str, Any]]:
         """{"inputs": {…}, "properties": {…}} of the instance."""
-        try:
-            data = json.loads(self._path(instance).read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
-            data = {}
+        data = read_secret_json(self._path(instance))
         return {"inputs": dict(data.get("inputs", {})), "properties": dict(data.get("properties", {}))}
 
     def save(self, instance: str, data: dict[str, dict[str, Any]]) -> None:
         """Write the instance's secrets atomically, readable by the owner only."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.folder, 0o700)
-        path = self._path(instance)
-        write_atomic(path, json.dumps(data, sort_keys=True))
-        os.chmod(path, 0o600)
+        write_secret_json(self._path(instance), data)
 
     def update(self, instance: str, *, inputs: dict[str, Any] | None = None,
                properties: dict[str, Any] | None = None) -> None:

@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import sqlite3
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -146,8 +147,6 @@ class Journal:
         self._boundaries = 0
         crash = os.environ.get("FORMWRIGHT_CRASH_AT", "")
         self._crash_at = int(crash) if crash.isdigit() else 0
-        import threading
-
         self._mutex = threading.RLock()
 
     def close(self) -> None:

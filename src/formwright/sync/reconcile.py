@@ -23,7 +23,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -88,19 +88,20 @@ class _Named:
 
 
 class StackInventory:
-    """One DescribeStacks listing per `max_age`, shared by every object (steady state only)."""
+    """One DescribeStacks listing per `max_age` seconds, shared by every object (steady state only)."""
 
-    def __init__(self, cfn: CloudFormation, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, cfn: CloudFormation, max_age: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.cfn = cfn
+        self.max_age = max_age
         self.clock = clock
         self._lock = threading.Lock()
         self._stacks: dict[str, StackInfo] = {}
         self._taken = float("-inf")
 
-    def lookup(self, stack_name: str, max_age: float) -> StackInfo | None:
+    def lookup(self, stack_name: str) -> StackInfo | None:
         """The stack as listed at most `max_age` seconds ago (None when it was not listed)."""
         with self._lock:
-            if self.clock() - self._taken >= max_age:
+            if self.clock() - self._taken >= self.max_age:
                 stacks: dict[str, StackInfo] = {}
                 token = None
                 while True:
@@ -296,7 +297,7 @@ class Reconciler:
     def _current(self, stack_name: str, st: Status, desired: Desired, obj: StackObject) -> StackInfo | None:
         """The stack: from the shared listing in the steady state, else one DescribeStacks."""
         if self.inventory is not None and not st.phase and st.applied_digest == desired.digest and st.stack_id:
-            listed = self.inventory.lookup(stack_name, obj.spec.interval)
+            listed = self.inventory.lookup(stack_name)
             if listed is not None and listed.stack_id == st.stack_id and listed.settled_ok:
                 return listed
         return self.cfn.describe(stack_name)
