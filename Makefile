@@ -22,10 +22,13 @@ demo: install
 
 test-deps: install
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@command -v shellcheck >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
-		(apt-get install -y -qq shellcheck >/dev/null 2>&1 || \
-		 (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq shellcheck >/dev/null 2>&1)) || \
-		echo "shellcheck not installed: the script lint tests will say so")
+	@# shellcheck lints the TOSCA plugin's scripts; graphviz renders `formwright graph --format svg`
+	@missing=""; command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
+	 command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	 if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
+	   apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $$missing >/dev/null 2>&1) || \
+	   echo "could not install$$missing: the tests that need them say so"; fi
 
 test: test-deps
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider

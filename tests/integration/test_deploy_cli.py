@@ -94,3 +94,33 @@ def test_graph_is_dot(three_tier: Path, run_cli) -> None:
     result = run_cli("graph", str(three_tier))
     assert result.code == 0
     assert '"network" -> "database";' in result.out and '"database" -> "app";' in result.out
+
+
+def test_plan_keep_leaves_change_sets_and_deploy_creates_from_review_in_progress(three_tier: Path, run_cli,
+                                                                                  cloud) -> None:
+    kept = run_cli("plan", str(three_tier), "--keep", "--output", "json")
+    assert kept.code == 0, kept.err
+    change_set = kept.json()["plans"]["network"]["change_set_id"]
+    cf = cloud.client("cloudformation")
+    assert cf.describe_stacks(StackName="three-tier-network")["Stacks"][0]["StackStatus"] == "REVIEW_IN_PROGRESS"
+    assert cf.describe_change_set(ChangeSetName=change_set)["Status"] == "CREATE_COMPLETE"
+    result = run_cli("deploy", str(three_tier), "-y", "--output", "json")
+    assert result.code == 0, result.err
+    assert result.json()["stacks"]["network"]["outcome"] == "created"
+
+
+def test_delete_needs_yes_off_a_terminal(three_tier: Path, run_cli, cloud) -> None:
+    assert run_cli("deploy", str(three_tier), "-y").code == 0
+    refused = run_cli("delete", str(three_tier))
+    assert refused.code == 2 and "--yes" in refused.err
+    assert len(cloud.client("cloudformation").describe_stacks()["Stacks"]) == 3
+
+
+def test_graph_renders_svg_with_graphviz(three_tier: Path, run_cli, tmp_path: Path) -> None:
+    out = tmp_path / "graph.svg"
+    result = run_cli("graph", str(three_tier), "--format", "svg", "--out", str(out))
+    if shutil.which("dot") is None:  # make test installs graphviz; without it the error must be clear
+        assert result.code == 2 and "needs Graphviz" in result.err
+        return
+    assert result.code == 0, result.err
+    assert out.read_text().lstrip().startswith(("<?xml", "<svg")) and "database" in out.read_text()

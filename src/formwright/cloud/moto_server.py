@@ -7,6 +7,7 @@ in a way the engine depends on, the local cloud is corrected here rather than th
   CloudFormation does when the execution completes;
 - a stack made by a change set neither sees other stacks' exports nor registers its own: fixed here;
 - template bodies are parsed with pure-Python YAML even when they are JSON: JSON goes first here;
+- a CREATE change set on a stack in REVIEW_IN_PROGRESS made a second stack of the same name: reused here;
 - ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
   CloudFormation's error for an export nobody imports.
 
@@ -97,6 +98,26 @@ def patch_moto() -> None:
             self.exports[export.name] = export
 
     models.CloudFormationBackend.execute_change_set = execute_change_set
+
+    original_create = models.CloudFormationBackend.create_change_set
+
+    def create_change_set(self: Any, stack_name: str, change_set_name: str, template: str,
+                          parameters: dict[str, str], description: str, change_set_type: str,
+                          *args: Any, **kwargs: Any) -> tuple[str, str]:
+        waiting = None
+        if change_set_type == "CREATE":
+            waiting = next((st for st in self.stacks.values()
+                            if st.name == stack_name and st.status == "REVIEW_IN_PROGRESS"), None)
+        change_set_id, stack_id = original_create(self, stack_name, change_set_name, template, parameters,
+                                                  description, change_set_type, *args, **kwargs)
+        if waiting is not None:  # CREATE on a stack in review reuses it, as CloudFormation does
+            change_set = self.change_sets[change_set_id]
+            del self.stacks[stack_id]
+            change_set.stack, change_set.stack_id = waiting, waiting.stack_id
+            stack_id = waiting.stack_id
+        return change_set_id, stack_id
+
+    models.CloudFormationBackend.create_change_set = create_change_set
 
     def list_imports(self: Any) -> ActionResult:
         export_name = self._get_param("ExportName")
