@@ -66,8 +66,12 @@ stacks:
     outcomes = {n: s["outcome"] for n, s in result.json()["stacks"].items()}
     assert outcomes == {"broken": "failed", "after": "skipped", "later": "skipped", "independent": "created"}
     assert "broken failed" in result.json()["stacks"]["later"]["error"]
+    broken = result.json()["stacks"]["broken"]
+    assert broken["status"] == "ROLLBACK_COMPLETE" and "vpc-doesnotexist" in broken["error"]
+    # the next deploy deletes the rolled-back stack and creates it again (which fails again)
     text = run_cli("deploy", str(tmp_path), "-y")
     assert text.code == 1 and "Traceback" not in text.err and "summary" in text.out
+    assert "ROLLBACK_COMPLETE after a failed create: deleted and re-created" in text.err
 
 
 def test_delete_refuses_a_stack_whose_export_is_imported(tmp_path: Path, run_cli, cloud) -> None:

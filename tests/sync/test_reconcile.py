@@ -193,3 +193,76 @@ def test_project_path_deploys_a_whole_project_through_stack_group(tmp_path, repo
     sha2 = repo.commit({"README.md": "x"}, "docs")
     st = h.settle("proj")
     assert st.last_applied_revision == f"main@sha1:{sha2}" and h.counter.calls["create_change_set"] == 2
+
+
+def deleted_in_order(monkeypatch) -> list[str]:
+    """Spy on StackRunner.delete (what StackGroup.delete() calls per stack): the order stacks are deleted."""
+    from formwright.engine.runner import StackRunner
+
+    order: list[str] = []
+    real = StackRunner.delete
+
+    def spy(self, stack, importers, **kwargs):
+        order.append(stack.name)
+        return real(self, stack, importers, **kwargs)
+
+    monkeypatch.setattr(StackRunner, "delete", spy)
+    return order
+
+
+def test_project_path_deletion_deletes_its_stacks_in_reverse_order(tmp_path, repo, cloud, monkeypatch):
+    import shutil
+
+    repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}])
+    assert h.settle("proj").ready == "True"
+    # a later revision adds a stack: deletion must delete what was deployed last, all three
+    three = PROJECT + "  extra:\n    template: templates/queue.yaml\n    depends_on: [app]\n"
+    repo.commit({"infra/formwright.yaml": three}, "a third stack")
+    assert h.settle("proj").ready == "True"
+    assert h.cfn.describe("synced-extra").status == "CREATE_COMPLETE"
+    # the object is gone, and so are its source and every checkout: the kept copy is what deletion loads
+    shutil.rmtree(repo.path)
+    shutil.rmtree(tmp_path / "state" / "sources")
+    order = deleted_in_order(monkeypatch)
+    out = h.reconciler.delete_project("default/proj", "infra", True, h.status("proj"))
+    assert out.requeue is None, out.status.message
+    assert out.status.ready == "True" and "synced-app deleted" in out.status.message
+    assert order == ["extra", "app", "queue"]  # dependents first
+    for name in ("synced-queue", "synced-app", "synced-extra"):
+        assert h.cfn.describe(name) is None
+    assert not h.reconciler.has_project_snapshot("default/proj")
+
+
+def test_project_path_deletion_without_destroy_leaves_the_stacks(tmp_path, repo, cloud, monkeypatch):
+    repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra"}])
+    assert h.settle("proj").ready == "True"
+    order = deleted_in_order(monkeypatch)
+    out = h.reconciler.delete_project("default/proj", "infra", False, h.status("proj"))
+    assert out.requeue is None and order == []
+    assert h.cfn.describe("synced-queue") is not None and h.cfn.describe("synced-app") is not None
+    assert not h.reconciler.has_project_snapshot("default/proj")
+
+
+def test_project_path_deletion_failure_is_reported_and_retried(tmp_path, repo, cloud):
+    """A stack that cannot be deleted (its export is imported outside the project): Ready=False, retried."""
+    exporting = QUEUE.replace("    Value: !Ref Queue\n", "    Value: !Ref Queue\n    Export:\n      Name: synced-url\n")
+    repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": exporting})
+    h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}])
+    st = h.settle("proj")
+    assert st.ready == "True", st.message
+    outsider = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+        "Type": "String", "Value": {"Fn::ImportValue": "synced-url"}}}}}
+    import json
+
+    h.cfn.client.create_stack(StackName="outsider", TemplateBody=json.dumps(outsider))
+    out = h.reconciler.delete_project("default/proj", "infra", True, h.status("proj"))
+    assert out.requeue is not None and out.status.ready == "False"
+    assert "still imported by outsider" in out.status.message, out.status.message
+    assert h.cfn.describe("synced-app") is None  # the dependent went first
+    assert h.cfn.describe("synced-queue") is not None
+    assert h.reconciler.has_project_snapshot("default/proj")  # kept for the retry
+    h.cfn.client.delete_stack(StackName="outsider")
+    out = h.reconciler.delete_project("default/proj", "infra", True, out.status)
+    assert out.requeue is None and h.cfn.describe("synced-queue") is None

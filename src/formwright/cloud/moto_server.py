@@ -8,6 +8,7 @@ in a way the engine depends on, the local cloud is corrected here rather than th
 - a stack made by a change set neither sees other stacks' exports nor registers its own: fixed here;
 - template bodies are parsed with pure-Python YAML even when they are JSON: JSON goes first here;
 - a CREATE change set on a stack in REVIEW_IN_PROGRESS made a second stack of the same name: reused here;
+- a resource that fails during execution failed the ExecuteChangeSet call: the stack rolls back here instead;
 - ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
   CloudFormation's error for an export nobody imports.
 
@@ -91,7 +92,17 @@ def patch_moto() -> None:
         # a stack made by a CREATE change set cannot see other stacks' exports (Fn::ImportValue)
         stack.cross_stack_resources = self.exports
         stack.resource_map.cross_stack_resources = self.exports
-        original_execute(self, change_set_name, stack_name)
+        try:
+            original_execute(self, change_set_name, stack_name)
+        except Exception as err:  # noqa: BLE001 - any resource failure
+            # moto fails the ExecuteChangeSet call itself; CloudFormation accepts it and rolls the stack back
+            failed, rolled_back = (("CREATE_FAILED", "ROLLBACK_COMPLETE") if change_set.change_set_type == "CREATE"
+                                   else ("UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE"))
+            stack._add_stack_event(failed, resource_status_reason=str(err) or type(err).__name__)
+            stack._add_stack_event(rolled_back)
+            stack.status = rolled_back
+            change_set.execution_status = "EXECUTE_FAILED"
+            return
         for name in [n for n, e in self.exports.items() if e.exporting_stack_id == stack.stack_id]:
             del self.exports[name]  # exports follow the executed template, as create_stack registers them
         for export in stack.exports:

@@ -2,7 +2,11 @@
 
 Every operation runs from a snapshot of the project folder under `.formwright/sources/<hash>/`, so a
 revision can be rolled back exactly even after the original folder changed. Secure inputs and secure
-properties never enter the journal; they live in `.formwright/secrets/<instance>.json` (mode 0600).
+properties never enter the journal; they live in `.formwright/secrets/instances/<instance>.json` (mode 0600).
+
+Secure inputs are kept per operation (`operations[<operation id>]`), written before the operation acts:
+a revision names the operation that made it, so rolling back to revision N uses N's secure values, and
+`retry` of any operation (a custom one included) gets the values it was started with.
 """
 
 from __future__ import annotations
@@ -65,7 +69,11 @@ def snapshot(source: Path, state_dir: Path) -> Path:
 
 
 class SecretStore:
-    """`.formwright/secrets/<instance>.json`: secure inputs and secure properties, owner-only."""
+    """`.formwright/secrets/instances/<instance>.json`, owner-only: secure inputs per operation, secure properties.
+
+    {"operations": {op_id: {input: value}}, "properties": {name: value}, "inputs": {…}}; "inputs" is the
+    single set older versions kept (the latest values), read only for operations recorded before.
+    """
 
     def __init__(self, state_dir: Path) -> None:
         self.folder = state_dir / "secrets" / "instances"
@@ -74,9 +82,10 @@ class SecretStore:
         return self.folder / f"{instance}.json"
 
     def load(self, instance: str) -> dict[str, dict[str, Any]]:
-        """{"inputs": {…}, "properties": {…}} of the instance."""
+        """{"inputs": {…}, "properties": {…}, "operations": {op_id: {…}}} of the instance."""
         data = read_secret_json(self._path(instance))
-        return {"inputs": dict(data.get("inputs", {})), "properties": dict(data.get("properties", {}))}
+        return {"inputs": dict(data.get("inputs", {})), "properties": dict(data.get("properties", {})),
+                "operations": {k: dict(v) for k, v in dict(data.get("operations", {})).items()}}
 
     def save(self, instance: str, data: dict[str, dict[str, Any]]) -> None:
         """Write the instance's secrets atomically, readable by the owner only."""
@@ -84,13 +93,42 @@ class SecretStore:
 
     def update(self, instance: str, *, inputs: dict[str, Any] | None = None,
                properties: dict[str, Any] | None = None) -> None:
-        """Merge secure inputs and properties into the store."""
+        """Merge secure properties (and legacy latest inputs) into the store."""
         if not inputs and not properties:
             return
         data = self.load(instance)
         data["inputs"].update(inputs or {})
         data["properties"].update(properties or {})
         self.save(instance, data)
+
+    def keep_operation(self, instance: str, operation_id: str, inputs: dict[str, Any]) -> None:
+        """Keep the secure input values an operation runs with (before it acts); nothing when it has none."""
+        if not inputs:
+            return
+        data = self.load(instance)
+        data["operations"][operation_id] = dict(inputs)
+        self.save(instance, data)
+
+    def drop_operation(self, instance: str, operation_id: str) -> None:
+        """Forget an operation's secure inputs (a finished custom operation: no revision, no retry)."""
+        data = self.load(instance)
+        if data["operations"].pop(operation_id, None) is not None:
+            self.save(instance, data)
+
+    def operation_inputs(self, instance: str, operation_id: str | None) -> dict[str, Any]:
+        """The secure inputs the operation ran with (legacy stores: the latest values kept)."""
+        data = self.load(instance)
+        if operation_id is not None and operation_id in data["operations"]:
+            return data["operations"][operation_id]
+        return data["inputs"]
+
+    def known_values(self, instance: str) -> list[Any]:
+        """Every secret value kept for the instance (to mask them all, whatever revision is in play)."""
+        data = self.load(instance)
+        values = list(data["inputs"].values()) + list(data["properties"].values())
+        for kept in data["operations"].values():
+            values.extend(kept.values())
+        return values
 
     def forget(self, instance: str) -> None:
         """Drop the instance's secrets (after it was deleted)."""

@@ -110,8 +110,11 @@ class Daemon:
                 if self._heap and self._heap[0][0] <= now:
                     _, _, kind, key = heapq.heappop(self._heap)
                     del self._due[(kind, key)]
-                    if (kind, key) in self._running:
-                        self._again.add((kind, key))  # the pass under way runs once more when it ends
+                    if (kind, key) in self._running or (kind != SOURCE and self._running & {(OBJECT, key),
+                                                                                            (DELETE, key)}):
+                        # the pass under way runs once more when it ends; an object's deploy and its
+                        # deletion never overlap (a projectPath deploy can take a worker for minutes)
+                        self._again.add((kind, key))
                         continue
                     self._running.add((kind, key))
                     return kind, key
@@ -121,10 +124,11 @@ class Daemon:
     def _finished(self, kind: str, key: str) -> None:
         with self._cond:
             self._running.discard((kind, key))
-            again = (kind, key) in self._again
-            self._again.discard((kind, key))
-        if again:
-            self.schedule(kind, key, earlier_only=True)
+            kinds = (kind,) if kind == SOURCE else (OBJECT, DELETE)
+            again = [k for k in kinds if (k, key) in self._again]
+            self._again.difference_update((k, key) for k in again)
+        for k in again:
+            self.schedule(k, key, earlier_only=True)
 
     def _worker(self) -> None:
         while True:
@@ -207,13 +211,21 @@ class Daemon:
             return
         spec = record.spec
         stack_name = spec.get("stackName") or ""
-        destroy = bool(spec.get("destroyStackOnDeletion")) and bool(stack_name)
-        outcome = self.reconciler.delete(key, stack_name, destroy, record.status)
+        project_path = spec.get("projectPath")
+        if project_path:
+            # a whole project: StackGroup.delete() in reverse dependency order (blocks this worker only)
+            # from the copy of the last deployed revision kept in this state folder
+            destroy = bool(spec.get("destroyStackOnDeletion"))
+            outcome = self.reconciler.delete_project(key, str(project_path), destroy, record.status)
+            what = "project's stacks"
+        else:
+            destroy = bool(spec.get("destroyStackOnDeletion")) and bool(stack_name)
+            outcome = self.reconciler.delete(key, stack_name, destroy, record.status)
+            what = f"stack {stack_name}"
         if outcome.requeue is None:
             self.store.forget(key)
             self._records.pop(key, None)
-            self.log(f"{key}: object deleted" + (f"; stack {stack_name} deleted" if destroy else
-                                                 "; stack left in place"))
+            self.log(f"{key}: object deleted" + (f"; {what} deleted" if destroy else f"; {what} left in place"))
             return
         self._record_outcome(key, record, outcome)
         self.schedule(DELETE, key, outcome.requeue)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -551,15 +552,15 @@ class Reconciler:
         except FormwrightError as err:
             st.last_attempted_revision = artifact.revision
             return self._failed(st, "ArtifactFailed", str(err), obj, generation)
-        target = self.target
-        if project.region and project.region != target.region:
-            target = type(target)(target.kind, project.region, target.endpoint)
+        target = self._project_target(project)
         st.last_attempted_revision = artifact.revision
         try:
             stacks = prepare_stacks(project, target=target)
             group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
         except FormwrightError as err:
             return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+        # what deletion will delete: this revision's project, kept before anything of it is applied
+        self._keep_project(obj.key, artifact, str(spec.project_path))
         results = group.deploy()
         failed = [r for r in results.values() if not r.ok]
         summary = ", ".join(f"{n} {r.outcome}" for n, r in sorted(results.items()))
@@ -573,14 +574,132 @@ class Reconciler:
         applied = any(r.outcome in ("created", "updated") for r in results.values())
         return Outcome(st, spec.interval, applied=applied)
 
+    def _project_target(self, project: Any) -> Any:
+        """The reconciler's target, in the project's own region when it names one."""
+        target = self.target
+        if project.region and project.region != target.region:
+            target = type(target)(target.kind, project.region, target.endpoint)
+        return target
+
+    def _project_state(self, key: str) -> Path:
+        """The project's `.formwright/` (applied cache, build, generated secrets), kept across revisions."""
+        return self.state_dir / "projects" / _safe(key)
+
+    def _project_snapshot(self, key: str) -> Path:
+        """A copy of the checkout last deployed for `key`: what deletion deletes once the object is gone."""
+        return self.state_dir / "project-snapshots" / _safe(key)
+
     def _link_state(self, obj: StackObject, folder: Path) -> None:
         """The project's `.formwright/` points at a folder kept across revisions (its applied cache)."""
-        keep = self.state_dir / "projects" / re.sub(r"[^A-Za-z0-9._-]+", "_", obj.key)
-        keep.mkdir(parents=True, exist_ok=True)
-        link = folder / ".formwright"
-        if link.is_symlink() or not link.exists():
-            link.unlink(missing_ok=True)
-            link.symlink_to(keep, target_is_directory=True)
+        _link(folder, self._project_state(obj.key))
+
+    def _keep_project(self, key: str, artifact: Artifact, project_path: str) -> None:
+        """Copy this revision's checkout aside (once per revision) for deletion to load later."""
+        snapshot = self._project_snapshot(key)
+        meta = snapshot / "snapshot.json"
+        try:
+            if json.loads(meta.read_text())["revision"] == artifact.revision:
+                return
+        except (OSError, ValueError, KeyError):
+            pass
+        tmp = snapshot.with_name(snapshot.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        shutil.copytree(artifact.path, tmp / "checkout", symlinks=True,
+                        ignore=shutil.ignore_patterns(".formwright"))
+        (tmp / "snapshot.json").write_text(json.dumps({"revision": artifact.revision,
+                                                       "projectPath": project_path}))
+        old = snapshot.with_name(snapshot.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if snapshot.exists():
+            snapshot.rename(old)
+        tmp.rename(snapshot)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def delete_project(self, key: str, project_path: str, destroy: bool, status: Status, *,
+                       artifact: Artifact | None = None) -> Outcome:
+        """A projectPath object is gone: with `destroy`, delete its project's stacks through StackGroup.delete()
+        (reverse dependency order), from the copy of the revision last deployed; else leave them.
+
+        `artifact` (the source's current checkout) is used only when no copy was kept (say, state lost).
+        Blocks until the stacks are deleted, as the project's deploy does. requeue None = finished.
+        """
+        from formwright.engine.group import StackGroup
+        from formwright.engine.stack import prepare_stacks
+        from formwright.model.project import load_project
+
+        st = Status.from_json(status.to_json())
+        snapshot = self._project_snapshot(key)
+        if not destroy:
+            self._forget_project(key)
+            return Outcome(st, None)
+        try:
+            meta = json.loads((snapshot / "snapshot.json").read_text())
+            root, project_path, revision = snapshot / "checkout", str(meta.get("projectPath") or project_path), \
+                str(meta.get("revision", ""))
+        except (OSError, ValueError):
+            if artifact is None:
+                if not st.last_applied_revision and st.phase != "deleting":
+                    # no copy is kept before the first deploy starts: nothing of it reached the cloud
+                    st.set_ready(TRUE, "Succeeded", "nothing was deployed")
+                    return Outcome(st, None)
+                st.failures += 1
+                st.set_ready(FALSE, "ArtifactFailed", f"cannot delete the stacks of {key}: the project "
+                             f"deployed at {st.last_applied_revision or st.last_attempted_revision} was not "
+                             "kept here and its source is unavailable")
+                return Outcome(st, backoff(st.failures, 1.0, 60.0))
+            root, revision = artifact.path, artifact.revision
+        st.phase = "deleting"
+        self.save_status(key, st)
+        try:
+            folder = resolve_inside(root, project_path, what="projectPath", revision=revision)
+            _link(folder, self._project_state(key))
+            project = load_project(folder)
+            target = self._project_target(project)
+            group = StackGroup(project, prepare_stacks(project, target=target), target, max_concurrency=4,
+                               counter=self.counter)
+            results = group.delete()
+        except FormwrightError as err:
+            st.failures += 1
+            st.set_ready(FALSE, "ArtifactFailed", f"cannot delete the stacks of {key}: {err}")
+            return Outcome(st, backoff(st.failures, 1.0, 60.0))
+        except (ClientError, BotoCoreError, ResponseParserError) as err:
+            st.failures += 1
+            st.set_ready(FALSE, "CloudFormationApiCallFailed", str(translate(err)))
+            return Outcome(st, backoff(st.failures, 1.0, 60.0))
+        failed = [r for r in results.values() if not r.ok]
+        if failed:
+            st.failures += 1
+            st.set_ready(FALSE, "CloudFormationApiCallFailed",
+                         "; ".join(r.error or f"{r.name} {r.outcome}" for r in failed))
+            return Outcome(st, backoff(st.failures, 1.0, 60.0))
+        st.phase = ""
+        summary = ", ".join(f"{r.stack_name} {r.outcome}" for _, r in sorted(results.items()))
+        st.set_ready(TRUE, "Succeeded", f"stacks deleted: {summary}")
+        self._forget_project(key)
+        return Outcome(st, None)
+
+    def has_project_snapshot(self, key: str) -> bool:
+        """True when a copy of the project last deployed for `key` is kept."""
+        return (self._project_snapshot(key) / "snapshot.json").is_file()
+
+    def _forget_project(self, key: str) -> None:
+        """Drop what was kept for a deleted projectPath object."""
+        shutil.rmtree(self._project_snapshot(key), ignore_errors=True)
+        shutil.rmtree(self._project_state(key), ignore_errors=True)
+
+
+def _safe(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", key)
+
+
+def _link(folder: Path, keep: Path) -> None:
+    """`folder/.formwright` as a symlink to `keep`."""
+    keep.mkdir(parents=True, exist_ok=True)
+    link = folder / ".formwright"
+    if link.is_symlink() or not link.exists():
+        link.unlink(missing_ok=True)
+        link.symlink_to(keep, target_is_directory=True)
 
 
 def _dependency_ready(status: Status | None) -> bool:

@@ -147,19 +147,39 @@ class Operator:
         when = self.next_run.get(key)
         return when is None or time.monotonic() >= when
 
-    def delete(self, body: Mapping, patch: Any) -> None:
-        """Destroy the stack when asked to; raise TemporaryError while the delete is under way."""
+    def delete(self, body: Mapping, patch: Any, git_repositories: Any = None) -> None:
+        """Destroy the stack (or a projectPath's stacks) when asked to; TemporaryError while under way."""
         obj = self.parse(body)
         record = self.store.get(obj.key)
         status = record.status if record else Status.from_k8s(plain(body.get("status") or {}))
-        outcome = self.reconciler.delete(obj.key, str(obj.spec.stack_name or ""),
-                                         obj.spec.destroy_stack_on_deletion and bool(obj.spec.stack_name), status)
+        if obj.spec.project_path is not None:
+            outcome = self.reconciler.delete_project(obj.key, obj.spec.project_path,
+                                                     obj.spec.destroy_stack_on_deletion, status,
+                                                     artifact=self._fallback_artifact(obj, git_repositories))
+        else:
+            outcome = self.reconciler.delete(obj.key, str(obj.spec.stack_name or ""),
+                                             obj.spec.destroy_stack_on_deletion and bool(obj.spec.stack_name),
+                                             status)
         if outcome.requeue is not None:
             for field, value in outcome.status.to_k8s().items():
                 patch.status[field] = value
             raise kopf.TemporaryError(outcome.status.message, delay=outcome.requeue)
         self.store.forget(obj.key)
         self.next_run.pop(obj.key, None)
+
+    def _fallback_artifact(self, obj: StackObject, git_repositories: Any) -> Artifact | None:
+        """The source's current checkout, for deleting a project whose deployed copy this pod lost
+        (the state is an emptyDir); None when a copy is kept or the source cannot be had."""
+        if obj.spec.project_path is None or not obj.spec.destroy_stack_on_deletion \
+                or self.reconciler.has_project_snapshot(obj.key):
+            return None
+        try:
+            repository, artifact = self.source(obj, git_repositories)
+            if artifact is None and repository is not None:
+                artifact, _ = self.sources.get(repository)
+        except FormwrightError:
+            return None
+        return artifact
 
 
 OPERATOR: Operator | None = None
@@ -218,6 +238,6 @@ def tick(body: Mapping, meta: Mapping, patch: Any, git_repositories: Any = None,
 
 
 @kopf.on.delete(STACK_API_GROUP, VERSION, PLURAL)
-def delete(body: Mapping, patch: Any, **_: Any) -> None:
-    """The object is being deleted: destroy its stack only with destroyStackOnDeletion."""
-    operator().delete(body, patch)
+def delete(body: Mapping, patch: Any, git_repositories: Any = None, **_: Any) -> None:
+    """The object is being deleted: destroy its stack (or project's stacks) only with destroyStackOnDeletion."""
+    operator().delete(body, patch, git_repositories)
