@@ -19,7 +19,7 @@ from formwright.sync.daemon import Daemon
 from formwright.sync.status_store import StatusStore
 
 from .conftest import QUEUE, objects_yaml
-from .test_reconcile import TWO_QUEUES
+from .test_reconcile import PROJECT, TWO_QUEUES
 
 pytestmark = pytest.mark.cloud
 FORMWRIGHT = str(Path(sys.executable).parent / "formwright")
@@ -76,6 +76,49 @@ def test_daemon_follows_commits_in_dependency_order_and_deletes(tmp_path, repo, 
         wait_for(lambda: daemon.store.get("default/cache") is None, "cache forgotten")
         assert cfn.describe("sync-cache") is not None  # destroyStackOnDeletion: false leaves the stack
     finally:
+        daemon.stop()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+
+
+def test_project_deploy_holds_one_worker_while_others_are_served_then_deletion_destroys(
+        tmp_path, repo, cloud, monkeypatch):
+    """A projectPath deploy blocks the worker running it (StackGroup.deploy() waits for its stacks); with
+    workers > 1 the other objects keep being reconciled. Removing the object deletes the project's stacks."""
+    from formwright.engine.group import StackGroup
+
+    repo.commit({"template.yaml": QUEUE, "infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
+    entered, release = threading.Event(), threading.Event()
+    real_deploy = StackGroup.deploy
+
+    def held_deploy(self, **kwargs):
+        entered.set()
+        release.wait(60)  # held until the test has seen another object served meanwhile
+        return real_deploy(self, **kwargs)
+
+    monkeypatch.setattr(StackGroup, "deploy", held_deploy)
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    proj = {"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(proj), {"name": "app"}]))
+    daemon = Daemon(folder, cloud, workers=2, reload_interval=0.2, drift=False)
+    thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False})
+    thread.start()
+    cfn = CloudFormation(cloud.client("cloudformation"))
+    try:
+        assert entered.wait(40), "the project deploy did not start"
+        wait_for(lambda: (s := daemon._status_of("default/app")) and s.is_ready, "app Ready during the deploy")
+        assert not daemon._status_of("default/proj").is_ready and ("object", "default/proj") in daemon._running
+        release.set()
+        wait_for(lambda: (s := daemon._status_of("default/proj")) and s.is_ready, "proj Ready")
+        assert cfn.describe("synced-queue") is not None and cfn.describe("synced-app") is not None
+
+        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [{"name": "app"}]))
+        wait_for(lambda: daemon.store.get("default/proj") is None, "proj forgotten")
+        assert cfn.describe("synced-queue") is None and cfn.describe("synced-app") is None
+        assert cfn.describe("sync-app") is not None
+    finally:
+        release.set()
         daemon.stop()
         thread.join(timeout=30)
     assert not thread.is_alive()

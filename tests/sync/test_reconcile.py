@@ -247,13 +247,14 @@ def test_project_path_deletion_without_destroy_leaves_the_stacks(tmp_path, repo,
 
 def test_project_path_deletion_failure_is_reported_and_retried(tmp_path, repo, cloud):
     """A stack that cannot be deleted (its export is imported outside the project): Ready=False, retried."""
-    exporting = QUEUE.replace("    Value: !Ref Queue\n", "    Value: !Ref Queue\n    Export:\n      Name: synced-url\n")
+    exporting = QUEUE.replace("    Value: !Ref Queue\n", "    Value: !Ref Queue\n    Export:\n"
+                                 "      Name: !Sub '${AWS::StackName}-url'\n")
     repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": exporting})
     h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}])
     st = h.settle("proj")
     assert st.ready == "True", st.message
     outsider = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
-        "Type": "String", "Value": {"Fn::ImportValue": "synced-url"}}}}}
+        "Name": "outsider", "Type": "String", "Value": {"Fn::ImportValue": "synced-queue-url"}}}}}
     import json
 
     h.cfn.client.create_stack(StackName="outsider", TemplateBody=json.dumps(outsider))
@@ -266,3 +267,36 @@ def test_project_path_deletion_failure_is_reported_and_retried(tmp_path, repo, c
     h.cfn.client.delete_stack(StackName="outsider")
     out = h.reconciler.delete_project("default/proj", "infra", True, out.status)
     assert out.requeue is None and h.cfn.describe("synced-queue") is None
+
+
+@pytest.mark.parametrize("crash_after", [False, True], ids=["before-create-returns", "after-create-returns"])
+def test_restart_around_create_change_set_of_an_update_applies_it_once(tmp_path, repo, cloud, crash_after):
+    """A crash while the second change set is being created (the state still holds the first one's ARN):
+    the restarted reconciler must not take the first, executed change set for this one."""
+    repo.commit({"template.yaml": QUEUE})
+    h = setup(tmp_path, repo, cloud, [{"name": "app"}])
+    assert h.settle("app").ready == "True"
+    sha = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
+
+    class Crash(BaseException):
+        pass
+
+    real = h.cfn.create_change_set
+
+    def crashing(**kwargs):
+        if crash_after:
+            real(**kwargs)
+        raise Crash()
+
+    h.cfn.create_change_set = crashing
+    with pytest.raises(Crash):
+        h.once("app")
+    assert h.status("app").phase == "created"
+    h2 = Harness(h.folder, cloud, tmp_path / "state")
+    st = h2.settle("app")
+    assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha}"
+    assert resources(h2, "sync-app") == {"Queue", "Second"}  # really applied, not just claimed
+    assert h2.counter.calls["execute_change_set"] == 1
+    events = h2.cfn.client.describe_stack_events(StackName="sync-app")["StackEvents"]
+    assert sum(1 for e in events if e["LogicalResourceId"] == "sync-app" and
+               e["ResourceStatus"] == "UPDATE_COMPLETE") == 1

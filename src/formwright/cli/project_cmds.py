@@ -16,7 +16,7 @@ from rich.table import Table
 from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json
 from formwright.cli.progress import Progress
 from formwright.cloud.session import Target, resolve_target
-from formwright.engine.cfn import CallCounter
+from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo
 from formwright.engine.group import StackGroup
 from formwright.engine.results import StackPlan, StackResult, exit_code_of
 from formwright.engine.stack import Stack, check_output_references, prepare_stacks
@@ -83,6 +83,12 @@ def make_group(project: Project, target: Target, only: list[str] | None, max_con
     """Stacks prepared for the target, on their DAG."""
     stacks = prepare_stacks(project, target=target, only=only, **macro_mode(macros))
     return StackGroup(project, stacks, target, max_concurrency=max_concurrency, progress=progress, counter=counter)
+
+
+def deployed(project: Project, target: Target) -> dict[str, StackInfo | None]:
+    """What describe_stacks says of every project stack, in dependency order (None: not deployed)."""
+    cfn = CloudFormation(target.client("cloudformation"))
+    return {name: cfn.describe(project.stacks[name].stack_name) for name in project.order()}
 
 
 def confirm(question: str, yes: bool) -> None:
@@ -350,11 +356,8 @@ def register(app: typer.Typer) -> None:
                output: Output = OutputOption) -> None:
         """Each stack's CloudFormation status and last update."""
         project = load_project(directory)
-        tgt = connect(project, target)
-        group = make_group(project, tgt, None, 8, lambda e: None)
         rows = {}
-        for name in project.order():
-            info = group.cfn.describe(project.stacks[name].stack_name)
+        for name, info in deployed(project, connect(project, target)).items():
             rows[name] = {"stack_name": project.stacks[name].stack_name,
                           "status": info.status if info else "NOT_DEPLOYED",
                           "updated": info.updated.isoformat() if info and info.updated else None,
@@ -374,13 +377,8 @@ def register(app: typer.Typer) -> None:
                 output: Output = OutputOption) -> None:
         """The outputs of every deployed stack."""
         project = load_project(directory)
-        tgt = connect(project, target)
-        group = make_group(project, tgt, None, 8, lambda e: None)
-        values = {}
-        for name in project.order():
-            info = group.cfn.describe(project.stacks[name].stack_name)
-            if info is not None:
-                values[name] = info.outputs
+        values = {name: info.outputs for name, info in deployed(project, connect(project, target)).items()
+                  if info is not None}
         if output is Output.json:
             emit_json({"outputs": values})
         else:
@@ -393,11 +391,7 @@ def register(app: typer.Typer) -> None:
         project = open_project(directory, stack)
         tgt = connect(project, target)
         group = make_group(project, tgt, selection(project, stack), 8, lambda e: None)
-        deployed_outputs = {}
-        for name, config in project.stacks.items():
-            info = group.cfn.describe(config.stack_name)
-            if info is not None:
-                deployed_outputs[name] = info.outputs
+        deployed_outputs = {name: info.outputs for name, info in deployed(project, tgt).items() if info is not None}
         diffs: dict[str, str] = {}
         for name in [n for n in project.order() if n in group.stacks]:
             local_stack = group.stacks[name]

@@ -18,6 +18,7 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from formwright.processes import pid_alive
 from formwright.errors import FormwrightError, InputError
 
 HOST = "127.0.0.1"
@@ -64,16 +65,6 @@ def healthy(endpoint: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def read_record() -> LocalCloud | None:
     """The recorded local cloud, if the state file exists and parses."""
     try:
@@ -88,7 +79,7 @@ def running() -> LocalCloud | None:
     record = read_record()
     if record is None:
         return None
-    if _pid_alive(record.pid) and healthy(record.endpoint):
+    if pid_alive(record.pid) and healthy(record.endpoint):
         return record
     return None
 
@@ -133,7 +124,7 @@ def stop(wait: float = 10.0) -> LocalCloud | None:
     record = read_record()
     if record is None:
         return None
-    if _pid_alive(record.pid):
+    if pid_alive(record.pid):
         try:
             os.killpg(record.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
@@ -142,13 +133,13 @@ def stop(wait: float = 10.0) -> LocalCloud | None:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + wait
-        while _pid_alive(record.pid) and time.monotonic() < deadline:
+        while pid_alive(record.pid) and time.monotonic() < deadline:
             try:
                 os.waitpid(record.pid, os.WNOHANG)
             except ChildProcessError:
                 pass
             time.sleep(0.05)
-        if _pid_alive(record.pid):
+        if pid_alive(record.pid):
             os.kill(record.pid, signal.SIGKILL)
     state_file().unlink(missing_ok=True)
     return record

@@ -133,7 +133,7 @@ class StackGroup:
             if info is not None:
                 outputs[stack.name] = info.outputs
             try:
-                plan = self.runner.plan(stack, outputs, keep=keep)
+                plan = self.runner.plan(stack, outputs, info, keep=keep)
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
                 error = translate(err, where=stack.name)
                 self.progress(ProgressEvent(stack.name, "failed", "", str(error)))

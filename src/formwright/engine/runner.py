@@ -174,9 +174,9 @@ class StackRunner:
         if info is not None and info.status == "REVIEW_IN_PROGRESS":
             self.cfn.call("delete_stack", StackName=info.stack_id)
 
-    def plan(self, stack: Stack, outputs: dict[str, dict[str, str]], *, keep: bool = False) -> StackPlan:
-        """What a deploy of this stack would do; change sets removed unless `keep`."""
-        info = self.cfn.describe(stack.stack_name)
+    def plan(self, stack: Stack, outputs: dict[str, dict[str, str]], info: StackInfo | None, *,
+             keep: bool = False) -> StackPlan:
+        """What a deploy of this stack (described as `info`) would do; change sets removed unless `keep`."""
         prep = self.prepare(stack, outputs, partial=True)
         if UNKNOWN in prep.parameters.values():
             return self._plan_from_template(stack, info, prep)

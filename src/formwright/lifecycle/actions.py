@@ -4,12 +4,14 @@ An executable gets the JSON context on stdin and answers on stdout, one message 
 `property:{"name", "value", "secure"}`, `log:{"level", "msg"}`, `transaction:{…}`; any other line (and
 stderr) goes to the operation's log file. Exit 0 continues; a non-zero exit or a timeout fails the step.
 A Python hook gets the same context as a dict and may return {"properties", "logs", "transactions"}
-(lists) or a list of protocol lines. Every secret value is masked before anything is written.
+(lists) or a list of protocol lines. It runs in a child process (this interpreter, `-c` with a small
+bootstrap that imports the module with the project folder first on sys.path, then the caller's path),
+on the same JSON-on-stdin protocol, so a timeout kills it like any executable. Every secret value is
+masked before anything is written.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shlex
@@ -118,32 +120,52 @@ def command_argv(action: str | list[str], cwd: Path) -> list[str]:
     return argv
 
 
+LAUNCH_FAILED = -1000  # _run_process could not start the program (its error says why)
+
+
 def run_command(argv: list[str], context: dict[str, Any], *, cwd: Path, timeout: float, log: OperationLog,
                 where: str) -> ActionResult:
     """Run an executable without a shell, context on stdin, with a timeout; parse its stdout."""
+    name = Path(argv[0]).name if argv else "?"
+    code, result = _run_process(argv, context, cwd=cwd, timeout=timeout, log=log, where=where)
+    if code is None:
+        result.error = f"{name} timed out after {timeout:g} s"
+    elif code == LAUNCH_FAILED:
+        pass
+    elif code != 0:
+        result.error = f"{name} exited with code {code}" + (f": {result.error}" if result.error else "")
+    return result
+
+
+def _run_process(argv: list[str], context: dict[str, Any], *, cwd: Path, timeout: float, log: OperationLog,
+                 where: str) -> tuple[int | None, ActionResult]:
+    """Run argv in its own session, context on stdin; (exit code, None on a timeout or LAUNCH_FAILED, and
+    the parsed output).
+
+    On a non-zero exit `error` holds the last stderr line (masked); on a timeout the whole process group
+    is killed and reaped before this returns.
+    """
     payload = json.dumps(context, default=str).encode("utf-8")
     try:
         process = subprocess.Popen(  # noqa: S603 - argv from the manifest, never a shell
             argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)
     except OSError as err:
-        return ActionResult(False, error=f"cannot run {argv[0]}: {err.strerror or err}")
+        return LAUNCH_FAILED, ActionResult(False, error=f"cannot run {argv[0]}: {err.strerror or err}")
     try:
         out, err = process.communicate(payload, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
         out, err = process.communicate()
         result = _parse_output(out, err, log, where)
-        result.ok, result.error = False, f"{Path(argv[0]).name} timed out after {timeout:g} s"
-        return result
+        result.ok = False
+        return None, result
     result = _parse_output(out, err, log, where)
     if process.returncode != 0:
         result.ok = False
-        result.error = f"{Path(argv[0]).name} exited with code {process.returncode}"
         tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] if err else []
-        if tail:
-            result.error += f": {log.redactor.text(tail[0])[:200]}"
-    return result
+        result.error = log.redactor.text(tail[0])[:200] if tail else None
+    return process.returncode, result
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -163,41 +185,49 @@ def _parse_output(out: bytes, err: bytes, log: OperationLog, where: str) -> Acti
     return result
 
 
+# The child side of a Python hook: argv[1] is `module:function`, argv[2] the caller's sys.path (JSON);
+# the context comes on stdin. The return value is turned into protocol lines on stdout; an exception
+# is one `Type: message` line on stderr and exit code 70.
+_PYTHON_BOOTSTRAP = """
+import json, os, sys
+target, extra = sys.argv[1], json.loads(sys.argv[2])
+sys.argv = [target]
+sys.path[:0] = [os.getcwd()]
+sys.path.extend(p for p in extra if p not in sys.path)
+module_name, _, function_name = target.partition(":")
+context = json.load(sys.stdin)
+try:
+    import importlib
+    value = getattr(importlib.import_module(module_name), function_name)(context)
+except BaseException as exc:
+    sys.stdout.flush()
+    print(type(exc).__name__ + ": " + str(exc).replace("\\n", " "), file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(70)
+lines = []
+if isinstance(value, dict):
+    for kind, key in (("property", "properties"), ("log", "logs"), ("transaction", "transactions")):
+        lines += [kind + ":" + json.dumps(item, default=str) for item in value.get(key) or []]
+elif isinstance(value, list):
+    lines = [str(line) for line in value]
+sys.stdout.flush()
+sys.stdout.write("".join(line + "\\n" for line in lines))
+sys.stdout.flush()
+"""
+
+
 def run_python(target: str, context: dict[str, Any], *, cwd: Path, timeout: float, log: OperationLog,
                where: str) -> ActionResult:
-    """Call a `module:function` hook with the context (the project folder on sys.path), with a timeout.
+    """Call a `module:function` hook with the context in a child Python process, with a timeout.
 
-    A hook that overruns its timeout fails the step; its thread cannot be stopped and is left to finish.
+    The project folder comes first on the child's sys.path, then this process's path, so the hook imports
+    what it would in-process. A hook that overruns its timeout is killed (its whole process group).
     """
-    module_name, _, function_name = target.strip().partition(":")
-    box: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            if str(cwd) not in sys.path:
-                sys.path.insert(0, str(cwd))
-            function = getattr(importlib.import_module(module_name), function_name)
-            box["value"] = function(context)
-        except BaseException as exc:  # noqa: BLE001 - reported as the action's failure
-            box["error"] = f"{type(exc).__name__}: {exc}"
-
-    thread = threading.Thread(target=call, name=f"hook-{target}", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        return ActionResult(False, error=f"{target} timed out after {timeout:g} s")
-    if "error" in box:
-        return ActionResult(False, error=f"{target} failed: {log.redactor.text(box['error'])[:200]}")
-    result = ActionResult(True)
-    value = box.get("value")
-    if isinstance(value, dict):
-        for item in value.get("properties") or []:
-            parse_line("property:" + json.dumps(item), result)
-        for item in value.get("logs") or []:
-            parse_line("log:" + json.dumps(item), result)
-        result.transactions.extend(value.get("transactions") or [])
-    elif isinstance(value, list):
-        other = [str(line) for line in value if not parse_line(str(line), result)]
-        if other:
-            log.write(where, "\n".join(other), "out")
+    target = target.strip()
+    argv = [sys.executable, "-c", _PYTHON_BOOTSTRAP, target, json.dumps([p for p in sys.path if p])]
+    code, result = _run_process(argv, context, cwd=cwd, timeout=timeout, log=log, where=where)
+    if code is None:
+        result.error = f"{target} timed out after {timeout:g} s"
+    elif code != 0 and code != LAUNCH_FAILED:
+        result.error = f"{target} failed: {result.error or f'exit code {code}'}"
     return result

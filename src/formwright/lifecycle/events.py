@@ -48,10 +48,15 @@ class EventFirer:
         self.secrets = secrets
         self.fired: list[tuple[str, str]] = []  # (element, event), in order
 
-    def fire(self, element: str, event: str, *, action: str = "",
-             triggers: list[Trigger] | None = None) -> str | None:
-        """Run the triggers for (element, event); None when all succeeded, else the first error."""
-        chosen = self.manifest.triggers_for(element, event) if triggers is None else triggers
+    def fire(self, element: str, event: str, *, action: str = "", triggers: list[Trigger] | None = None,
+             manifest: Manifest | None = None, cwd: Path | None = None, cacheable: bool = True) -> str | None:
+        """Run the triggers for (element, event); None when all succeeded, else the first error.
+
+        `manifest` and `cwd` name another version's manifest and folder (a clean-up delete runs the hooks
+        of the version that made the stack); `cacheable=False` never skips a hook on its cache key.
+        """
+        manifest = manifest or self.manifest
+        chosen = manifest.triggers_for(element, event) if triggers is None else triggers
         if not chosen:
             return None
         self.fired.append((element, event))
@@ -62,12 +67,12 @@ class EventFirer:
                                      self.scope.properties, strict=True)
             cache_key = None
             if trigger.cache_key is not None:
-                cache_key = str(render_value(trigger.cache_key, jinja, self.manifest.file, trigger.line))
-                if self.scope.operation in CACHEABLE and self.journal.hook_key(self.scope.instance, hook_id) == \
+                cache_key = str(render_value(trigger.cache_key, jinja, manifest.file, trigger.line))
+                if cacheable and self.scope.operation in CACHEABLE and self.journal.hook_key(self.scope.instance, hook_id) == \
                         self.redactor.text(cache_key):
                     self.log.write(where, "skipped: cache key unchanged")
                     continue
-            result = self._run(trigger, element, event, action, jinja)
+            result = self._run(trigger, element, event, action, jinja, manifest, cwd or self.scope.cwd)
             for item in result.logs:
                 self.log.write(where, item["msg"], item["level"])
             self._keep(element, result)
@@ -79,7 +84,8 @@ class EventFirer:
                 self.journal.set_hook_key(self.scope.instance, hook_id, self.redactor.text(cache_key))
         return None
 
-    def _run(self, trigger: Trigger, element: str, event: str, action: str, jinja: dict[str, Any]) -> ActionResult:
+    def _run(self, trigger: Trigger, element: str, event: str, action: str, jinja: dict[str, Any],
+             manifest: Manifest, cwd: Path) -> ActionResult:
         context = {
             "operation": self.scope.operation,
             "event": event,
@@ -95,11 +101,10 @@ class EventFirer:
         where = f"{element or 'project'}/{event}"
         if trigger.is_python:
             assert isinstance(trigger.action, str)
-            return run_python(trigger.action, context, cwd=self.scope.cwd, timeout=trigger.timeout, log=self.log,
-                              where=where)
-        rendered = render_value(trigger.action, jinja, self.manifest.file, trigger.line)
-        argv = command_argv(rendered, self.scope.cwd)
-        return run_command(argv, context, cwd=self.scope.cwd, timeout=trigger.timeout, log=self.log, where=where)
+            return run_python(trigger.action, context, cwd=cwd, timeout=trigger.timeout, log=self.log, where=where)
+        rendered = render_value(trigger.action, jinja, manifest.file, trigger.line)
+        argv = command_argv(rendered, cwd)
+        return run_command(argv, context, cwd=cwd, timeout=trigger.timeout, log=self.log, where=where)
 
     def _keep(self, element: str, result: ActionResult) -> None:
         secure: dict[str, str] = {}

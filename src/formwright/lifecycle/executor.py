@@ -2,7 +2,9 @@
 project-level event, a new revision.
 
 Per element: Pre<Op> → realize through the engine (StackRunner) → Post<Op> (a rollback fires them the
-other way round and walks the graph reversed, as does delete). Elements run as soon as the ones they
+other way round and walks the graph reversed, as does delete). A clean-up delete (a stack only in the
+old version, the old copy of a replaced immutable stack) fires PreDelete → delete → PostDelete like any
+delete, with the hooks of the version that made the stack. Elements run as soon as the ones they
 wait for are done, through the engine's DAG walker. A failure stops new work, fires OnError on the
 element and on the project, and leaves the operation failed and retryable: `retry` runs the same
 steps again, skipping those done and first reconciling one found `started` against the cloud.
@@ -27,7 +29,15 @@ from formwright.errors import CloudError, FormwrightError
 from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import split_id
 from formwright.lifecycle.events import EventFirer, EventScope
-from formwright.lifecycle.manifest import Manifest, load_for_instance, manifest_snapshot, parse_manifest, uses_properties
+from formwright.lifecycle.manifest import (
+    LenientInputs,
+    Manifest,
+    load_for_instance,
+    manifest_snapshot,
+    parse_manifest,
+    stack_of,
+    uses_properties,
+)
 from formwright.lifecycle.sources import SecretStore
 from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import AppliedCache
@@ -163,6 +173,9 @@ class Executor:
                            workspace.properties, manifest_snapshot(workspace.project),
                            Path(workspace.project.directory))
         self.events = EventFirer(journal, op, manifest, scope, log, redactor, secrets)
+        # the versions whose stacks the clean-up deletes (newest first): their manifests own those stacks' hooks
+        self.cleanup_sources = [str(s) for s in op.params.get("cleanup_sources", [])]
+        self.owners: list[tuple[Manifest, Path]] = []
         if op.params.get("target_revision"):
             pinned = journal.revision(op.instance, int(op.params["target_revision"]))
             workspace.pinned = {e: dict(rec.get("parameters", {})) for e, rec in (pinned.elements if pinned else {}).items()}
@@ -176,7 +189,10 @@ class Executor:
             for step in self._phase("action"):
                 self._project_step(step, None)
             self._walk(self._phase("main"), self.graph, reverse=self.reverse, events=True)
-            self._walk(self._phase("cleanup"), self.cleanup_graph, reverse=True, events=False)
+            cleanup = self._phase("cleanup")
+            if any(s.status != "done" for s in cleanup):
+                self._load_owners()
+            self._walk(cleanup, self.cleanup_graph, reverse=True, events=True)
             for step in self._phase("post"):
                 self._project_step(step, self.after)
             revision = self._revision()
@@ -196,6 +212,24 @@ class Executor:
                 if step.status in ("done", "failed", "started"):
                     self.journal.step(failed, step, "compensated")
         return revision
+
+    def _load_owners(self) -> None:
+        """The manifests of the versions the clean-up deletes stacks of (rendered leniently: hooks only)."""
+        self.owners = []
+        for source in self.cleanup_sources:
+            try:
+                project = load_for_instance(Path(source), self.op.instance, LenientInputs(self.ws.inputs, {}))
+                self.owners.append((parse_manifest(project), Path(project.directory)))
+            except FormwrightError as err:  # that version's hooks cannot be read: the new version's are used
+                self.log.write("cleanup", f"cannot read the hooks of {source}: {self.redactor.text(str(err))}",
+                               "warn")
+
+    def _owner(self, element: str) -> tuple[Manifest | None, Path | None]:
+        """The manifest and folder whose hooks a clean-up element fires (None, None: this operation's)."""
+        for manifest, folder in self.owners:
+            if stack_of(element) in manifest.stack_triggers:
+                return manifest, folder
+        return None, None
 
     def _phase(self, phase: str) -> list[Step]:
         return [s for s in self.op.steps if s.phase == phase]
@@ -253,29 +287,34 @@ class Executor:
             return StackResult(element, stack.stack_name, "unchanged")
         if self.abort.is_set():
             return StackResult(element, stack.stack_name, "skipped", error="stopped")
+        cleanup = step.phase == "cleanup"
+        before, after = ("PreDelete", "PostDelete") if cleanup else (self.before, self.after)
+        manifest, cwd = self._owner(element) if cleanup else (None, None)
         try:
             self._reconcile(step, stack)
             self.journal.step(self.op, step, "started")
             if events:
-                self._fire(element, self.before, step.action)
+                self._fire(element, before, step.action, manifest, cwd, cacheable=not cleanup)
             result = self._realize(step, stack)
             if not result.ok:
                 raise StepFailed(result.error or f"{element}: {result.outcome}")
             if events:
-                self._fire(element, self.after, step.action)
+                self._fire(element, after, step.action, manifest, cwd, cacheable=not cleanup)
             self.journal.step(self.op, step, "done", note=result.outcome)
             return result
         except (StepFailed, FormwrightError) as err:
             self.abort.set()
             message = self.redactor.text(str(err))
             self.journal.step(self.op, step, "failed", error=message)
-            on_error = self.events.fire(element, "OnError", action=step.action) if events else None
+            on_error = self.events.fire(element, "OnError", action=step.action, manifest=manifest, cwd=cwd,
+                                        cacheable=not cleanup) if events else None
             if on_error:
                 message += f"; OnError: {on_error}"
             return StackResult(element, stack.stack_name, "failed", error=message)
 
-    def _fire(self, element: str, event: str, action: str) -> None:
-        error = self.events.fire(element, event, action=action)
+    def _fire(self, element: str, event: str, action: str, manifest: Manifest | None = None,
+              cwd: Path | None = None, *, cacheable: bool = True) -> None:
+        error = self.events.fire(element, event, action=action, manifest=manifest, cwd=cwd, cacheable=cacheable)
         if error:
             raise StepFailed(error)
 

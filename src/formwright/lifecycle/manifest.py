@@ -101,8 +101,13 @@ class Manifest:
 
     def triggers_for(self, element: str, event: str) -> list[Trigger]:
         """The triggers of a stack (or of the project when element is "") for an event, in file order."""
-        pool = self.triggers if not element else self.stack_triggers.get(element.split("@")[0], [])
+        pool = self.triggers if not element else self.stack_triggers.get(stack_of(element), [])
         return [t for t in pool if t.event == event]
+
+
+def stack_of(element: str) -> str:
+    """The project stack of an element id: `app@eu-west-1` → app; `app#op-…` (left by a failed operation) → app."""
+    return element.split("#")[0].split("@")[0]
 
 
 def camel(name: str) -> str:

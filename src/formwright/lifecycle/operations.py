@@ -133,11 +133,14 @@ class Lifecycle:
         return _Loaded(project, manifest, src, inputs, secure)
 
     def _previous_inputs(self, name: str, revision: Revision) -> dict[str, Any]:
-        secure = self.secrets.load(name)["inputs"]
+        """The revision's inputs, secure ones restored from what its own operation kept (not the latest)."""
+        secure = self.secrets.operation_inputs(name, revision.operation_id)
         return {k: secure.get(k, v) if v == "****" else v for k, v in revision.inputs.items()}
 
     def _redactor(self, name: str, inputs: dict[str, Any], secure: list[str]) -> Redactor:
-        return Redactor([inputs[k] for k in secure if k in inputs] + list(self.secrets.load(name)["properties"].values()))
+        # every secret kept for the instance, not only this operation's: a rollback to an older secret
+        # must not let the newer one through either
+        return Redactor([inputs[k] for k in secure if k in inputs] + self.secrets.known_values(name))
 
     # ---- operations -----------------------------------------------------------------------------
     def create(self, name: str, source: Path, inputs: dict[str, str], regions: list[str] | None = None) -> Outcome:
@@ -217,7 +220,8 @@ class Lifecycle:
 
         main, cleanup = plan_drift(old, new, new_hash, graph, replacement_suffix=f"r{current.number + 1}")
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
-        return self._start(name, kind, loaded, regions, main, cleanup, graph, cleanup_graph)
+        return self._start(name, kind, loaded, regions, main, cleanup, graph, cleanup_graph,
+                           extra={"cleanup_sources": [current.source]})
 
     def rollback(self, name: str, to_revision: int | None = None) -> Outcome:
         """Bring the instance back to revision N exactly (default: undo the last change); a new revision."""
@@ -254,7 +258,8 @@ class Lifecycle:
         main, cleanup = plan_drift(old, new, lambda e: target.elements[e]["hash"], graph, touched=touched)
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
         return self._start(name, "rollback", loaded, list(target.regions), main, cleanup, graph, cleanup_graph,
-                           extra={"target_revision": number, "compensates": failed.id if failed else None})
+                           extra={"target_revision": number, "compensates": failed.id if failed else None,
+                                  "cleanup_sources": ([failed.params["source"]] if failed else []) + [current.source]})
 
     def delete(self, name: str) -> Outcome:
         """Delete every stack of the instance in reverse dependency order, then the instance."""
@@ -332,7 +337,7 @@ class Lifecycle:
     def _retry_inputs(self, name: str, op: Operation | None) -> dict[str, Any]:
         if op is None:
             return {}
-        secure = self.secrets.load(name)["inputs"]
+        secure = self.secrets.operation_inputs(name, op.id)
         return {k: secure.get(k, v) if v == "****" else v for k, v in op.params.get("inputs", {}).items()}
 
     # ---- running --------------------------------------------------------------------------------
@@ -354,9 +359,6 @@ class Lifecycle:
                        "done" if p.action == "skip" else "planned") for i, p in enumerate(main)]
         steps += [Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)]
         steps.append(Step(len(steps), "", "hook", "post"))
-        secure_values = {k: loaded.inputs[k] for k in loaded.secure if k in loaded.inputs}
-        if secure_values and kind != "run":
-            self.secrets.update(name, inputs=secure_values)
         params = {"source": str(loaded.source), "version": loaded.project.version, "regions": regions,
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
@@ -364,6 +366,10 @@ class Lifecycle:
         op_id = new_id()
         self.note = self.journal.acquire(name, op_id)
         try:
+            # secure values are kept under the operation (owner-only) before it is journaled: its revision,
+            # a later rollback to that revision and its `retry` all read them from there
+            self.secrets.keep_operation(name, op_id, {k: loaded.inputs[k] for k in loaded.secure
+                                                      if k in loaded.inputs})
             op = self.journal.begin(name, kind, params, steps, new_instance=new_instance, operation_id=op_id)
             return self._execute(op, loaded)
         finally:
@@ -382,6 +388,8 @@ class Lifecycle:
         if op.kind == "delete":
             self.secrets.forget(op.instance)
             drop_instance_state(self.state, op.instance)
+        elif op.params.get("operation"):  # a finished custom operation makes no revision and is never retried
+            self.secrets.drop_operation(op.instance, op.id)
         done = self.journal.operation(op.id)
         return Outcome(op.instance, op.id, op.kind, "done", revision.number if revision else None,
                        [{"seq": s.seq, "element": s.element, "action": s.action, "phase": s.phase,

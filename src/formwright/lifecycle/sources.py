@@ -15,6 +15,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,7 @@ class SecretStore:
 
     def __init__(self, state_dir: Path) -> None:
         self.folder = state_dir / "secrets" / "instances"
+        self._lock = threading.RLock()  # actions of concurrent elements report secure properties
 
     def _path(self, instance: str) -> Path:
         return self.folder / f"{instance}.json"
@@ -96,24 +98,27 @@ class SecretStore:
         """Merge secure properties (and legacy latest inputs) into the store."""
         if not inputs and not properties:
             return
-        data = self.load(instance)
-        data["inputs"].update(inputs or {})
-        data["properties"].update(properties or {})
-        self.save(instance, data)
+        with self._lock:
+            data = self.load(instance)
+            data["inputs"].update(inputs or {})
+            data["properties"].update(properties or {})
+            self.save(instance, data)
 
     def keep_operation(self, instance: str, operation_id: str, inputs: dict[str, Any]) -> None:
         """Keep the secure input values an operation runs with (before it acts); nothing when it has none."""
         if not inputs:
             return
-        data = self.load(instance)
-        data["operations"][operation_id] = dict(inputs)
-        self.save(instance, data)
+        with self._lock:
+            data = self.load(instance)
+            data["operations"][operation_id] = dict(inputs)
+            self.save(instance, data)
 
     def drop_operation(self, instance: str, operation_id: str) -> None:
         """Forget an operation's secure inputs (a finished custom operation: no revision, no retry)."""
-        data = self.load(instance)
-        if data["operations"].pop(operation_id, None) is not None:
-            self.save(instance, data)
+        with self._lock:
+            data = self.load(instance)
+            if data["operations"].pop(operation_id, None) is not None:
+                self.save(instance, data)
 
     def operation_inputs(self, instance: str, operation_id: str | None) -> dict[str, Any]:
         """The secure inputs the operation ran with (legacy stores: the latest values kept)."""

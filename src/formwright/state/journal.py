@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from formwright.processes import pid_alive
 from formwright.errors import InputError, LockHeldError
 
 SCHEMA = """
@@ -122,16 +123,6 @@ class Instance:
     updated_at: float
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class Journal:
     """The journal database of one project home folder."""
 
@@ -209,7 +200,7 @@ class Journal:
                 row = self.db.execute("SELECT * FROM locks WHERE instance = ?", (instance,)).fetchone()
                 note = None
                 if row is not None:
-                    stale = row["host"] == host and not _pid_alive(row["pid"])
+                    stale = row["host"] == host and not pid_alive(row["pid"])
                     if not stale:
                         raise LockHeldError(
                             f"instance '{instance}' is locked by operation {row['operation_id']} "
@@ -244,7 +235,7 @@ class Journal:
     def clear_stale(self, instance: str) -> bool:
         """Drop the instance's lock when its holder's process is gone (same host); True if dropped."""
         row = self._one("SELECT * FROM locks WHERE instance = ?", (instance,))
-        if row is None or row["host"] != socket.gethostname() or _pid_alive(row["pid"]):
+        if row is None or row["host"] != socket.gethostname() or pid_alive(row["pid"]):
             return False
         self._write([("DELETE FROM locks WHERE instance = ? AND pid = ?", (instance, row["pid"]))], boundary=False)
         return True

@@ -337,9 +337,11 @@ class Reconciler:
             return self._failed(st, "TemplateUploadFailed", str(translate(err, where=stack_name)), obj, generation,
                                 transient=True)
         st.phase, st.last_attempted_change_set, st.last_attempted_revision = "created", name, artifact.revision
+        # the previous change set's ARN goes with the write-ahead: kept, a restart would take that (executed)
+        # change set for this one and report this revision applied without applying it
+        st.change_set_id = ""
         self.save_status(obj.key, st)  # write-ahead: a restart finds this change set by name
         try:
-            st.change_set_id = ""
             st.change_set_id = self.cfn.create_change_set(
                 StackName=stack_name, ChangeSetName=name, ChangeSetType="CREATE" if create else "UPDATE",
                 Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in sorted(desired.parameters.items())],
@@ -361,7 +363,7 @@ class Reconciler:
         spec = obj.spec
         stack_name = str(spec.stack_name)
         ref = self._ref(st, name)
-        desc = self._describe_change_set(stack_name, ref)
+        desc = self._describe_change_set(stack_name, ref, name)
         if desc is None:
             st.phase = ""
             return self._create(obj, generation, st, artifact, desired, info, name)
@@ -418,7 +420,7 @@ class Reconciler:
         if info is not None and info.in_progress:
             st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}")
             return Outcome(st, spec.poll_interval)
-        desc = self._describe_change_set(stack_name, self._ref(st, name)) if info is not None else None
+        desc = self._describe_change_set(stack_name, self._ref(st, name), name) if info is not None else None
         if desc is not None and desc.get("Status") == "CREATE_COMPLETE" and desc.get("ExecutionStatus") == "AVAILABLE":
             st.phase = "created"  # stopped between the write-ahead and the call: execute it now
             return self._advance(obj, generation, st, artifact, desired, info, name)
@@ -441,8 +443,9 @@ class Reconciler:
         """The change set's ARN when we created it (names are only unique per stack), else its name."""
         return st.change_set_id if st.change_set_id and st.last_attempted_change_set == name else name
 
-    def _describe_change_set(self, stack_name: str, ref: str) -> dict[str, Any] | None:
-        """The change set by ARN or by name on this stack; None when there is none."""
+    def _describe_change_set(self, stack_name: str, ref: str, name: str | None = None) -> dict[str, Any] | None:
+        """The change set by ARN or by name on this stack; None when there is none (or, looked up by an ARN,
+        it is another change set than `name`)."""
         try:
             desc: dict[str, Any] = self.cfn.call("describe_change_set", ChangeSetName=ref, StackName=stack_name)
         except ClientError as err:
@@ -452,6 +455,8 @@ class Reconciler:
             raise
         if desc.get("StackName") not in (None, stack_name):
             return None  # the local cloud looks names up across stacks
+        if name is not None and desc.get("ChangeSetName") not in (None, name):
+            return None
         return desc
 
     def _drop_review_stack(self, stack_name: str) -> None:
