@@ -124,3 +124,15 @@ def test_graph_renders_svg_with_graphviz(three_tier: Path, run_cli, tmp_path: Pa
         return
     assert result.code == 0, result.err
     assert out.read_text().lstrip().startswith(("<?xml", "<svg")) and "database" in out.read_text()
+
+
+def test_init_starter_validates_and_deploys(tmp_path: Path, run_cli, cloud) -> None:
+    project = tmp_path / "starter"
+    created = run_cli("init", str(project), "--name", "starter")
+    assert created.code == 0, created.err
+    assert run_cli("validate", str(project)).code == 0
+    deployed = run_cli("deploy", str(project), "-y", "--output", "json")
+    assert deployed.code == 0, deployed.err
+    assert set(deployed.json()["outputs"]["app"]) == {"QueueUrl"}
+    again = run_cli("init", str(project))
+    assert again.code == 2 and "a project already exists here" in again.err

@@ -294,7 +294,7 @@ def test_restart_around_create_change_set_of_an_update_applies_it_once(tmp_path,
     assert h.status("app").phase == "created"
     h2 = Harness(h.folder, cloud, tmp_path / "state")
     st = h2.settle("app")
-    assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha}"
+    assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha}", st.message
     assert resources(h2, "sync-app") == {"Queue", "Second"}  # really applied, not just claimed
     assert h2.counter.calls["execute_change_set"] == 1
     events = h2.cfn.client.describe_stack_events(StackName="sync-app")["StackEvents"]

@@ -15,7 +15,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from formwright.template import dump_yaml
-from formwright.template.document import LONG_FORM_TAGS, _is_simple_getatt
+from formwright.template.document import LONG_FORM_TAGS, Mapping, Sequence, _is_simple_getatt
 
 _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _STR = "tag:yaml.org,2002:str"
@@ -24,6 +24,8 @@ _SEQ = "tag:yaml.org,2002:seq"
 _SCALARS = {bool: ("tag:yaml.org,2002:bool", lambda v: "true" if v else "false"),
             int: ("tag:yaml.org,2002:int", str),
             type(None): ("tag:yaml.org,2002:null", lambda v: "null")}
+_DICTS = (dict, Mapping)  # the exact types dump_yaml has representers for
+_LISTS = (list, Sequence)
 
 
 class _Unsupported(Exception):
@@ -43,17 +45,21 @@ class _Builder:
         if kind in _SCALARS:
             tag, text = _SCALARS[kind]
             return ScalarNode(tag, text(value))
-        if isinstance(value, (dict, list)):
-            if id(value) in self.seen:  # dump_yaml would write an anchor and an alias
-                raise _Unsupported
-            self.seen.add(id(value))
-            return self.mapping(value) if isinstance(value, dict) else self.sequence(_SEQ, value)
+        if kind in _DICTS or kind in _LISTS:
+            self.claim(value)
+            return self.mapping(value) if kind in _DICTS else self.sequence(_SEQ, value)
         raise _Unsupported
+
+    def claim(self, value: dict | list) -> None:
+        """Note a container; one met twice would be an anchor and an alias in `dump_yaml`."""
+        if id(value) in self.seen:
+            raise _Unsupported
+        self.seen.add(id(value))
 
     def sequence(self, tag: str, items: list) -> SequenceNode:
         return SequenceNode(tag, [self.node(item) for item in items], flow_style=False)
 
-    def mapping(self, value: dict, tag: str = _MAP) -> MappingNode:
+    def mapping(self, value: dict, tag: str = _MAP) -> Node:
         if tag == _MAP and len(value) == 1:
             tagged = self.short_form(value)
             if tagged is not None:
@@ -68,17 +74,15 @@ class _Builder:
             return ScalarNode(f"!{tag}", f"{inner[0]}.{inner[1]}")
         if tag is None or (tag == "Condition" and not isinstance(inner, str)):
             return None
-        if isinstance(inner, (dict, list)):
-            if id(inner) in self.seen:
-                raise _Unsupported
-            self.seen.add(id(inner))
-            if isinstance(inner, dict):
-                return MappingNode(f"!{tag}", [(self.node(k), self.node(v)) for k, v in inner.items()],
-                                   flow_style=False)
-            return self.sequence(f"!{tag}", inner)
-        if type(inner) in (str, int):
+        kind = type(inner)
+        if kind in _DICTS or kind in _LISTS:
+            self.claim(inner)
+            return self.mapping(inner, f"!{tag}") if kind in _DICTS else self.sequence(f"!{tag}", inner)
+        if kind in (str, int, float):
             return ScalarNode(f"!{tag}", str(inner))
-        return None
+        if kind in (bool, type(None)):
+            return None  # dump_yaml writes these as a plain one-key mapping
+        raise _Unsupported
 
 
 def template_yaml(data: Any) -> str:
