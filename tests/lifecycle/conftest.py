@@ -32,7 +32,9 @@ Outputs:
 """
 
 # The recording action: appends "<element or -> <event>" to $RECORD_FILE; behaviour is steered by
-# $CONTROL_FILE (JSON): {"fail": ["element/Event"], "sleep": {"element/Event": seconds}, "props": {...}}.
+# $CONTROL_FILE (JSON): {"fail": ["element/Event"], "sleep": {"element/Event": seconds}, "props": {...},
+# "fail_once": {"element/Event": marker} (fails while the marker file is missing, creating it),
+# "seen": path (appends "<where> <inputs as JSON>": what the action really received, secrets included)}.
 RECORDER = """\
 import json, os, sys, time
 ctx = json.load(sys.stdin)
@@ -47,11 +49,19 @@ for name, value in control.get("props", {}).get(where, {}).items():
 print("log:" + json.dumps({"level": "info", "msg": "ran " + where}))
 print("plain output: inputs " + json.dumps(ctx["inputs"]))
 print("transaction:" + json.dumps({"where": where, "attempt": ctx["execution"]["attempt"]}))
+if control.get("seen"):
+    with open(control["seen"], "a") as f:
+        f.write(where + " " + json.dumps(ctx["inputs"], sort_keys=True) + "\n")
 if where in control.get("wait", {}):
     open(control["wait"][where] + ".ready", "w").close()
     while not os.path.exists(control["wait"][where]):
         time.sleep(0.05)
 time.sleep(control.get("sleep", {}).get(where, 0))
+once = control.get("fail_once", {}).get(where)
+if once and not os.path.exists(once):
+    open(once, "w").close()
+    print("failing once on purpose", file=sys.stderr)
+    sys.exit(3)
 if where in control.get("fail", []):
     print("failing on purpose", file=sys.stderr)
     sys.exit(3)

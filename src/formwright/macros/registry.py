@@ -53,6 +53,12 @@ def macro_from_path(name: str, path: Path, *, timeout: float = DEFAULT_TIMEOUT, 
     return ExecutableMacro(name, path, timeout)
 
 
+def _is_script(path: Path) -> bool:
+    """True when the file starts with `#!` (meant to be run, whether or not it is executable)."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == b"#!"
+
+
 class MacroRegistry:
     """Every macro this run can call, by name."""
 
@@ -99,12 +105,18 @@ class MacroRegistry:
             self.add(EntryPointMacro(entry_point.name, entry_point, timeout), PRIORITY_ENTRY_POINT)
 
     def add_folder(self, folder: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Every file in `folder` is a macro named after the file (without its extension)."""
+        """Every Python file or executable in `folder` is a macro named after the file (without its extension).
+
+        Other files (a README, the templates themselves) are not macros and are passed over, but a `#!`
+        script that is not executable is an error (it was meant to be one).
+        """
         if not folder.is_dir():
             raise InputError(f"--macros {folder}: not a folder", hint="give a folder of macro files")
         for path in sorted(folder.iterdir()):
             if path.name.startswith((".", "_")) or not path.is_file():
                 continue
+            if path.suffix != ".py" and not os.access(path, os.X_OK) and not _is_script(path):
+                continue  # not a macro; a script without chmod +x is still reported below
             self.add(macro_from_path(path.stem, path, timeout=timeout, where=str(folder)), PRIORITY_DIR)
 
     def register_template_macros(self, template: dict, base_dir: Path | None = None) -> list[str]:

@@ -366,6 +366,7 @@ class Reconciler:
         desc = self._describe_change_set(stack_name, ref, name)
         if desc is None:
             st.phase = ""
+            st.last_attempted_change_set = ""  # not there: nothing to delete before creating it
             return self._create(obj, generation, st, artifact, desired, info, name)
         status = desc.get("Status")
         if status in ("CREATE_PENDING", "CREATE_IN_PROGRESS"):

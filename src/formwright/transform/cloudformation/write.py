@@ -5,14 +5,13 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-import shutil
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from formwright.template import dump_yaml
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER, Build
+from formwright.transform.cloudformation.yaml_out import template_yaml
 
 SCRIPTS = {
     "deploy.sh": "deploy.sh.j2",
@@ -61,19 +60,43 @@ def script_context(template: dict[str, Any], build: Build) -> dict[str, Any]:
     }
 
 
+class _Folders:
+    """Creates folders under the (empty) artifact folder, each with one system call."""
+
+    def __init__(self, root: Path) -> None:
+        self.made: set[Path] = {root}
+
+    def parent_of(self, target: Path) -> Path:
+        """`target`, after making sure its folder exists."""
+        missing = []
+        folder = target.parent
+        while folder not in self.made:
+            missing.append(folder)
+            folder = folder.parent
+        for folder in reversed(missing):
+            folder.mkdir(exist_ok=True)
+            self.made.add(folder)
+        return target
+
+
+def _write_files(files: Path, build: Build) -> None:
+    """files/: every upload (each source read once, however many nodes ship it) and generated file."""
+    folders = _Folders(files)
+    contents: dict[Path, bytes] = {}
+    for key, source in sorted(build.uploads.items()):
+        if source not in contents:
+            contents[source] = source.read_bytes()
+        folders.parent_of(files / key).write_bytes(contents[source])
+    for key, text in sorted(build.generated.items()):
+        folders.parent_of(files / key).write_text(text, encoding="utf-8")
+
+
 def write_artifact(folder: Path, template: dict[str, Any], build: Build) -> None:
     """Write the whole artifact into `folder` (an empty staging folder)."""
-    (folder / "template.yaml").write_text(dump_yaml(template), encoding="utf-8")
+    (folder / "template.yaml").write_text(template_yaml(template), encoding="utf-8")
     files = folder / "files"
     files.mkdir()
-    for key, source in sorted(build.uploads.items()):
-        target = files / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
-    for key, text in sorted(build.generated.items()):
-        target = files / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    _write_files(files, build)
     env = _environment()
     context = script_context(template, build)
     context["secrets_only"] = [name for name, _ in context["secrets"]]
