@@ -51,7 +51,7 @@ print("plain output: inputs " + json.dumps(ctx["inputs"]))
 print("transaction:" + json.dumps({"where": where, "attempt": ctx["execution"]["attempt"]}))
 if control.get("seen"):
     with open(control["seen"], "a") as f:
-        f.write(where + " " + json.dumps(ctx["inputs"], sort_keys=True) + "\n")
+        f.write(where + " " + json.dumps(ctx["inputs"], sort_keys=True) + "\\n")
 if where in control.get("wait", {}):
     open(control["wait"][where] + ".ready", "w").close()
     while not os.path.exists(control["wait"][where]):

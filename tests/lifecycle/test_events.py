@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,42 @@ def test_cache_key_skips_a_hook_on_update_when_unchanged(lifecycle, recorder, tm
     assert recorder() == []  # same size: skipped
     lifecycle.update("i1", {"color": "pink", "size": "2"})
     assert recorder() == ["a/PreUpdate"]
+
+
+SLOW_HOOK = """\
+import json, os, time
+
+
+def wait(context):
+    control = json.load(open(os.environ["CONTROL_FILE"]))
+    with open(control["pidfile"], "w") as f:
+        f.write(str(os.getpid()))
+    while control.get("hang"):  # until killed
+        time.sleep(0.05)
+    return {"logs": [{"level": "info", "msg": "slowhook finished for " + context["element"]}]}
+"""
+
+
+def test_python_hook_timeout_kills_it_fires_onerror_and_leaves_it_retryable(lifecycle, recorder, tmp_path: Path,
+                                                                            h) -> None:
+    src = h.write_project(tmp_path / "v1", {"a": {"events": ["OnError"]}})
+    (src / "slowhook.py").write_text(SLOW_HOOK)
+    text = (src / "formwright.yaml").read_text().replace(
+        "    triggers:\n", "    triggers:\n      - {event: PreCreate, action: \"slowhook:wait\", timeout: 1}\n", 1)
+    (src / "formwright.yaml").write_text(text)
+    pidfile = tmp_path / "hook.pid"
+    h.set_control(recorder, {"hang": True, "pidfile": str(pidfile)})
+    with pytest.raises(CloudError, match=r"a/PreCreate: slowhook:wait timed out after 1 s"):
+        lifecycle.create("i1", src, {})
+    assert recorder() == ["-/PreCreate", "a/OnError", "-/OnError"]
+    pid = int(pidfile.read_text())
+    assert pid != os.getpid()  # a child process …
+    with pytest.raises(ProcessLookupError):  # … killed (and reaped) when the step failed, not left running
+        os.kill(pid, 0)
+    op = lifecycle.journal.last_operation("i1")
+    assert op.status == "failed" and [s.status for s in op.steps] == ["done", "failed", "planned"]
+    h.set_control(recorder, {"pidfile": str(pidfile)})
+    assert lifecycle.retry("i1").revision == 1
+    assert recorder() == ["-/PostCreate"]
+    log = (lifecycle.home / ".formwright" / "logs" / f"{op.id}.log").read_text()
+    assert "slowhook finished for a" in log and "timed out after 1 s" in log

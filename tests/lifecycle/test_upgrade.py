@@ -82,3 +82,30 @@ def test_scope_adds_and_removes_per_region_stacks(lifecycle, recorder, tmp_path:
     assert set(h.cfn_stacks(cloud, "eu-west-1")) == {"i1-edge"}
     lifecycle.delete("i1")
     assert h.cfn_stacks(cloud) == {} and h.cfn_stacks(cloud, "eu-west-1") == {}
+
+
+def test_cleanup_deletes_fire_the_old_versions_delete_hooks(lifecycle, recorder, tmp_path: Path, h, cloud) -> None:
+    # v1 owns the delete hooks of `gone` (only in v1) and of the old copy of `imm` (v2 has none for it);
+    # `gone` waits for `imm`, so the clean-up deletes `gone` first
+    delete_events = ["PreDelete", "PostDelete", "OnError"]
+    v1 = {"keep": {"quiet": True}, "imm": {"immutable": True, "params": {"Label": "one"}, "events": delete_events},
+          "gone": {"depends": ["imm"], "events": delete_events}}
+    v2 = {"keep": {"quiet": True}, "imm": {"immutable": True, "params": {"Label": "two"},
+                                           "events": ["PreUpgrade", "PostUpgrade"]}}
+    lifecycle.create("i1", h.write_project(tmp_path / "v1", v1), {})
+    recorder()
+    h.set_control(recorder, {"fail": ["gone/PreDelete"]})
+    with pytest.raises(Exception, match="gone/PreDelete"):
+        lifecycle.upgrade("i1", h.write_project(tmp_path / "v2", v2, version="2.0"), {})
+    assert recorder() == ["-/PreUpgrade", "imm/PreUpgrade", "imm/PostUpgrade",
+                          "gone/PreDelete", "gone/OnError", "-/OnError"]
+    assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm", "i1-imm-r2", "i1-gone"}  # the hook stopped it
+    h.set_control(recorder, {})
+    outcome = lifecycle.retry("i1")
+    assert recorder() == ["gone/PreDelete", "gone/PostDelete", "imm/PreDelete", "imm/PostDelete", "-/PostUpgrade"]
+    assert outcome.revision == 2
+    assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm-r2"}
+    # rolling back deletes v2's copy of `imm` in clean-up: v2 gives it no delete hooks, so none fire
+    lifecycle.rollback("i1", 1)
+    assert [e for e in recorder() if e.endswith("Delete")] == []
+    assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm", "i1-gone"}

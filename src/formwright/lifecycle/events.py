@@ -68,8 +68,8 @@ class EventFirer:
             cache_key = None
             if trigger.cache_key is not None:
                 cache_key = str(render_value(trigger.cache_key, jinja, manifest.file, trigger.line))
-                if cacheable and self.scope.operation in CACHEABLE and self.journal.hook_key(self.scope.instance, hook_id) == \
-                        self.redactor.text(cache_key):
+                if cacheable and self.scope.operation in CACHEABLE and \
+                        self.journal.hook_key(self.scope.instance, hook_id) == self.redactor.text(cache_key):
                     self.log.write(where, "skipped: cache key unchanged")
                     continue
             result = self._run(trigger, element, event, action, jinja, manifest, cwd or self.scope.cwd)

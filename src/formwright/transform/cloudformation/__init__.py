@@ -16,6 +16,7 @@ from typing import Any
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER
 from formwright.transform.cloudformation.plugin import CloudFormationPlugin
 from formwright.transform.cloudformation.upload import upload_files
+from formwright.transform.collector import collector_paused
 from formwright.transform.plugin import run_plugin
 from formwright.tosca import load_model, open_source
 
@@ -54,7 +55,7 @@ class PreparedStack:
 def transform_tosca(src: pathlib.Path, out: pathlib.Path | None, *, inputs: dict[str, Any] | None = None,
                     region: str = "us-east-1") -> TransformResult:
     """Parse SRC, run the CloudFormation plugin's lifecycle, and write the artifact to OUT (if given)."""
-    with open_source(pathlib.Path(src)) as source:
+    with collector_paused(), open_source(pathlib.Path(src)) as source:
         model = load_model(source, inputs or {})
         plugin = CloudFormationPlugin(model, region=region)
         run_plugin(plugin, out)

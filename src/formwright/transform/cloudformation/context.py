@@ -54,6 +54,13 @@ class Build:
     instance_roles: set[str] = field(default_factory=set)           # computes needing the S3 read role
     capabilities: set[str] = field(default_factory=set)
     db_passwords: dict[str, Any] = field(default_factory=dict)        # rds owner -> password expression
+    source_files: dict[str, bool] = field(default_factory=dict)       # relative path -> is a file (asked once)
+
+    def is_source_file(self, relative: str) -> bool:
+        """True when `relative` names a file of the source; each path is looked up on disk only once."""
+        if relative not in self.source_files:
+            self.source_files[relative] = (self.model.root / relative).is_file()
+        return self.source_files[relative]
 
     def parameter(self, name: str, **kwargs: Any) -> str:
         """Add (once) a template parameter and return its logical id."""

@@ -7,6 +7,7 @@ then one per operation in create → configure → start order, each running the
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import urllib.parse
@@ -27,8 +28,9 @@ AUTH = "ArtifactAccess"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+@functools.cache
 def runner_script() -> str:
-    """The text of the `formwright-run` wrapper installed on every instance."""
+    """The text of the `formwright-run` wrapper installed on every instance (read once per process)."""
     return (resources.files("formwright.transform.cloudformation") / "scripts" / "formwright-run.sh.j2").read_text(
         encoding="utf-8")
 
@@ -54,7 +56,7 @@ def _source_file(build: Build, relative: str, where: Location | None, what: str)
     if path.is_absolute() or ".." in path.parts:
         raise InputError(f"{what} '{relative}' must be a path inside the template's folder",
                          file=where.file if where else None, line=where.line if where else None)
-    if not (build.model.root / path).is_file():
+    if not build.is_source_file(path.as_posix()):
         raise InputError(f"{what} '{relative}' not found", file=where.file if where else None,
                          line=where.line if where else None)
     return path.as_posix()
