@@ -126,7 +126,6 @@ def main() -> None:
             before_passes = dict(daemon.stats.passes_by_key)
             before_cs = counter.calls["create_change_set"]
             before_calls = counter.total
-            start = time.monotonic()
             for key in keys:
                 daemon.schedule(OBJECT, key)
             elapsed = wait_until(

@@ -127,3 +127,26 @@ def test_manifests_carry_the_flux_schema():
     assert {"stackName", "templatePath", "sourceRef", "interval", "pollInterval", "retryInterval",
             "stackParameters", "stackTags", "suspend", "destroyStackOnDeletion", "dependsOn",
             "projectPath", "driftCorrection"} <= set(spec["properties"])
+
+
+def test_project_path_delete_handler_destroys_the_project_even_after_losing_its_copy(operator, repo, cloud):
+    """The delete handler of a projectPath object deletes its project's stacks; when this pod lost the copy
+    of the deployed revision (a new emptyDir), the GitRepository's current revision is loaded instead."""
+    import shutil
+
+    from .test_reconcile import PROJECT
+
+    repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
+    body = body_for(repo.url, projectPath="infra", destroyStackOnDeletion=True)
+    del body["spec"]["stackName"]
+    patch = kopf.Patch()
+    op.apply(body=body, patch=patch, git_repositories=index(repo.url))
+    assert ready(patch)["status"] == "True", ready(patch)["message"]
+    cfn = CloudFormation(cloud.client("cloudformation"))
+    assert cfn.describe("synced-queue") is not None and cfn.describe("synced-app") is not None
+    body["status"] = patch["status"]
+    shutil.rmtree(operator.state_dir)  # the pod restarted on a fresh emptyDir
+    op.OPERATOR = restarted = op.Operator(cloud, operator.state_dir, drift=False)  # restored by monkeypatch
+    assert not restarted.reconciler.has_project_snapshot("default/app")
+    op.delete(body=body, patch=kopf.Patch(), git_repositories=index(repo.url))
+    assert cfn.describe("synced-queue") is None and cfn.describe("synced-app") is None

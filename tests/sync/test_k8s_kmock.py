@@ -11,6 +11,7 @@ The test also sets `metadata.generation` itself when it changes the spec, as the
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import threading
 import time
@@ -67,6 +68,13 @@ class Cluster:
                 verbs={"list", "watch", "get", "patch", "create", "delete", "update"}, subresources={"status"})
             emulator.resources["v1/events"] = kmock.ResourceInfo(kind="Event", namespaced=True,
                                                                  verbs={"create", "list"})
+            # kopf's observers wait for these two to be discoverable before they start any watch; namespaces
+            # are never listed (kmock 0.8 parses `/api/v1/namespaces` as a namespace prefix and answers 500),
+            # hence `--all-namespaces` below, as deploy/k8s runs it
+            emulator.resources["v1/namespaces"] = kmock.ResourceInfo(kind="Namespace", namespaced=False,
+                                                                     verbs={"list", "watch", "get"})
+            emulator.resources["apiextensions.k8s.io/v1/customresourcedefinitions"] = kmock.ResourceInfo(
+                kind="CustomResourceDefinition", namespaced=False, verbs={"list", "watch", "get"})
             self.url = str(server.url).rstrip("/")
             self._ready.set()
             await self._stopping.wait()
@@ -117,7 +125,22 @@ def cluster(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def operator(cloud, tmp_path, monkeypatch):
+def registry(cluster):
+    """A registry holding the operator module's own handlers (its decorators, re-run by a reload) and
+    kopf's kubeconfig login, which kopf's default registry only gets when KUBECONFIG is set at import."""
+    old = kopf.get_default_registry()
+    fresh = kopf.OperatorRegistry()
+    kopf.set_default_registry(fresh)
+    try:
+        importlib.reload(op)
+    finally:
+        kopf.set_default_registry(old)
+    kopf.on.login(registry=fresh)(kopf.login_with_kubeconfig)
+    return fresh
+
+
+@pytest.fixture
+def operator(registry, cloud, tmp_path, monkeypatch):
     instance = op.Operator(cloud, tmp_path / "state", drift=False)
     monkeypatch.setattr(op, "OPERATOR", instance)
     return instance
@@ -151,16 +174,17 @@ def add_objects(cluster: Cluster, url: str, name: str, **spec) -> None:
                  "pollInterval": "1s", "retryInterval": "1s", **spec}})
 
 
-def run_operator() -> kopf.testing.KopfRunner:
-    return kopf.testing.KopfRunner(["run", "--standalone", "--namespace", "default", "--verbose",
-                                    "-m", "formwright.sync.k8s.operator"], timeout=60)
+def run_operator(registry) -> kopf.testing.KopfRunner:
+    """`kopf run --standalone --all-namespaces` in a thread, with the operator module's handlers."""
+    return kopf.testing.KopfRunner(["run", "--standalone", "--all-namespaces", "--verbose"],
+                                   registry=registry, timeout=60)
 
 
-def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(cluster, operator, repo, cloud):
+def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(cluster, registry, operator, repo, cloud):
     sha = repo.commit({"template.yaml": QUEUE})
     add_objects(cluster, repo.url, "app", stackName="sync-app", destroyStackOnDeletion=True)
     cfn = CloudFormation(cloud.client("cloudformation"))
-    with run_operator() as runner:
+    with run_operator(registry) as runner:
         obj = wait_for(lambda: (o := cluster.get("app")) and ready_of(o).get("status") == "True" and o,
                        "Ready=True written to .status")
         status = obj["status"]
@@ -187,11 +211,11 @@ def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(clu
     assert runner.exit_code == 0, runner.output
 
 
-def test_operator_on_kmock_deletes_a_project_path_objects_stacks(cluster, operator, repo, cloud):
+def test_operator_on_kmock_deletes_a_project_path_objects_stacks(cluster, registry, operator, repo, cloud):
     repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
     add_objects(cluster, repo.url, "proj", projectPath="infra", destroyStackOnDeletion=True)
     cfn = CloudFormation(cloud.client("cloudformation"))
-    with run_operator() as runner:
+    with run_operator(registry) as runner:
         obj = wait_for(lambda: (o := cluster.get("proj")) and ready_of(o).get("status") == "True" and o,
                        "Ready=True written to .status")
         assert "app created" in ready_of(obj)["message"] or "app" in ready_of(obj)["message"]

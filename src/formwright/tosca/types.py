@@ -66,6 +66,7 @@ class TypeRegistry:
 
     def __init__(self, documents: Documents) -> None:
         self._types: dict[str, TypeDef] = {}
+        self._merged: dict[tuple[str, str], dict[str, Any]] = {}
         for kind, name, definition in _builtin_definitions():
             self._types[name] = TypeDef(name, kind, definition.get("derived_from"), definition)
         for doc in documents.all():
@@ -117,7 +118,16 @@ class TypeRegistry:
         return {}
 
     def merged(self, node_type: str, section: str) -> dict[str, Any]:
-        """A section (`properties`, `attributes`, `interfaces`, `artifacts` …) merged along the chain."""
+        """A section (`properties`, `attributes`, `interfaces`, `artifacts` …) merged along the chain.
+
+        Computed once per type and section; each caller gets its own (shallow) copy.
+        """
+        key = (node_type, section)
+        if key not in self._merged:
+            self._merged[key] = self._merge(node_type, section)
+        return dict(self._merged[key])
+
+    def _merge(self, node_type: str, section: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for name in reversed(self.chain(node_type)):
             value = self._types[name].data.get(section) or {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 _lock = threading.Lock()
 _depth = 0

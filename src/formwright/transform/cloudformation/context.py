@@ -50,6 +50,7 @@ class Build:
     init_configs: dict[str, list[tuple[str, dict]]] = field(default_factory=dict)  # compute -> configs
     security_groups: dict[str, str] = field(default_factory=dict)   # node (compute/rds/app) -> group id
     ingress: list[Ingress] = field(default_factory=list)
+    ingress_keys: set[tuple] = field(default_factory=set)             # what `add_ingress` already added
     depends_on: dict[str, set[str]] = field(default_factory=dict)   # resource id -> resource ids
     instance_roles: set[str] = field(default_factory=set)           # computes needing the S3 read role
     capabilities: set[str] = field(default_factory=set)
@@ -91,6 +92,13 @@ class Build:
     def add_config(self, compute: str, name: str, config: dict) -> None:
         """Append an init config (run in this order) to the instance of `compute`."""
         self.init_configs.setdefault(compute, []).append((name, config))
+
+    def add_ingress(self, rule: Ingress) -> None:
+        """Collect `rule` unless one opening the same port of the same group to the same peer is there."""
+        key = (rule.group, rule.port, rule.source_group if rule.cidr is None else None)
+        if key not in self.ingress_keys:
+            self.ingress_keys.add(key)
+            self.ingress.append(rule)
 
     def depend(self, resource: str, on: str) -> None:
         """Make `resource` wait for `on` (ignored when they are the same)."""

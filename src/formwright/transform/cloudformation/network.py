@@ -23,15 +23,12 @@ def group_for(build: Build, owner: str, description: str) -> str:
 
 def open_to_world(build: Build, group: str, port: int, description: str) -> None:
     """Allow TCP `port` into `group` from anywhere (once)."""
-    rule = Ingress(group, port, cidr=WORLD, description=description)
-    if not any(r.group == group and r.port == port and r.cidr for r in build.ingress):
-        build.ingress.append(rule)
+    build.add_ingress(Ingress(group, port, cidr=WORLD, description=description))
 
 
 def open_to_group(build: Build, group: str, port: int, source: str, description: str) -> None:
     """Allow TCP `port` into `group` from members of group `source` (once)."""
-    if not any(r.group == group and r.port == port and r.source_group == source for r in build.ingress):
-        build.ingress.append(Ingress(group, port, source_group=source, description=description))
+    build.add_ingress(Ingress(group, port, source_group=source, description=description))
 
 
 def add_ingress_rules(build: Build) -> None:
