@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import jinja2
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER, Build
 from formwright.transform.cloudformation.yaml_out import template_yaml
 
+SMALL_FILE = 1 << 20  # sources up to this size are read once and kept for the other nodes shipping them
 SCRIPTS = {
     "deploy.sh": "deploy.sh.j2",
     "file-upload.sh": "file-upload.sh.j2",
@@ -79,14 +81,25 @@ class _Folders:
         return target
 
 
+def _copy(source: Path, target: Path, small: dict[Path, bytes]) -> None:
+    """Copy `source` to `target`; a small source is read once (kept in `small`), a big one streamed."""
+    data = small.get(source)
+    if data is None:
+        with source.open("rb") as stream:
+            data = stream.read(SMALL_FILE + 1)
+        if len(data) > SMALL_FILE:
+            shutil.copyfile(source, target)
+            return
+        small[source] = data
+    target.write_bytes(data)
+
+
 def _write_files(files: Path, build: Build) -> None:
-    """files/: every upload (each source read once, however many nodes ship it) and generated file."""
+    """files/: every upload (a small source read once, however many nodes ship it) and generated file."""
     folders = _Folders(files)
-    contents: dict[Path, bytes] = {}
+    small: dict[Path, bytes] = {}
     for key, source in sorted(build.uploads.items()):
-        if source not in contents:
-            contents[source] = source.read_bytes()
-        folders.parent_of(files / key).write_bytes(contents[source])
+        _copy(source, folders.parent_of(files / key), small)
     for key, text in sorted(build.generated.items()):
         folders.parent_of(files / key).write_text(text, encoding="utf-8")
 
