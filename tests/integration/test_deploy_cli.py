@@ -136,3 +136,11 @@ def test_init_starter_validates_and_deploys(tmp_path: Path, run_cli, cloud) -> N
     assert set(deployed.json()["outputs"]["app"]) == {"QueueUrl"}
     again = run_cli("init", str(project))
     assert again.code == 2 and "a project already exists here" in again.err
+
+
+def test_help_lists_every_command_group_and_each_loads_alone(run_cli) -> None:
+    listing = run_cli("--help")
+    assert listing.code == 0
+    for group in ("deploy", "local-cloud", "expand", "transform", "instance", "history", "sync"):
+        assert f"│ {group} " in listing.out, group
+        assert run_cli(group, "--help").code == 0, group

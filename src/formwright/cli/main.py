@@ -6,6 +6,7 @@ anything else is a bug and still prints one line (with FORMWRIGHT_DEBUG=1, the t
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -44,19 +45,33 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 local_cloud.register(app)
 project_cmds.register(app)
-for _module in ("formwright.cli.expand", "formwright.cli.transform", "formwright.cli.instance",
-                "formwright.cli.sync"):
-    try:
-        __import__(_module)
-    except ModuleNotFoundError as _err:
-        if _err.name != _module:
-            raise
-        continue
-    sys.modules[_module].register(app)
+
+# Command groups imported only when their command is run (or for --help): the sync objects and the
+# lifecycle pull in pydantic and more, a quarter of a second that `deploy` should not pay.
+LAZY_GROUPS = {
+    "expand": "formwright.cli.expand",
+    "transform": "formwright.cli.transform",
+    "instance": "formwright.cli.instance",
+    "history": "formwright.cli.instance",
+    "sync": "formwright.cli.sync",
+}
+
+
+def register_groups(argv: list[str]) -> None:
+    """Register the lazily imported groups the command line needs (all of them when unsure)."""
+    command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
+    core = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands if c.callback}
+    core |= {g.name for g in app.registered_groups if g.name}
+    if command is not None and command in core:
+        return
+    modules = {LAZY_GROUPS[command]} if command in LAZY_GROUPS else set(LAZY_GROUPS.values())
+    for module in sorted(modules):
+        importlib.import_module(module).register(app)
 
 
 def main() -> None:
     """Entry point of the console script."""
+    register_groups(sys.argv)
     try:
         app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
     except FormwrightError as err:
