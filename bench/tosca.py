@@ -10,8 +10,10 @@ the same service template. heat-translator runs in its own venv (bench/.venv-hea
 Prints per size: formwright's time writing the whole artifact (and how much of it is tosca-parser),
 its time in memory (parse, transform, template.yaml text: what heat-translator's timing covers,
 whose `translate()` returns the HOT text and writes nothing), heat-translator's time, the ratios,
-and the growth per 10× nodes; plus one timing of each CLI. The artifact is about two files and two
-folders per hosted application, so on a slow or busy disk its writing dominates. Not a test.
+and the growth per 10× nodes; plus one timing of each CLI. files/ of the artifact is content-addressed
+(`<sha256 prefix>/<name>`, each distinct content once), so whatever the size it holds three files here
+(the two scripts and the formwright-run wrapper): writing the artifact is template.yaml, those three
+files, the scripts and the README. Not a test.
 """
 
 from __future__ import annotations

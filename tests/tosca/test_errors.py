@@ -179,5 +179,28 @@ def test_csar_example_transforms(tmp_path: Path):
             if path.is_file():
                 archive.write(path, path.relative_to(folder).as_posix())
     result = transform_tosca(csar, tmp_path / "out")
-    assert (tmp_path / "out" / "files" / "greeter" / "artifacts" / "greeter.jar").is_file()
+    key = result.template["Resources"]["GreeterVersion"]["Properties"]["SourceBundle"]["S3Key"]
+    assert key.endswith("/greeter.jar")
+    jar = (tmp_path / "out" / "files" / key)
+    assert jar.read_bytes() == (folder / "artifacts" / "greeter.jar").read_bytes()
     assert "GreeterEnvironment" in result.template["Resources"]
+
+
+def test_more_resources_than_cloudformation_takes(tmp_path: Path):
+    body = "topology_template:\n  node_templates:\n" + "".join(
+        f"    vm_{i}:\n      type: tosca.nodes.Compute\n" for i in range(251))  # instance + group each
+    src = write_template(tmp_path, body)
+    text = _fails(src, tmp_path / "out")
+    line = 1 + 2 + 2 * 250 + 1  # header, topology_template/node_templates, two lines per earlier node
+    assert text.startswith(f"{src}:{line}: the topology needs 502 CloudFormation resources, over the limit of 500 "
+                           "per template; the 501st comes from node 'vm_250'")
+    assert "split the topology" in text and "own stack" in text
+    assert "ValueError" not in text and "Maximum number" not in text
+
+
+def test_more_parameters_than_cloudformation_takes(tmp_path: Path):
+    inputs = "".join(f"    in_{i}:\n      type: string\n      default: x\n" for i in range(201))
+    src = write_template(tmp_path, "topology_template:\n  inputs:\n" + inputs + GOOD.split("\n", 2)[2])
+    text = _fails(src, tmp_path / "out")
+    assert "needs 202 CloudFormation parameters, over the limit of 200 per template" in text
+    assert "the 201st comes from input 'in_200'" in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from formwright.transform.cloudformation.sizes import instance_type
 
 from .conftest import lint_errors, resources_of
@@ -243,7 +245,8 @@ topology_template:
     assert not resources_of(template, "AWS::EC2::Instance")
     assert list(resources_of(template, "AWS::ElasticBeanstalk::Environment")) == ["AppEnvironment"]
     version = resources_of(template, "AWS::ElasticBeanstalk::ApplicationVersion")["AppVersion"]
-    assert version["Properties"]["SourceBundle"]["S3Key"] == "app/app.jar"
+    digest = hashlib.sha256(b"jar").hexdigest()[:16]  # content-addressed key
+    assert version["Properties"]["SourceBundle"]["S3Key"] == f"{digest}/app.jar"
     assert template["Outputs"]["Url"]["Value"] == {
         "Fn::Sub": "${AWS::StackName}-app.${AWS::Region}.elasticbeanstalk.com"}
 

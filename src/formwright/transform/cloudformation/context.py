@@ -7,17 +7,58 @@ that are assembled once every visitor ran.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+import troposphere
 from troposphere import Parameter, Template
 
 from formwright.transform.cloudformation.prepare import Plan
 from formwright.tosca.functions import Resolver
-from formwright.tosca.model import EffectiveModel
+from formwright.tosca.model import EffectiveModel, Location
 
 BUCKET_PARAMETER = "ArtifactBucket"
+DIGEST_CHARS = 16      # hex digits of the SHA-256 naming a file's folder under files/ (and in the bucket)
+SMALL_FILE = 1 << 20   # a source up to this size is kept in memory after hashing, for writing files/
+# CloudFormation's quotas per template (troposphere's constants): section -> most entries
+LIMITS = {"resources": troposphere.MAX_RESOURCES, "parameters": troposphere.MAX_PARAMETERS,
+          "outputs": troposphere.MAX_OUTPUTS}
+
+
+def content_key(digest: str, name: str) -> str:
+    """The key (under files/ and in the bucket) of a file with SHA-256 `digest` named `name`."""
+    return f"{digest[:DIGEST_CHARS]}/{name}"
+
+
+class CountingTemplate(Template):
+    """A troposphere Template that counts past CloudFormation's quotas instead of raising ValueError.
+
+    `where` is the TOSCA element being transformed (set by the plugin); `crossed` records, per section
+    (resources, parameters, outputs), where the first entry over the limit came from.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.where: tuple[str, Location | None] | None = None  # (what, location) being transformed
+        self.crossed: dict[str, tuple[str, Location | None] | None] = {}
+
+    def _count(self, section: str, entries: dict) -> None:
+        if len(entries) == LIMITS[section] and section not in self.crossed:
+            self.crossed[section] = self.where
+
+    def add_resource(self, resource: Any) -> Any:
+        self._count("resources", self.resources)
+        return self._update(self.resources, resource)
+
+    def add_parameter(self, parameter: Any) -> Any:
+        self._count("parameters", self.parameters)
+        return self._update(self.parameters, parameter)
+
+    def add_output(self, output: Any) -> Any:
+        self._count("outputs", self.outputs)
+        return self._update(self.outputs, output)
 
 
 @dataclass
@@ -39,12 +80,15 @@ class Build:
     plan: Plan
     region: str
     resolver: Resolver
-    template: Template = field(default_factory=Template)
+    template: CountingTemplate = field(default_factory=CountingTemplate)
     input_parameters: dict[str, str] = field(default_factory=dict)  # TOSCA input -> parameter id
     secret_parameters: set[str] = field(default_factory=set)        # parameters that are NoEcho
     generated_secrets: set[str] = field(default_factory=set)        # NoEcho parameters to generate at deploy
     parameter_values: dict[str, str] = field(default_factory=dict)  # values to pass at deploy (not defaults)
-    uploads: dict[str, Path] = field(default_factory=dict)           # S3 key -> local file
+    uploads: dict[str, Path] = field(default_factory=dict)           # S3 key -> local file (one per content)
+    upload_data: dict[str, bytes] = field(default_factory=dict)     # S3 key -> content of a small upload
+    upload_keys: dict[str, str] = field(default_factory=dict)       # source-relative path -> S3 key
+    content_keys: dict[str, str] = field(default_factory=dict)      # SHA-256 -> S3 key
     generated: dict[str, str] = field(default_factory=dict)         # S3 key -> generated file text
     operation_hosts: set[str] = field(default_factory=set)          # computes that run operations
     init_configs: dict[str, list[tuple[str, dict]]] = field(default_factory=dict)  # compute -> configs
@@ -76,16 +120,46 @@ class Build:
         return self.parameter(BUCKET_PARAMETER, Type="String",
                               Description="S3 bucket holding the deployment artifacts (scripts and files).")
 
-    def upload(self, node: str, relative: str) -> str:
-        """Register a file of the source (relative to its root) for upload; return its S3 key."""
-        key = f"{node}/{relative}".replace("\\", "/")
-        self.uploads[key] = self.model.root / relative
+    def _key_for(self, digest: str, name: str) -> tuple[str, bool]:
+        """The key of content `digest` (the first name it came with), and whether it is new."""
+        key = self.content_keys.get(digest)
+        if key is not None:
+            return key, False
+        key = self.content_keys[digest] = content_key(digest, name)
+        return key, True
+
+    def upload(self, relative: str) -> str:
+        """Register a file of the source (relative to its root) for upload; return its S3 key.
+
+        Content-addressed: `<sha256 prefix>/<name>`, so every node shipping the same content shares one
+        key (one file under files/, one object in the bucket). Each source path is hashed only once.
+        """
+        key = self.upload_keys.get(relative)
+        if key is None:
+            path = self.model.root / relative
+            with path.open("rb") as stream:
+                data = stream.read(SMALL_FILE + 1)
+                if len(data) > SMALL_FILE:
+                    digest = hashlib.sha256(data)
+                    while chunk := stream.read(1 << 20):
+                        digest.update(chunk)
+                    small = None
+                else:
+                    digest, small = hashlib.sha256(data), data
+            key, new = self._key_for(digest.hexdigest(), PurePosixPath(relative).name)
+            if new:
+                self.uploads[key] = path
+                if small is not None:
+                    self.upload_data[key] = small
+            self.upload_keys[relative] = key
         self.bucket()
         return key
 
-    def generate(self, key: str, text: str) -> str:
-        """Register a generated file for upload; return its S3 key."""
-        self.generated[key] = text
+    def generate(self, name: str, text: str) -> str:
+        """Register a generated file (content-addressed like `upload`) for upload; return its S3 key."""
+        key, new = self._key_for(hashlib.sha256(text.encode("utf-8")).hexdigest(), name)
+        if new:
+            self.generated[key] = text
         self.bucket()
         return key
 

@@ -1,6 +1,8 @@
 """Software lifecycle operations as `AWS::CloudFormation::Init` configs.
 
-Per node: one config with its files (artifacts and operation scripts from the artifact bucket),
+Per node: one config with its files (artifacts and operation scripts from the artifact bucket, each
+under its content's key, so nodes shipping the same file share one object; where it goes on the
+instance, `/opt/formwright/<node>/<path in the source>`, is the node's own, in the metadata),
 then one per operation in create → configure → start order, each running the script through the
 `formwright-run` wrapper with the operation's inputs as environment variables.
 """
@@ -35,13 +37,13 @@ def runner_script() -> str:
         encoding="utf-8")
 
 
-RUNNER_KEY = "formwright-runtime/formwright-run"
+RUNNER_NAME = "formwright-run"
 
 
 def runtime_config(build: Build) -> dict:
     """The first init config of an instance that runs operations: the wrapper, from the artifact bucket."""
-    build.generate(RUNNER_KEY, runner_script())
-    return {"files": {RUNNER: {"source": s3_url(build, RUNNER_KEY), "mode": "000755", "owner": "root",
+    key = build.generate(RUNNER_NAME, runner_script())
+    return {"files": {RUNNER: {"source": s3_url(build, key), "mode": "000755", "owner": "root",
                                "group": "root", "authentication": AUTH}}}
 
 
@@ -63,7 +65,7 @@ def _source_file(build: Build, relative: str, where: Location | None, what: str)
 
 
 def _file_entry(build: Build, node: Node, relative: str, mode: str) -> tuple[str, dict]:
-    key = build.upload(node.name, relative)
+    key = build.upload(relative)
     return f"{BASE}/{node.name}/{relative}", {"source": s3_url(build, key), "mode": mode, "owner": "root",
                                               "group": "root", "authentication": AUTH}
 

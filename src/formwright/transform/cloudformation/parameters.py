@@ -60,7 +60,9 @@ def add_input_parameters(build: Build) -> None:
         elif item.value is not None:
             value = item.value
             kwargs["Default"] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        build.template.where = (f"input '{item.name}'", item.location)
         build.input_parameters[item.name] = build.parameter(logical, **kwargs)
+    build.template.where = None
 
 
 def add_outputs(build: Build) -> None:
@@ -69,6 +71,8 @@ def add_outputs(build: Build) -> None:
     for output in build.model.outputs.values():
         value = renderer.text(renderer.value(output.value, Context(location=output.location)))
         kwargs: dict[str, Any] = {"Value": expression(value)}
+        build.template.where = (f"output '{output.name}'", output.location)
         if output.description:
             kwargs["Description"] = str(output.description).strip()
         build.template.add_output(Output(build.plan.namer.name(output.name), **kwargs))
+    build.template.where = None

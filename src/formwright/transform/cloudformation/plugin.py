@@ -5,16 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from formwright.errors import InputError
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.check import check_supported
-from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.context import LIMITS, Build
 from formwright.transform.cloudformation.parameters import add_input_parameters, add_outputs
 from formwright.transform.cloudformation.prepare import Plan, prepare_plan
 from formwright.transform.cloudformation.visitors import compute, visitor_for
 from formwright.transform.cloudformation.write import write_artifact
 from formwright.transform.plugin import Plugin
 from formwright.tosca.functions import Resolver
-from formwright.tosca.model import EffectiveModel
+from formwright.tosca.model import EffectiveModel, Node
 
 DESCRIPTION_LIMIT = 1024
 
@@ -34,6 +35,26 @@ def ordered(template: dict[str, Any]) -> dict[str, Any]:
         keys = [k for k in RESOURCE_ORDER if k in resource] + [k for k in resource if k not in RESOURCE_ORDER]
         resources[name] = {k: resource[k] for k in keys}
     return out
+
+
+def check_limits(build: Build) -> None:
+    """Fail with one line when the template has more resources, parameters or outputs than CloudFormation takes."""
+    template = build.template
+    for section, limit in LIMITS.items():
+        count = len(getattr(template, section))
+        if count <= limit:
+            continue
+        crossed = template.crossed.get(section)
+        what, where = crossed if crossed else ("", None)
+        if where is None:  # no element to blame: the topology's first node, else its file
+            first = next((n.location for n in build.model.nodes.values() if n.location), None)
+            where = first
+        source = f"; the {limit + 1}st comes from {what}" if what else ""
+        raise InputError(f"the topology needs {count} CloudFormation {section}, over the limit of {limit} per "
+                         f"template{source}", file=where.file if where else build.model.entry,
+                         line=where.line if where else None,
+                         hint="split the topology into several service templates, each deployed as its own stack; "
+                              "stacks of formwright.yaml pass values to each other with !ref")
 
 
 class CloudFormationPlugin(Plugin):
@@ -85,18 +106,26 @@ class CloudFormationPlugin(Plugin):
             if node.name not in on_instances and not node.is_a(kinds.COMPUTE):
                 visit = visitor_for(node)
                 if visit is not None:
-                    visit(build, node)
+                    visit(build, self._at(node))
         self._cross_host_dependencies(build)
         for compute_name, software in self.plan.software.items():
             for name in software:
                 visit = visitor_for(self.model.nodes[name])
                 if visit is not None:
-                    visit(build, self.model.nodes[name])
+                    visit(build, self._at(self.model.nodes[name]))
         for compute_name in self.plan.instances:
-            compute.assemble(build, self.model.nodes[compute_name])
+            compute.assemble(build, self._at(self.model.nodes[compute_name]))
+        template.where = None
         network.add_ingress_rules(build)
         add_outputs(build)
+        check_limits(build)
         self.template = ordered(template.to_dict())
+
+    def _at(self, node: Node) -> Node:
+        """`node`, noted as the element being transformed (named if the template goes over a limit)."""
+        assert self.build is not None
+        self.build.template.where = (f"node '{node.name}'", node.location)
+        return node
 
     def write_artifact(self, folder: Path) -> None:
         """template.yaml, files/, scripts/ and README.md."""

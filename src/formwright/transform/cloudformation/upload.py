@@ -1,4 +1,9 @@
-"""Uploading an artifact's files/ folder to the artifact bucket (created when missing)."""
+"""Uploading an artifact's files/ folder to the artifact bucket (created when missing).
+
+files/ is content-addressed (`<sha256 prefix>/<name>`, each distinct content once), and the key of a
+file in the bucket is its path under files/, which is the key the template's cfn-init metadata and
+Beanstalk source bundles name.
+"""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ import jinja2
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER, Build
 from formwright.transform.cloudformation.yaml_out import template_yaml
 
-SMALL_FILE = 1 << 20  # sources up to this size are read once and kept for the other nodes shipping them
 SCRIPTS = {
     "deploy.sh": "deploy.sh.j2",
     "file-upload.sh": "file-upload.sh.j2",
@@ -62,46 +61,25 @@ def script_context(template: dict[str, Any], build: Build) -> dict[str, Any]:
     }
 
 
-class _Folders:
-    """Creates folders under the (empty) artifact folder, each with one system call."""
-
-    def __init__(self, root: Path) -> None:
-        self.made: set[Path] = {root}
-
-    def parent_of(self, target: Path) -> Path:
-        """`target`, after making sure its folder exists."""
-        missing = []
-        folder = target.parent
-        while folder not in self.made:
-            missing.append(folder)
-            folder = folder.parent
-        for folder in reversed(missing):
-            folder.mkdir(exist_ok=True)
-            self.made.add(folder)
-        return target
-
-
-def _copy(source: Path, target: Path, small: dict[Path, bytes]) -> None:
-    """Copy `source` to `target`; a small source is read once (kept in `small`), a big one streamed."""
-    data = small.get(source)
-    if data is None:
-        with source.open("rb") as stream:
-            data = stream.read(SMALL_FILE + 1)
-        if len(data) > SMALL_FILE:
-            shutil.copyfile(source, target)
-            return
-        small[source] = data
-    target.write_bytes(data)
-
-
 def _write_files(files: Path, build: Build) -> None:
-    """files/: every upload (a small source read once, however many nodes ship it) and generated file."""
-    folders = _Folders(files)
-    small: dict[Path, bytes] = {}
-    for key, source in sorted(build.uploads.items()):
-        _copy(source, folders.parent_of(files / key), small)
+    """files/: each distinct content once, as `<sha256 prefix>/<name>` (its key in the bucket)."""
+    made: set[str] = set()
+
+    def target(key: str) -> Path:
+        folder = key.partition("/")[0]
+        if folder not in made:
+            (files / folder).mkdir(exist_ok=True)
+            made.add(folder)
+        return files / key
+
     for key, text in sorted(build.generated.items()):
-        folders.parent_of(files / key).write_text(text, encoding="utf-8")
+        target(key).write_text(text, encoding="utf-8")
+    for key, source in sorted(build.uploads.items()):
+        data = build.upload_data.get(key)
+        if data is None:  # big: streamed from the source
+            shutil.copyfile(source, target(key))
+        else:
+            target(key).write_bytes(data)
 
 
 def write_artifact(folder: Path, template: dict[str, Any], build: Build) -> None:

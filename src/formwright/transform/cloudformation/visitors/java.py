@@ -33,7 +33,7 @@ def _jar(build: Build, node: Node) -> str:
     for artifact in node.artifacts.values():
         if artifact.file.lower().endswith((".jar", ".war", ".zip")):
             relative = _source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
-            return build.upload(node.name, relative)
+            return build.upload(relative)
     loc = node.location
     raise InputError(f"Java application '{node.name}' has no jar artifact", file=loc.file if loc else None,
                      line=loc.line if loc else None, hint="add an artifact whose file ends in .jar")
