@@ -14,7 +14,6 @@ import traceback
 import typer
 
 from formwright import __version__
-from formwright.cli import local_cloud, project_cmds
 from formwright.cli.common import err_console
 from formwright.errors import FormwrightError
 
@@ -43,12 +42,13 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """formwright."""
 
 
-local_cloud.register(app)
-project_cmds.register(app)
-
-# Command groups imported only when their command is run (or for --help): the sync objects and the
-# lifecycle pull in pydantic and more, a quarter of a second that `deploy` should not pay.
-LAZY_GROUPS = {
+# Each command group is imported only when its command runs (all of them for --help or a typo): the
+# engine pulls in boto3, the sync objects pydantic, the TOSCA plugin tosca-parser and troposphere, and
+# no command should pay for the others' start-up.
+PROJECT_COMMANDS = ("init", "validate", "build", "plan", "deploy", "delete", "status", "outputs", "diff", "graph")
+COMMAND_MODULES = {
+    **{name: "formwright.cli.project_cmds" for name in PROJECT_COMMANDS},
+    "local-cloud": "formwright.cli.local_cloud",
     "expand": "formwright.cli.expand",
     "transform": "formwright.cli.transform",
     "instance": "formwright.cli.instance",
@@ -58,14 +58,10 @@ LAZY_GROUPS = {
 
 
 def register_groups(argv: list[str]) -> None:
-    """Register the lazily imported groups the command line needs (all of them when unsure)."""
+    """Register the command modules the command line needs (all of them when unsure)."""
     command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
-    core = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands if c.callback}
-    core |= {g.name for g in app.registered_groups if g.name}
-    if command is not None and command in core:
-        return
-    modules = {LAZY_GROUPS[command]} if command in LAZY_GROUPS else set(LAZY_GROUPS.values())
-    for module in sorted(modules):
+    wanted = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(dict.fromkeys(COMMAND_MODULES.values()))
+    for module in wanted:
         importlib.import_module(module).register(app)
 
 
