@@ -197,3 +197,48 @@ def test_usage_errors_exit_2_without_traceback(tmp_path: Path, run_cli) -> None:
         result = run_cli(*argv)
         assert result.code == 2, argv
         assert "Traceback" not in result.err and "internal error" not in result.err
+
+
+def test_termination_protection_is_applied_and_guards_delete(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "t.json").write_text(json.dumps(LEAF))
+    project = tmp_path / "formwright.yaml"
+    project.write_text("name: tp\nstacks:\n  s: {template: t.json, termination_protection: true}\n")
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    cf = cloud.client("cloudformation")
+    assert cf.describe_stacks(StackName="tp-s")["Stacks"][0]["EnableTerminationProtection"] is True
+    refused = run_cli("delete", str(tmp_path), "-y", "--output", "json")
+    assert refused.code == 1 and "termination protection is on" in refused.json()["stacks"]["s"]["error"]
+
+    project.write_text("name: tp\nstacks:\n  s: {template: t.json, termination_protection: false}\n")
+    plan = run_cli("plan", str(tmp_path), "--output", "json").json()["plans"]["s"]
+    assert plan["kind"] == "update" and plan["note"] == "termination protection: off"
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    assert cf.describe_stacks(StackName="tp-s")["Stacks"][0]["EnableTerminationProtection"] is False
+    assert run_cli("delete", str(tmp_path), "-y").code == 0
+
+
+def test_a_stack_changed_by_someone_else_is_not_skipped(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "t.json").write_text(json.dumps(LEAF))
+    (tmp_path / "formwright.yaml").write_text("name: ext\nstacks:\n  s: {template: t.json}\n")
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    changed = json.loads(json.dumps(LEAF))
+    changed["Resources"]["Extra"] = {"Type": "AWS::SQS::Queue"}
+    cloud.client("cloudformation").update_stack(StackName="ext-s", TemplateBody=json.dumps(changed))
+    again = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert again.json()["stacks"]["s"]["outcome"] == "updated"  # put back to what the project says
+    resources = cloud.client("cloudformation").describe_stack_resources(StackName="ext-s")["StackResources"]
+    assert "Extra" not in {r["LogicalResourceId"] for r in resources}
+
+
+def test_plan_shows_no_removal_for_parameters_left_to_their_defaults(tmp_path: Path, run_cli, cloud) -> None:
+    template = {"Parameters": {"Env": {"Type": "String", "Default": "dev"},
+                               "Secret": {"Type": "String", "Default": "s3cr3t-default", "NoEcho": True}},
+                "Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    (tmp_path / "formwright.yaml").write_text("name: dflt\nstacks:\n  s: {template: t.json}\n")
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    template["Resources"]["R"] = {"Type": "AWS::SQS::Queue"}
+    (tmp_path / "t.json").write_text(json.dumps(template))
+    plan = run_cli("plan", str(tmp_path), "--output", "json")
+    assert plan.json()["plans"]["s"]["parameters"] == []
+    assert "s3cr3t-default" not in plan.out

@@ -9,6 +9,8 @@ in a way the engine depends on, the local cloud is corrected here rather than th
 - template bodies are parsed with pure-Python YAML even when they are JSON: JSON goes first here;
 - a CREATE change set on a stack in REVIEW_IN_PROGRESS made a second stack of the same name: reused here;
 - a resource that fails during execution failed the ExecuteChangeSet call: the stack rolls back here instead;
+- stacks never report LastUpdatedTime: set on every update here;
+- UpdateTerminationProtection is missing: answered here;
 - ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
   CloudFormation's error for an export nobody imports.
 
@@ -43,6 +45,7 @@ def patch_moto() -> None:
     from moto.cloudformation import models, responses
     from moto.cloudformation.exceptions import ValidationError
     from moto.core.responses import ActionResult
+    from moto.core.utils import utcnow
 
     if getattr(models.ChangeSet, "_formwright_patched", False):
         return
@@ -57,8 +60,18 @@ def patch_moto() -> None:
         if self.tags is not None:
             stack.tags = dict(self.tags)
         stack.output_map = stack._create_output_map()
+        if self.change_set_type == "UPDATE":
+            stack.last_updated_time = utcnow()
 
     models.ChangeSet.apply = apply
+
+    original_update = models.Stack.update
+
+    def update(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_update(self, *args, **kwargs)
+        self.last_updated_time = utcnow()
+
+    models.Stack.update = update
     models.ChangeSet._formwright_patched = True
 
     yaml_parse = models.Stack.parse_template
@@ -144,6 +157,16 @@ def patch_moto() -> None:
         return ActionResult({"Imports": sorted(importers)})
 
     responses.CloudFormationResponse.list_imports = list_imports
+
+    def update_termination_protection(self: Any) -> ActionResult:
+        name = self._get_param("StackName")
+        enabled = str(self._get_param("EnableTerminationProtection")).lower() == "true"
+        stack = self.cloudformation_backend.get_stack(name)
+        stack.enable_termination_protection = enabled
+        return ActionResult({"StackId": stack.stack_id})
+
+    if not hasattr(responses.CloudFormationResponse, "update_termination_protection"):
+        responses.CloudFormationResponse.update_termination_protection = update_termination_protection
 
 
 def main(argv: list[str] | None = None) -> None:

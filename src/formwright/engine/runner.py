@@ -52,6 +52,16 @@ class Prepared:
     hash: str
     secrets: set[str]
 
+    def effective_parameters(self) -> dict[str, str]:
+        """The values the stack will have: those given, and the template's defaults for the rest."""
+        values = {}
+        for name, decl in (self.template.get("Parameters") or {}).items():
+            if isinstance(decl, dict) and "Default" in decl:
+                default = decl["Default"]
+                values[name] = ",".join(map(str, default)) if isinstance(default, list) else str(default)
+        values.update(self.parameters)
+        return values
+
 
 class StackRunner:
     """Plans, deploys and deletes single stacks against one target."""
@@ -145,7 +155,7 @@ class StackRunner:
         }
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
-        plan.parameters = value_changes(info.parameters if info else {}, prep.parameters, prep.secrets)
+        plan.parameters = value_changes(info.parameters if info else {}, prep.effective_parameters(), prep.secrets)
         plan.tags = value_changes(info.tags if info else {}, stack.config.tags, set())
         try:
             change_set_id = self.cfn.create_change_set(**kwargs)
@@ -188,6 +198,9 @@ class StackRunner:
                              note=f"stack is {info.status}; deploy will settle it first")
         stack.write_build(prep.template)
         plan, change_set_id = self.change_set(stack, info, prep)
+        if info is not None and self._protection_pending(stack, info):
+            plan.note = f"termination protection: {'on' if stack.config.termination_protection else 'off'}"
+            plan.kind = "update" if plan.kind == "no changes" else plan.kind
         if change_set_id and not keep:
             self.cfn.delete_change_set(change_set_id)
             plan.change_set_id = None
@@ -200,7 +213,8 @@ class StackRunner:
         note = f"parameters known after apply: {', '.join(unknown)}"
         if info is not None:
             return StackPlan(stack.name, stack.stack_name, "update",
-                             parameters=value_changes(info.parameters, prep.parameters, prep.secrets), note=note)
+                             parameters=value_changes(info.parameters, prep.effective_parameters(), prep.secrets),
+                             note=note)
         resources = prep.template.get("Resources") or {}
         changes = [ResourceChange("Add", logical, str(body.get("Type", "")))
                    for logical, body in resources.items() if isinstance(body, dict)]
@@ -208,8 +222,15 @@ class StackRunner:
                          parameters=value_changes({}, prep.parameters, prep.secrets), note=note)
 
     def _unchanged(self, stack: Stack, info: StackInfo, prep: Prepared) -> bool:
+        """Same inputs as last applied, to this very stack, not updated since by anyone else."""
         record = self.cache.get(stack.name)
-        return record is not None and record.hash == prep.hash and record.stack_id == info.stack_id
+        return (record is not None and record.hash == prep.hash and record.stack_id == info.stack_id
+                and record.updated == _stamp(info) and not self._protection_pending(stack, info))
+
+    @staticmethod
+    def _protection_pending(stack: Stack, info: StackInfo) -> bool:
+        """Termination protection is not part of a change set: a difference is a change of its own."""
+        return info.termination_protection != stack.config.termination_protection
 
     # ---- deploy -------------------------------------------------------------------------------
     def deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], *, force: bool = False,
@@ -241,14 +262,15 @@ class StackRunner:
         plan.note = note
         if change_set_id is None:
             assert info is not None
-            self._remember(stack, info, prep)
             self._protect(stack, info)
+            self._remember(stack, info, prep)
             return StackResult(stack.name, stack.stack_name, "no changes", info.status,
                                outputs=info.outputs, plan=plan)
         phase = "creating" if plan.kind == "create" else "updating"
         since = _event_floor()
         self._say(stack, phase, "", f"executing {len(plan.resources)} change(s)")
         token = {"ClientRequestToken": request_token} if request_token else {}
+        self.cache.forget(stack.name)  # a crash from here on must not leave the old hash looking applied
         self.cfn.call("execute_change_set", ChangeSetName=change_set_id, **token)
         final = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, phase, i, since))
         if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
@@ -257,8 +279,8 @@ class StackRunner:
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack is gone")
             return StackResult(stack.name, stack.stack_name, "failed", status,
                                error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)
-        self._remember(stack, final, prep)
         self._protect(stack, final)
+        self._remember(stack, final, prep)
         outcome = "created" if plan.kind == "create" else "updated"
         return StackResult(stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan)
 
@@ -270,7 +292,8 @@ class StackRunner:
 
     def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
         stack.write_build(prep.template)
-        self.cache.put(stack.name, AppliedRecord(stack.stack_name, prep.hash, info.stack_id, dict(info.outputs)))
+        self.cache.put(stack.name, AppliedRecord(stack.stack_name, prep.hash, info.stack_id, dict(info.outputs),
+                                                 updated=_stamp(info)))
 
     # ---- delete -------------------------------------------------------------------------------
     def delete(self, stack: Stack, importers: dict[str, list[str]], *,
@@ -307,7 +330,8 @@ class StackRunner:
         since = _event_floor()
         self._say(stack, "deleting", info.status if info else "", "")
         for attempt in range(2):  # DELETE_FAILED: one retry, as sceptre and rain do
-            token = {"ClientRequestToken": request_token} if request_token else {}
+            # the retry needs its own token, or CloudFormation takes it for the first request again
+            token = {"ClientRequestToken": f"{request_token}-{attempt}"[:128]} if request_token else {}
             self.cfn.call("delete_stack", StackName=info.stack_id if info else stack.stack_name, **token)
             final = self.cfn.wait_stack(info.stack_id if info else stack.stack_name,
                                         on_poll=lambda i: self._poll(stack, "deleting", i, since))
@@ -332,6 +356,11 @@ class StackRunner:
                 latest = events[0]
                 message = f"{latest.get('LogicalResourceId')} {latest.get('ResourceStatus')}"
         self._say(stack, phase, info.status if info else "DELETE_COMPLETE", message)
+
+
+def _stamp(info: StackInfo) -> str:
+    """When the stack last changed, as recorded in the applied cache."""
+    return info.updated.isoformat() if info.updated else ""
 
 
 def _event_floor() -> datetime:

@@ -36,6 +36,7 @@ class AppliedRecord:
     stack_id: str = ""
     outputs: dict[str, str] = field(default_factory=dict)
     applied_at: float = 0.0
+    updated: str = ""  # the stack's LastUpdatedTime then: a later change by anyone else shows
 
 
 def write_atomic(path: Path, text: str) -> None:
