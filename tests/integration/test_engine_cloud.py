@@ -100,6 +100,26 @@ def test_delete_refuses_a_stack_whose_export_is_imported(tmp_path: Path, run_cli
     assert run_cli("delete", str(tmp_path), "-y").code == 0
 
 
+def test_delete_orders_an_undeclared_importer_before_its_exporter(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "exporter.json").write_text(json.dumps({
+        "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+        "Outputs": {"Url": {"Value": {"Ref": "Q"}, "Export": {"Name": "shared-url"}}}}))
+    (tmp_path / "importer.json").write_text(json.dumps({
+        "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+            "Type": "String", "Name": {"Fn::Sub": "/${AWS::StackName}/url"},
+            "Value": {"Fn::ImportValue": "shared-url"}}}}}))
+    (tmp_path / "formwright.yaml").write_text(
+        "name: imp\nstacks:\n  exporter: {template: exporter.json}\n  importer: {template: importer.json}\n")
+    assert run_cli("deploy", str(tmp_path), "-y", "--stack", "exporter").code == 0
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    deleted = run_cli("delete", str(tmp_path), "-y")
+    assert deleted.code == 0, deleted.err
+    lines = deleted.err.splitlines()
+    importer_done = next(i for i, line in enumerate(lines) if line.startswith("importer: done"))
+    exporter_starts = next(i for i, line in enumerate(lines) if line.startswith("exporter: deleting"))
+    assert importer_done < exporter_starts
+
+
 def test_template_over_51200_bytes_goes_through_s3(tmp_path: Path, run_cli, cloud) -> None:
     resources = {f"Param{i}": {"Type": "AWS::SSM::Parameter",
                                "Properties": {"Type": "String", "Value": "v" * 200, "Name": f"/big/{i}",

@@ -12,6 +12,7 @@ import sys
 import traceback
 
 import typer
+from rich.markup import escape
 
 from formwright import __version__
 from formwright.cli.common import err_console
@@ -65,20 +66,26 @@ def register_groups(argv: list[str]) -> None:
         importlib.import_module(module).register(app)
 
 
+def fail(err: FormwrightError) -> None:
+    """Print the error on one line and exit with its code."""
+    err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+    sys.exit(err.exit_code)
+
+
 def main() -> None:
     """Entry point of the console script."""
     register_groups(sys.argv)
     try:
         app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
     except FormwrightError as err:
-        err_console.print(f"[red]error:[/] {err}", highlight=False, soft_wrap=True)
-        sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(130)
-    except Exception as err:  # a bug: still one line unless asked for the traceback
+        fail(err)
+    except Exception as err:  # AWS errors outside a stack are one line too; anything else is a bug
+        if type(err).__module__.startswith("botocore"):
+            from formwright.cloud.errors import translate
+
+            fail(translate(err))
         if os.environ.get("FORMWRIGHT_DEBUG"):
             traceback.print_exc()
-        err_console.print(f"[red]internal error:[/] {type(err).__name__}: {err} "
+        err_console.print(f"[red]internal error:[/] {type(err).__name__}: {escape(str(err))} "
                           "(a bug in formwright; FORMWRIGHT_DEBUG=1 shows the traceback)", highlight=False)
         sys.exit(70)

@@ -7,6 +7,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from formwright.errors import CloudError, FormwrightError, InputError
 
 _ACCESS = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "ExpiredToken", "InvalidClientTokenId"}
+# ValidationErrors that describe the stack's state, not the input: the cloud said no, exit 1.
+_STATE_CONFLICTS = ("state and can not be", "is in ", "does not exist", "already exists", "cannot be deleted")
 _THROTTLE = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"}
 
 
@@ -33,9 +35,15 @@ def translate(err: Exception, *, where: str | None = None) -> FormwrightError:
         if code in _THROTTLE:
             return CloudError(f"{op} was throttled after all retries: {message}", where=where,
                               hint="lower --max-concurrency or try again")
-        if code == "ValidationError":
+        if code == "InsufficientCapabilitiesException":
+            return InputError(f"{op} rejected: {message}", where=where,
+                              hint="add the capability to the stack's `capabilities:` in formwright.yaml")
+        if code == "ValidationError" and not any(text in message for text in _STATE_CONFLICTS):
             return InputError(f"{op} rejected: {message}", where=where)
         return CloudError(f"{op} failed ({code}): {message}", where=where)
+    if isinstance(err, BotoCoreError) and "NoCredentialsError" in type(err).__name__:
+        return InputError("no AWS credentials found", where=where,
+                          hint="configure a profile or AWS_* variables, or use the local cloud (--target local)")
     if isinstance(err, BotoCoreError) and "Internal Server Error" in str(err):
         return CloudError("the target answered HTTP 500 (an internal error)", where=where,
                           hint="on the local cloud this is usually a feature moto lacks; its log file says which")

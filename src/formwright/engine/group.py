@@ -15,9 +15,17 @@ from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
 from formwright.engine.cfn import CallCounter, CloudFormation
-from formwright.engine.results import ProgressCallback, ProgressEvent, StackPlan, StackResult, no_progress
+from formwright.engine.results import (
+    ProgressCallback,
+    ProgressEvent,
+    StackPlan,
+    StackResult,
+    exit_code_of,
+    no_progress,
+)
 from formwright.engine.runner import StackRunner
 from formwright.engine.stack import Stack, check_output_references
+from formwright.errors import CloudError, InputError
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache
 
@@ -33,8 +41,6 @@ class StackGroup:
     def __init__(self, project: Project, stacks: dict[str, Stack], target: Any, *, max_concurrency: int = 8,
                  progress: ProgressCallback = no_progress, counter: CallCounter | None = None) -> None:
         if max_concurrency < 1:
-            from formwright.errors import InputError
-
             raise InputError("--max-concurrency must be at least 1")
         self.project = project
         self.stacks = stacks
@@ -129,15 +135,16 @@ class StackGroup:
         plans: dict[str, StackPlan] = {}
 
         def work(stack: Stack) -> StackResult:
-            info = self.cfn.describe(stack.stack_name)
-            if info is not None:
-                outputs[stack.name] = info.outputs
             try:
+                info = self.cfn.describe(stack.stack_name)
+                if info is not None:
+                    outputs[stack.name] = info.outputs
                 plan = self.runner.plan(stack, outputs, info, keep=keep)
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
                 error = translate(err, where=stack.name)
                 self.progress(ProgressEvent(stack.name, "failed", "", str(error)))
-                return StackResult(stack.name, stack.stack_name, "failed", error=str(error))
+                return StackResult(stack.name, stack.stack_name, "failed", error=str(error),
+                                   exit_code=error.exit_code)
             plans[stack.name] = plan
             self.progress(ProgressEvent(stack.name, "done", info.status if info else "", plan.kind))
             return StackResult(stack.name, stack.stack_name, "planned", plan=plan)
@@ -145,30 +152,35 @@ class StackGroup:
         results = self.walk(self.graph(), work)
         failures = [r for r in results.values() if not r.ok]
         if failures:
-            from formwright.errors import CloudError
-
-            raise CloudError("; ".join(r.error or r.name for r in failures))
+            error_class = InputError if exit_code_of(results) == 2 else CloudError
+            raise error_class("; ".join(r.error or r.name for r in failures))
         return plans
 
     def delete(self) -> dict[str, StackResult]:
-        """Delete in reverse dependency order, refusing stacks whose exports are still imported."""
-        importers = self.importers()
-        deleting = {s.stack_name for s in self.stacks.values()}
+        """Delete in reverse dependency order, refusing stacks whose exports are still imported.
+
+        An importer in the selection is deleted before its exporter even without a declared dependency.
+        """
+        exports = self.exports()
+        by_cloud_name = {s.stack_name: s.name for s in self.stacks.values()}
+        graph = self.graph(reverse=True)
+        for exporter, users in exports.values():
+            graph[exporter] |= {by_cloud_name[u] for u in users if by_cloud_name.get(u, exporter) != exporter}
+        # importers deleted in this run are gone before their exporter starts
+        live = {export: [u for u in users if u not in by_cloud_name] for export, (_, users) in exports.items()}
 
         def work(stack: Stack) -> StackResult:
-            # importers being deleted in this run are gone by now (reverse order)
-            live = {exp: [u for u in users if u not in deleting] for exp, users in importers.items()}
             return self.runner.delete(stack, live)
 
-        return self.walk(self.graph(reverse=True), work)
+        return self.walk(graph, work)
 
-    def importers(self) -> dict[str, list[str]]:
-        """Export name -> stack names importing it, for every export of the selected stacks."""
-        result: dict[str, list[str]] = {}
+    def exports(self) -> dict[str, tuple[str, list[str]]]:
+        """Export name -> (the selected stack exporting it, cloud names of the stacks importing it)."""
+        result: dict[str, tuple[str, list[str]]] = {}
         for stack in self.stacks.values():
             info = self.cfn.describe(stack.stack_name)
             for export in info.exports if info is not None else ():
-                result[export] = self._list_imports(export)
+                result[export] = (stack.name, self._list_imports(export))
         return result
 
     def _list_imports(self, export: str) -> list[str]:
