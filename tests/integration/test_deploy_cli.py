@@ -144,3 +144,15 @@ def test_help_lists_every_command_group_and_each_loads_alone(run_cli) -> None:
     for group in ("deploy", "local-cloud", "expand", "transform", "instance", "history", "sync"):
         assert f"│ {group} " in listing.out, group
         assert run_cli(group, "--help").code == 0, group
+
+
+def test_json_output_never_prompts(three_tier: Path, run_cli, cloud) -> None:
+    result = run_cli("deploy", str(three_tier), "--output", "json")
+    assert result.code == 2 and result.out == ""
+    assert "--output json cannot ask" in result.err
+
+
+def test_markup_in_messages_is_printed_as_written(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "formwright.yaml").write_text("name: p\nstacks:\n  a: {template: '[/x]missing.yaml'}\n")
+    result = run_cli("validate", str(tmp_path))
+    assert result.code == 2 and "[/x]missing.yaml" in result.err and "internal error" not in result.err

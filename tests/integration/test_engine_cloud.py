@@ -262,3 +262,21 @@ def test_plan_shows_no_removal_for_parameters_left_to_their_defaults(tmp_path: P
     plan = run_cli("plan", str(tmp_path), "--output", "json")
     assert plan.json()["plans"]["s"]["parameters"] == []
     assert "s3cr3t-default" not in plan.out
+
+
+def test_stop_never_kills_a_process_that_is_not_the_local_cloud(tmp_path: Path, run_cli) -> None:
+    import subprocess
+
+    home = tmp_path / "home"
+    home.mkdir()
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        (home / "local-cloud.json").write_text(json.dumps({
+            "endpoint": "http://127.0.0.1:9", "pid": bystander.pid, "port": 9, "log_file": "x", "started_at": 0}))
+        stopped = run_cli("local-cloud", "stop", env={"FORMWRIGHT_HOME": str(home)})
+        assert stopped.code == 0
+        assert bystander.poll() is None  # still running
+        assert not (home / "local-cloud.json").exists()
+    finally:
+        bystander.kill()
+        bystander.wait()

@@ -148,3 +148,29 @@ def test_unknown_capability(tmp_path: Path) -> None:
 def test_no_project_file(tmp_path: Path) -> None:
     with pytest.raises(ProjectError, match="no formwright.yaml here"):
         load_project(tmp_path)
+
+
+@pytest.mark.parametrize("line,message", [
+    ("    capabilities: 5\n", "`capabilities` must be a list of names"),
+    ("    capabilities: [[CAPABILITY_IAM]]\n", "`capabilities` must be a list of names"),
+    ("    termination_protection: maybe\n", "`termination_protection` must be true or false"),
+    ("    stack_name: bad_name!\n", "'bad_name!' is not a valid CloudFormation stack name"),
+])
+def test_bad_stack_settings(tmp_path: Path, line: str, message: str) -> None:
+    write_project(tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n" + line)
+    err = error_of(tmp_path)
+    assert message in str(err) and err.line == 5
+
+
+def test_bad_region(tmp_path: Path) -> None:
+    write_project(tmp_path, "name: p\nregion: eu_west_1\nstacks:\n  a: {template: a.yaml}\n")
+    err = error_of(tmp_path)
+    assert err.line == 2 and "not an AWS region" in str(err)
+
+
+def test_templated_flags_are_parsed_not_guessed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROTECT", "false")
+    write_project(tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n"
+                            "    termination_protection: '{{ env.PROTECT }}'\n    immutable: 'true'\n")
+    stack = load_project(tmp_path).stacks["a"]
+    assert stack.termination_protection is False and stack.immutable is True

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 
 from formwright.cli.common import err_console
@@ -78,5 +79,5 @@ class Progress:
         for name, line in self.lines.items():
             elapsed = "" if line.phase == "waiting" else f"{(line.ended or now) - line.started:5.1f}s"
             style = _STYLE.get(line.phase, "cyan")
-            table.add_row(name, f"[{style}]{line.phase}[/]", line.status, elapsed, line.message[:80])
+            table.add_row(escape(name), f"[{style}]{line.phase}[/]", line.status, elapsed, escape(line.message[:80]))
         return table

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json
@@ -91,10 +92,12 @@ def deployed(project: Project, target: Target) -> dict[str, StackInfo | None]:
     return {name: cfn.describe(project.stacks[name].stack_name) for name in project.order()}
 
 
-def confirm(question: str, yes: bool) -> None:
-    """Ask unless --yes; refuse to guess when nobody can answer."""
+def confirm(question: str, yes: bool, output: Output = Output.text) -> None:
+    """Ask unless --yes; refuse to guess when nobody can answer (or when stdout is JSON for a script)."""
     if yes:
         return
+    if output is Output.json:
+        raise InputError(f"{question} needs confirmation, and --output json cannot ask", hint="add --yes (-y)")
     if not sys.stdin.isatty():
         raise InputError(f"{question} needs confirmation", hint="pass --yes (-y) when not at a terminal")
     if not typer.confirm(question, default=False):
@@ -111,13 +114,13 @@ def plan_table(plan: StackPlan) -> Table:
     for change in plan.resources:
         extra = f"(replacement {change.replacement})" if change.action == "Modify" else ""
         c = colors.get(change.symbol, "white")
-        table.add_row(f"[{c}]{change.symbol} {change.action.lower()}[/]", change.logical_id, change.resource_type,
-                      extra)
+        table.add_row(f"[{c}]{change.symbol} {change.action.lower()}[/]", escape(change.logical_id),
+                      escape(change.resource_type), extra)
     for title, values in (("parameter", plan.parameters), ("tag", plan.tags)):
         for v in values:
             symbol = "+" if v.old is None else "-" if v.new is None else "~"
-            table.add_row(f"[{colors[symbol]}]{symbol} {title}[/]", v.key,
-                          f"{v.old if v.old is not None else ''} -> {v.new if v.new is not None else ''}", "")
+            change = f"{v.old if v.old is not None else ''} -> {v.new if v.new is not None else ''}"
+            table.add_row(f"[{colors[symbol]}]{symbol} {title}[/]", escape(v.key), escape(change), "")
     return table
 
 
@@ -127,9 +130,9 @@ def print_plans(plans: dict[str, StackPlan], order: list[str]) -> None:
         plan = plans.get(name)
         if plan is None:
             continue
-        head = f"[bold]{name}[/] ({plan.stack_name}): {plan.kind}"
+        head = f"[bold]{escape(name)}[/] ({escape(plan.stack_name)}): {plan.kind}"
         if plan.note:
-            head += f" [dim]- {plan.note}[/]"
+            head += f" [dim]- {escape(plan.note)}[/]"
         console.print(head)
         if plan.kind not in ("no changes", "unchanged"):
             console.print(plan_table(plan))
@@ -145,7 +148,7 @@ def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:
         if r is None:
             continue
         style = "red" if not r.ok else "green"
-        table.add_row(name, f"[{style}]{r.outcome}[/]", r.status, f"{r.elapsed:.1f}s", r.error or "")
+        table.add_row(escape(name), f"[{style}]{r.outcome}[/]", r.status, f"{r.elapsed:.1f}s", escape(r.error or ""))
     return table
 
 
@@ -156,7 +159,7 @@ def outputs_table(outputs: dict[str, dict[str, str]], order: list[str]) -> Table
         table.add_column(column)
     for name in order:
         for key, value in sorted(outputs.get(name, {}).items()):
-            table.add_row(name, key, value)
+            table.add_row(escape(name), escape(key), escape(value))
     return table
 
 
@@ -302,6 +305,8 @@ def register(app: typer.Typer) -> None:
         only = selection(project, stack, dependencies=True)
         names = list(only or project.order())
         if not yes:
+            if output is Output.json or not sys.stdin.isatty():  # nobody can answer: say so before any work
+                confirm("Deploy these changes?", yes, output)
             with Progress(names, enabled=False) as quiet:
                 plans = make_group(project, tgt, only, max_concurrency, quiet, macros=macros).plan()
             print_plans(plans, project.order())
@@ -338,7 +343,7 @@ def register(app: typer.Typer) -> None:
         names = list(reversed(project.order())) if only is None else sorted(only)
         if output is Output.text:
             console.print("will delete: " + ", ".join(project.stacks[n].stack_name for n in names))
-        confirm(f"Delete {len(names)} stack(s)?", yes)
+        confirm(f"Delete {len(names)} stack(s)?", yes, output)
         with Progress(names, enabled=output is Output.text) as progress:
             group = make_group(project, tgt, only, max_concurrency, progress)
             results = group.delete()

@@ -65,6 +65,16 @@ def healthy(endpoint: str, timeout: float = 1.0) -> bool:
         return False
 
 
+def _is_ours(pid: int) -> bool:
+    """True when `pid` runs formwright's local cloud (read from /proc; assumed where there is none)."""
+    try:
+        return b"formwright.cloud.moto_server" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return not Path("/proc/self").exists()
+    except OSError:
+        return False
+
+
 def read_record() -> LocalCloud | None:
     """The recorded local cloud, if the state file exists and parses."""
     try:
@@ -81,6 +91,7 @@ def running() -> LocalCloud | None:
         return None
     if pid_alive(record.pid) and healthy(record.endpoint):
         return record
+    state_file().unlink(missing_ok=True)
     return None
 
 
@@ -124,7 +135,7 @@ def stop(wait: float = 10.0) -> LocalCloud | None:
     record = read_record()
     if record is None:
         return None
-    if pid_alive(record.pid):
+    if pid_alive(record.pid) and _is_ours(record.pid):  # after a reboot the pid may be someone else's
         try:
             os.killpg(record.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):

@@ -33,6 +33,7 @@ class Target:
     _session: Any = field(default=None, repr=False)
     _clients: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _account: str | None = field(default=None, repr=False)
 
     def session(self) -> boto3.session.Session:
         """The boto3 session for this target (dummy credentials on the local cloud)."""
@@ -63,9 +64,10 @@ class Target:
             return existing
 
     def account_id(self) -> str:
-        """The account id of the caller (moto's fixed account on the local cloud)."""
-        identity = self.client("sts").get_caller_identity()
-        return str(identity["Account"])
+        """The account id of the caller (moto's fixed account on the local cloud), asked once."""
+        if self._account is None:
+            self._account = str(self.client("sts").get_caller_identity()["Account"])
+        return self._account
 
 
 def resolve_target(kind: str | None = None, region: str | None = None) -> Target:
@@ -79,4 +81,4 @@ def resolve_target(kind: str | None = None, region: str | None = None) -> Target
     region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if not region:
         region = boto3.session.Session().region_name or DEFAULT_REGION
-    return Target("aws", region, os.environ.get("AWS_ENDPOINT_URL"))
+    return Target("aws", region)  # boto3 itself honours AWS_ENDPOINT_URL and per-service endpoints

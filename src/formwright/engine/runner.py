@@ -31,7 +31,7 @@ from formwright.engine.stack import UNKNOWN, Stack, managed_bucket_name
 from formwright.errors import CloudError, FormwrightError
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
-from formwright.template import TEMPLATE_BODY_LIMIT, check_size
+from formwright.template import check_size, needs_upload
 
 DEAD_ENDS = {
     "DELETE_FAILED": "a delete failed; fix the resources that would not delete, then `formwright delete` again",
@@ -87,12 +87,12 @@ class StackRunner:
 
     def template_argument(self, stack: Stack, body: str) -> dict[str, str]:
         """TemplateBody, or TemplateURL of a copy in the managed bucket when over 51,200 bytes."""
-        if len(body.encode("utf-8")) <= TEMPLATE_BODY_LIMIT:
+        if not needs_upload(body):
             return {"TemplateBody": body}
         s3 = self.target.client("s3")
         bucket = self.managed_bucket()
         key = f"{self.project.name}/{stack.name}/{hashlib.sha256(body.encode()).hexdigest()}.json"
-        if put_if_changed(s3, bucket, key, body.encode("utf-8")):
+        if put_if_changed(s3, bucket, key, body.encode("utf-8"), owner=self.target.account_id()):
             self.cfn.counter.add("put_object")
         return {"TemplateURL": f"https://s3.{self.target.region}.amazonaws.com/{bucket}/{key}"}
 
@@ -100,7 +100,7 @@ class StackRunner:
         """The managed bucket, created on first use."""
         if self._bucket is None:
             bucket = managed_bucket_name(self.target, self.project)
-            if ensure_bucket(self.target.client("s3"), bucket, self.target.region):
+            if ensure_bucket(self.target.client("s3"), bucket, self.target.region, owner=self.target.account_id()):
                 self.cfn.counter.add("create_bucket")
             self._bucket = bucket
         return self._bucket

@@ -163,7 +163,8 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             s3 = target.client("s3") if target is not None else None
             bucket = managed_bucket_name(target, project) if target is not None else None
             prepared = prepare_stack(config.tosca, inputs=config.inputs, region=project.region or "us-east-1",
-                                     out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket)
+                                     out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket,
+                                     bucket_owner=account_id if target is not None else None)
             original, source = prepared.template, str(config.tosca)
             fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
             fixed.update(secrets.stable(name, {k: fixed[k] for k in prepared.generated}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import graphlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ STACK_KEYS = {
     "regions": "regions of a per-region stack",
 }
 CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"}
+STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
+REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,9 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     project.raw = raw
     ctx.setdefault("project", {"name": project.name})
     project.region = renderer.render(raw.get("region"), raw.line_of("region"))
+    if project.region is not None and (not isinstance(project.region, str) or not REGION.fullmatch(project.region)):
+        raise ProjectError(f"'{project.region}' is not an AWS region", file=file, line=raw.line_of("region"),
+                           hint="e.g. region: eu-west-1")
     project.tags = _string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
                                raw.line_of("tags"), "tags")
     project.version = None if raw.get("version") is None else str(raw.get("version"))
@@ -312,6 +318,10 @@ def _load_stack(project: Project, name: str, body: Mapping, line: int | None, re
                                body.line_of("inputs"), "inputs")
     stack.stack_name = str(renderer.render(body.get("stack_name") or f"{project.name}-{name}",
                                            body.line_of("stack_name")))
+    if not STACK_NAME.fullmatch(stack.stack_name) and "(known after apply)" not in stack.stack_name:
+        raise ProjectError(f"'{stack.stack_name}' is not a valid CloudFormation stack name", file=file,
+                           line=body.line_of("stack_name") or line,
+                           hint="a letter, then letters, digits and hyphens, at most 128 characters")
     params = body.get("parameters") or Mapping()
     if not isinstance(params, Mapping):
         raise ProjectError(f"`parameters` of stack '{name}' must be a mapping", file=file,
@@ -332,15 +342,29 @@ def _load_stack(project: Project, name: str, body: Mapping, line: int | None, re
     caps = body.get("capabilities") or []
     if isinstance(caps, str):
         caps = [caps]
+    if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
+        raise ProjectError("`capabilities` must be a list of names", file=file, line=body.line_of("capabilities"),
+                           hint="capabilities: [CAPABILITY_IAM]")
     for cap in caps:
         if cap not in CAPABILITIES:
             raise ProjectError(f"unknown capability '{cap}'", file=file, line=body.line_of("capabilities"),
                                hint=_did_you_mean(str(cap), sorted(CAPABILITIES)))
     stack.capabilities = [str(c) for c in caps]
-    stack.termination_protection = bool(body.get("termination_protection", False))
-    stack.immutable = bool(body.get("immutable", False))
+    stack.termination_protection = _flag(body, "termination_protection", renderer, file)
+    stack.immutable = _flag(body, "immutable", renderer, file)
     stack.extra = {k: body[k] for k in ("triggers", "regions", "description") if k in body}
     return stack
+
+
+def _flag(body: Mapping, key: str, renderer: _Renderer, file: str) -> bool:
+    """A true/false setting; a templated one is rendered first. Anything else is an error, not a guess."""
+    value = renderer.render(body.get(key, False), body.line_of(key))
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "false"):
+        return text == "true"
+    raise ProjectError(f"`{key}` must be true or false, not '{value}'", file=file, line=body.line_of(key))
 
 
 def _parameter_value(value: Any, renderer: _Renderer, file: str, line: int | None) -> Any:

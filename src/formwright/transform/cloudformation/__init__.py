@@ -74,8 +74,9 @@ def generate_password(length: int = 24) -> str:
 
 
 def prepare_stack(src: pathlib.Path, *, inputs: dict[str, str], region: str, out_dir: pathlib.Path,
-                  s3_client=None, bucket: str | None = None) -> PreparedStack:
-    """Transform SRC into OUT_DIR, upload OUT_DIR/files/ to `bucket` (when given) and return the stack."""
+                  s3_client=None, bucket: str | None = None, bucket_owner: str | None = None) -> PreparedStack:
+    """Transform SRC into OUT_DIR, upload OUT_DIR/files/ to `bucket` (when given; checked to be
+    `bucket_owner`'s) and return the stack."""
     result = transform_tosca(src, out_dir, inputs=inputs, region=region)
     parameters = dict(result.parameter_values)
     for name in result.generated_secrets:
@@ -84,6 +85,6 @@ def prepare_stack(src: pathlib.Path, *, inputs: dict[str, str], region: str, out
         if bucket:
             parameters[BUCKET_PARAMETER] = bucket
         if s3_client is not None and bucket:
-            upload_files(s3_client, bucket, out_dir / "files", region)
+            upload_files(s3_client, bucket, out_dir / "files", region, bucket_owner)
     return PreparedStack(template=result.template, parameters=parameters, capabilities=result.capabilities,
                          generated=list(result.generated_secrets))
