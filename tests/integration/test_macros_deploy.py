@@ -75,3 +75,27 @@ def test_a_failing_macro_is_one_line_at_the_transform(tmp_path: Path, run_cli, c
     error = result.json()["stacks"]["queues"]["error"]
     assert "stack.yaml:2" in error and "Transform 123456789012::Count failed with: no quota" in error
     assert cloud.client("cloudformation").describe_stacks()["Stacks"] == []
+
+
+def test_diff_never_shows_a_noecho_value_that_a_macro_put_into_the_template(tmp_path: Path, run_cli,
+                                                                              cloud) -> None:
+    (tmp_path / "t.yaml").write_text("""Transform: AWS::LanguageExtensions
+Parameters:
+  Pw: {Type: String, NoEcho: true}
+Resources:
+  Setting:
+    Type: AWS::SSM::Parameter
+    Properties:
+      Type: String
+      Name: /noecho/setting
+      Value: {"Fn::ToJsonString": {password: !Ref Pw}}
+""")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: ne\nstacks:\n  s:\n    template: t.yaml\n    parameters: {Pw: s3cr3t-value}\n")
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    (tmp_path / "formwright.yaml").write_text(
+        "name: ne\nstacks:\n  s:\n    template: t.yaml\n    parameters: {Pw: other-s3cr3t}\n")
+    for args in (("diff", str(tmp_path)), ("diff", str(tmp_path), "--output", "json"),
+                 ("plan", str(tmp_path), "--output", "json")):
+        result = run_cli(*args)
+        assert "s3cr3t-value" not in result.out + result.err and "other-s3cr3t" not in result.out + result.err

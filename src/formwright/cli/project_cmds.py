@@ -400,14 +400,19 @@ def register(app: typer.Typer) -> None:
         diffs: dict[str, str] = {}
         for name in [n for n in project.order() if n in group.stacks]:
             local_stack = group.stacks[name]
-            local_template, _ = local_stack.processed(local_stack.resolve_parameters(deployed_outputs, partial=True),
-                                                      region=tgt.region)
+            parameters = local_stack.resolve_parameters(deployed_outputs, partial=True)
+            local_template, _ = local_stack.processed(parameters, region=tgt.region)
             remote_text = ""
             if name in deployed_outputs:
                 body = group.cfn.call("get_template", StackName=local_stack.stack_name,
                                       TemplateStage="Processed")["TemplateBody"]
                 remote_text = normalised(body)
             local_text = normalised(local_template)
+            # a NoEcho value that macros put into the template (Fn::ToJsonString …) is never shown
+            for secret in local_stack.secret_parameters(local_template):
+                if len(parameters.get(secret, "")) >= 4:
+                    remote_text = remote_text.replace(parameters[secret], "****")
+                    local_text = local_text.replace(parameters[secret], "****")
             diffs[name] = "".join(difflib.unified_diff(
                 remote_text.splitlines(keepends=True), local_text.splitlines(keepends=True),
                 fromfile=f"deployed/{local_stack.stack_name}", tofile=f"local/{name}"))
@@ -415,7 +420,7 @@ def register(app: typer.Typer) -> None:
             emit_json({"diffs": diffs, "changed": [n for n, d in diffs.items() if d]})
             return
         for name, text in diffs.items():
-            console.print(f"[bold]{name}[/]: " + ("no differences" if not text else ""))
+            console.print(f"[bold]{escape(name)}[/]: " + ("no differences" if not text else ""))
             if text:
                 sys.stdout.write(text)
 

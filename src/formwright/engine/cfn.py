@@ -132,9 +132,10 @@ class CloudFormation:
         return StackInfo.from_api(stacks[0])
 
     def wait_stack(self, stack_name: str, on_poll: Callable[[StackInfo | None], None] | None = None,
-                   timeout: float = 3600.0) -> StackInfo | None:
-        """Poll until the stack is no longer *_IN_PROGRESS; None when it is gone."""
-        deadline = time.monotonic() + timeout
+                   timeout: float | None = None) -> StackInfo | None:
+        """Poll until the stack is no longer *_IN_PROGRESS (CloudFormation ends every operation; a
+        `timeout` in seconds gives up earlier); None when it is gone."""
+        deadline = time.monotonic() + timeout if timeout is not None else float("inf")
         delays = backoff_delays()
         while True:
             info = self.describe(stack_name)

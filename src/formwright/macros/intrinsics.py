@@ -42,7 +42,12 @@ class Resolver:
             "AWS::Region": region, "AWS::AccountId": account_id,
             "AWS::Partition": partition, "AWS::URLSuffix": suffix,
         }
-        self.values.update(parameter_values)
+        # NoEcho values stay out of the processed template (it is shown by plan, diff and build): a Ref
+        # to one is left for CloudFormation to resolve at deployment.
+        declared = template.get("Parameters")
+        secret = {name for name, decl in (declared if isinstance(declared, dict) else {}).items()
+                  if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
+        self.values.update({k: v for k, v in parameter_values.items() if k not in secret})
         self._evaluating: set[str] = set()
 
     def resolve(self, value: Any) -> Any:
