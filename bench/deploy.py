@@ -32,10 +32,22 @@ TEMPLATE = {
         "QueueA": {"Type": "AWS::SQS::Queue"},
         "QueueB": {"Type": "AWS::SQS::Queue"},
         "Topic": {"Type": "AWS::SNS::Topic"},
-        "ParamA": {"Type": "AWS::SSM::Parameter", "Properties": {
-            "Type": "String", "Name": {"Fn::Sub": "/${AWS::StackName}/a"}, "Value": {"Ref": "Upstream"}}},
-        "ParamB": {"Type": "AWS::SSM::Parameter", "Properties": {
-            "Type": "String", "Name": {"Fn::Sub": "/${AWS::StackName}/b"}, "Value": {"Fn::GetAtt": ["QueueA", "Arn"]}}},
+        "ParamA": {
+            "Type": "AWS::SSM::Parameter",
+            "Properties": {
+                "Type": "String",
+                "Name": {"Fn::Sub": "/${AWS::StackName}/a"},
+                "Value": {"Ref": "Upstream"},
+            },
+        },
+        "ParamB": {
+            "Type": "AWS::SSM::Parameter",
+            "Properties": {
+                "Type": "String",
+                "Name": {"Fn::Sub": "/${AWS::StackName}/b"},
+                "Value": {"Fn::GetAtt": ["QueueA", "Arn"]},
+            },
+        },
     },
     "Outputs": {"Chain": {"Value": {"Fn::Sub": "${Upstream}/${AWS::StackName}"}}},
 }
@@ -97,11 +109,12 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tupl
     return wall, proc.stdout
 
 
-FLOOR = r'''
+FLOOR = r"""
 import json, sys, time, boto3, graphlib
 from concurrent.futures import ThreadPoolExecutor, FIRST_COMPLETED, wait
 from botocore.config import Config
-endpoint, count, width, concurrency, body = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+endpoint, body = sys.argv[1], sys.argv[5]
+count, width, concurrency = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 cf = boto3.client("cloudformation", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
                   aws_secret_access_key="x", config=Config(max_pool_connections=32))
 writes = 0
@@ -139,7 +152,7 @@ with ThreadPoolExecutor(concurrency) as pool:
         for f in done:
             i, chain = f.result(); outputs[i] = chain; sorter.done(i)
 print(json.dumps({"writes": writes}))
-'''
+"""
 
 
 def main() -> None:
@@ -156,9 +169,15 @@ def main() -> None:
         os.environ["FORMWRIGHT_HOME"] = str(root / "home")
         cloud, _ = local.start()
         try:
-            env = {**os.environ, "FORMWRIGHT_TARGET": "local", "AWS_ENDPOINT_URL": cloud.endpoint,
-                   "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
-                   "AWS_REGION": "us-east-1"}
+            env = {
+                **os.environ,
+                "FORMWRIGHT_TARGET": "local",
+                "AWS_ENDPOINT_URL": cloud.endpoint,
+                "AWS_ACCESS_KEY_ID": "bench",
+                "AWS_SECRET_ACCESS_KEY": "bench",
+                "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_REGION": "us-east-1",
+            }
             rows: dict[str, dict[str, float | int | str]] = {}
             width = max(1, args.stacks // 5)
 
@@ -170,8 +189,8 @@ def main() -> None:
             rows["boto3 floor"] = {"deploy": wall, "noop": again, "noop_writes": json.loads(out2)["writes"]}
 
             project = make_formwright(root, args.stacks)
-            deploy = FW + ["deploy", str(project), "-y", "--output", "json",
-                           "--max-concurrency", str(args.concurrency)]
+            deploy = [*FW, "deploy", str(project), "-y", "--output", "json",
+                      "--max-concurrency", str(args.concurrency)]
             wall, out = timed(deploy, env)
             assert json.loads(out)["ok"]
             again, out2 = timed(deploy, env)
@@ -190,14 +209,20 @@ def main() -> None:
         finally:
             local.stop()
 
-    print(f"\n{args.stacks} stacks x 5 resources, DAG depth 5, concurrency {args.concurrency}, one local cloud\n")
+    print(
+        f"\n{args.stacks} stacks x 5 resources, DAG depth 5, concurrency {args.concurrency}, "
+        "one local cloud\n"
+    )
     print(f"{'tool':<14}{'deploy s':>10}{'no-op s':>10}{'no-op writes':>14}")
     for name, row in rows.items():
         print(f"{name:<14}{row['deploy']:>10.2f}{row['noop']:>10.2f}{row['noop_writes']!s:>14}")
     fw, floor = rows["formwright"], rows["boto3 floor"]
     print(f"\nformwright / floor (deploy): {fw['deploy'] / floor['deploy']:.2f}x   (target <= 1.5x)")
     if "sceptre" in rows:
-        print(f"sceptre / formwright (deploy): {rows['sceptre']['deploy'] / fw['deploy']:.1f}x   (target >= 20x)")
+        print(
+            f"sceptre / formwright (deploy): {rows['sceptre']['deploy'] / fw['deploy']:.1f}x   "
+            "(target >= 20x)"
+        )
         print(f"sceptre / formwright (no-op): {rows['sceptre']['noop'] / fw['noop']:.1f}x")
     print(f"formwright no-op: {fw['noop']:.2f} s wall, {fw['noop_writes']} write calls, "
           f"{fw['noop_calls']} calls in all   (target <= 1 s, 0 writes)")

@@ -98,9 +98,12 @@ def main() -> None:
                 plain.append(plain_deploy(big, f"plain{run}", target))
                 life.append(lifecycle_create(big, f"life{run}", target))
             best_plain, best_life = min(plain), min(life)
-            print(f"50-stack create: engine deploy best {best_plain:.2f} s (median {statistics.median(plain):.2f}), "
-                  f"instance create best {best_life:.2f} s (median {statistics.median(life):.2f}); "
-                  f"overhead {100 * (best_life / best_plain - 1):+.1f} % (target <= +10 %)")
+            print(
+                f"50-stack create: engine deploy best {best_plain:.2f} s "
+                f"(median {statistics.median(plain):.2f}), "
+                f"instance create best {best_life:.2f} s (median {statistics.median(life):.2f}); "
+                f"overhead {100 * (best_life / best_plain - 1):+.1f} % (target <= +10 %)"
+            )
 
             small = write_project(Path(tmp) / "small", 3, width=1)
             started = time.perf_counter()
@@ -114,9 +117,21 @@ def main() -> None:
             listed = []
             for _ in range(3):
                 t0 = time.perf_counter()
-                proc = subprocess.run([str(Path(sys.executable).parent / "formwright"), "instance", "list",
-                                       "--project", str(small), "--output", "json"], capture_output=True, text=True,
-                                      timeout=60, check=True)
+                proc = subprocess.run(
+                    [
+                        str(Path(sys.executable).parent / "formwright"),
+                        "instance",
+                        "list",
+                        "--project",
+                        str(small),
+                        "--output",
+                        "json",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=True,
+                )
                 listed.append(time.perf_counter() - t0)
             assert proc.stdout.count('"name"') == args.instances
             t0 = time.perf_counter()
@@ -124,9 +139,12 @@ def main() -> None:
             assert len(lifecycle.instances()) == args.instances
             lifecycle.close()
             in_process = time.perf_counter() - t0
-            print(f"{args.instances} instances of 3 stacks created in {created:.1f} s "
-                  f"({created / args.instances:.2f} s each); `formwright instance list`: best {min(listed):.3f} s "
-                  f"wall (process start included; target <= 0.5 s), in-process {in_process * 1000:.1f} ms")
+            print(
+                f"{args.instances} instances of 3 stacks created in {created:.1f} s "
+                f"({created / args.instances:.2f} s each); "
+                f"`formwright instance list`: best {min(listed):.3f} s "
+                f"wall (process start included; target <= 0.5 s), in-process {in_process * 1000:.1f} ms"
+            )
         finally:
             local.stop()
 

@@ -12,6 +12,7 @@ process_template`, run in a bench-only venv (bench/.venv-samcli, created with `p
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -44,7 +45,8 @@ best = None
 for _ in range(repeat):
     start = time.perf_counter()
     out = process_template(json.loads(json.dumps(template)), parameter_values={{}},
-                           pseudo_parameters=PseudoParameterValues(region="us-east-1", account_id="123456789012"))
+                           pseudo_parameters=PseudoParameterValues(region="us-east-1",
+                                                                   account_id="123456789012"))
     took = time.perf_counter() - start
     best = took if best is None else min(best, took)
 print(json.dumps({{"seconds": best, "resources": len(out["Resources"])}}))
@@ -58,20 +60,35 @@ def foreach_template(scale: int) -> dict:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Transform": "AWS::LanguageExtensions",
         "Resources": {
-            "Fn::ForEach::Outer": ["A", [f"a{n}" for n in range(OUTER)], {
-                "Fn::ForEach::Middle": ["B", [f"b{n}" for n in range(MIDDLE)], {
-                    "Fn::ForEach::Inner": ["C", inner, {
-                        "Queue${A}${B}${C}": {
-                            "Type": "AWS::SQS::Queue",
-                            "Properties": {
-                                "QueueName": {"Fn::Sub": "${AWS::StackName}-${A}-${B}-${C}"},
-                                "Tags": [{"Key": "outer", "Value": "${A}"}, {"Key": "inner", "Value": "${C}"}],
-                                "DelaySeconds": {"Fn::Length": [1, 2, 3]},
-                            },
-                        }
-                    }],
-                }],
-            }],
+            "Fn::ForEach::Outer": [
+                "A",
+                [f"a{n}" for n in range(OUTER)],
+                {
+                    "Fn::ForEach::Middle": [
+                        "B",
+                        [f"b{n}" for n in range(MIDDLE)],
+                        {
+                            "Fn::ForEach::Inner": [
+                                "C",
+                                inner,
+                                {
+                                    "Queue${A}${B}${C}": {
+                                        "Type": "AWS::SQS::Queue",
+                                        "Properties": {
+                                            "QueueName": {"Fn::Sub": "${AWS::StackName}-${A}-${B}-${C}"},
+                                            "Tags": [
+                                                {"Key": "outer", "Value": "${A}"},
+                                                {"Key": "inner", "Value": "${C}"},
+                                            ],
+                                            "DelaySeconds": {"Fn::Length": [1, 2, 3]},
+                                        },
+                                    }
+                                },
+                            ],
+                        },
+                    ],
+                },
+            ],
         },
     }
 
@@ -80,8 +97,17 @@ def full_template(scale: int) -> dict:
     """The ForEach template plus Fn::Transform sites of the String user macro."""
     template = foreach_template(scale)
     for n in range(SITES * scale):
-        template["Resources"][f"Topic{n}"] = {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {
-            "Fn::Transform": {"Name": "String", "Parameters": {"InputString": f"topic-{n}", "Operation": "Upper"}}}}}
+        template["Resources"][f"Topic{n}"] = {
+            "Type": "AWS::SNS::Topic",
+            "Properties": {
+                "TopicName": {
+                    "Fn::Transform": {
+                        "Name": "String",
+                        "Parameters": {"InputString": f"topic-{n}", "Operation": "Upper"},
+                    }
+                }
+            },
+        }
     return template
 
 
@@ -117,20 +143,24 @@ def samcli_seconds(python: Path, template: dict, repeat: int) -> tuple[float, in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scales", default="1,4,16")
     args = parser.parse_args()
     scales = [int(s) for s in args.scales.split(",")]
     python = ensure_samcli()
-    registry = MacroRegistry.build(project_macros={"String": "examples/macros/string_functions.py"}, base_dir=ROOT)
+    registry = MacroRegistry.build(
+        project_macros={"String": "examples/macros/string_functions.py"}, base_dir=ROOT
+    )
     rows = []
     for scale in scales:
         foreach = foreach_template(scale)
         full = full_template(scale)
         resources = len(expand(foreach, registry=registry)["Resources"])
-        fw_foreach = best_of(args.repeat, lambda: expand(foreach, registry=registry))
-        fw_full = best_of(args.repeat, lambda: expand(full, registry=registry))
+        fw_foreach = best_of(args.repeat, functools.partial(expand, foreach, registry=registry))
+        fw_full = best_of(args.repeat, functools.partial(expand, full, registry=registry))
         sam, sam_resources = samcli_seconds(python, foreach, args.repeat)
         assert sam_resources == resources, (sam_resources, resources)
         rows.append((scale, resources, SITES * scale, fw_foreach, sam, fw_full))

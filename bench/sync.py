@@ -109,13 +109,15 @@ def main() -> None:
         (folder / "many.yaml").write_text(objects(many.as_uri(), "many", names, "1h"))
         (folder / "one.yaml").write_text(objects(one.as_uri(), "one", ["latency"], "1h"))
         counter = CallCounter()
-        daemon = Daemon(folder, target, workers=args.workers, drift=False, reload_interval=3600, counter=counter)
+        daemon = Daemon(
+            folder, target, workers=args.workers, drift=False, reload_interval=3600, counter=counter
+        )
         thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False}, daemon=True)
         keys = [f"bench/{n}" for n in names]
         t0 = time.monotonic()
         thread.start()
         status = daemon._status_of
-        wait_until(lambda: all((s := status(k)) is not None and s.is_ready for k in keys + ["bench/latency"]),
+        wait_until(lambda: all((s := status(k)) is not None and s.is_ready for k in [*keys, "bench/latency"]),
                    step=0.05)
         initial = time.monotonic() - t0
         print(f"initial apply: {len(keys) + 1} stacks in {initial:.1f} s "
@@ -147,7 +149,10 @@ def main() -> None:
         def naive(name: str) -> None:
             cs = cf.create_change_set(StackName=name, ChangeSetName=f"naive-{int(time.time() * 1000)}",
                                       ChangeSetType="UPDATE", TemplateBody=TEMPLATE)["Id"]
-            while cf.describe_change_set(ChangeSetName=cs)["Status"] in ("CREATE_PENDING", "CREATE_IN_PROGRESS"):
+            while cf.describe_change_set(ChangeSetName=cs)["Status"] in (
+                "CREATE_PENDING",
+                "CREATE_IN_PROGRESS",
+            ):
                 time.sleep(0.05)
             cf.delete_change_set(ChangeSetName=cs)
 
@@ -176,9 +181,12 @@ def main() -> None:
         print(f"source fetches of the shared repository: {daemon.sources.fetch_count('bench/many')} "
               f"over {time.monotonic() - t0:.0f} s for {len(keys)} objects")
         print()
-        print(f"SUMMARY steady-state {steady:.3f} s / {steady2:.3f} s (target <= 1 s), change sets {steady_cs}; "
-              f"per-object describe {flux_like:.3f} s; naive {naive_time:.3f} s; "
-              f"commit->updated {latency:.2f} s (target <= {5 + deploy_time:.2f} s)")
+        print(
+            f"SUMMARY steady-state {steady:.3f} s / {steady2:.3f} s (target <= 1 s), "
+            f"change sets {steady_cs}; "
+            f"per-object describe {flux_like:.3f} s; naive {naive_time:.3f} s; "
+            f"commit->updated {latency:.2f} s (target <= {5 + deploy_time:.2f} s)"
+        )
         daemon.stop()
         thread.join(timeout=60)
     finally:

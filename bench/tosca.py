@@ -10,7 +10,8 @@ the same service template. heat-translator runs in its own venv (bench/.venv-hea
 Prints per size: formwright's time writing the whole artifact (and how much of it is tosca-parser),
 its time in memory (parse, transform, template.yaml text: what heat-translator's timing covers,
 whose `translate()` returns the HOT text and writes nothing), heat-translator's time, the ratios,
-and the growth per 10× nodes; then each CLI as a user runs it (a process per run), per size. files/ of the artifact is content-addressed
+and the growth per 10× nodes; then each CLI as a user runs it (a process per run), per size.
+files/ of the artifact is content-addressed
 (`<sha256 prefix>/<name>`, each distinct content once), so whatever the size it holds three files here
 (the two scripts and the formwright-run wrapper): writing the artifact is template.yaml, those three
 files, the scripts and the README. Not a test.
@@ -19,6 +20,7 @@ files, the scripts and the README. Not a test.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import statistics
@@ -59,21 +61,53 @@ def generate(folder: Path, groups: int) -> Path:
              "  node_templates:"]
     for i in range(groups):
         lines += [
-            f"    vm_{i}:", "      type: tosca.nodes.Compute", "      capabilities:", "        host:",
-            "          properties:", "            num_cpus: 2", "            mem_size: 2 GB",
-            "            disk_size: 10 GB", "        os:", "          properties:", "            type: linux",
-            "            distribution: fedora", "            version: 18.0", "            architecture: x86_64",
-            f"    server_{i}:", "      type: tosca.nodes.WebServer", "      requirements:", f"        - host: vm_{i}",
-            f"    app_{i}:", "      type: tosca.nodes.WebApplication", "      requirements:",
-            f"        - host: server_{i}", "        - database_endpoint:", f"            node: db_{i}",
+            f"    vm_{i}:",
+            "      type: tosca.nodes.Compute",
+            "      capabilities:",
+            "        host:",
+            "          properties:",
+            "            num_cpus: 2",
+            "            mem_size: 2 GB",
+            "            disk_size: 10 GB",
+            "        os:",
+            "          properties:",
+            "            type: linux",
+            "            distribution: fedora",
+            "            version: 18.0",
+            "            architecture: x86_64",
+            f"    server_{i}:",
+            "      type: tosca.nodes.WebServer",
+            "      requirements:",
+            f"        - host: vm_{i}",
+            f"    app_{i}:",
+            "      type: tosca.nodes.WebApplication",
+            "      requirements:",
+            f"        - host: server_{i}",
+            "        - database_endpoint:",
+            f"            node: db_{i}",
             "            relationship: tosca.relationships.ConnectsTo",
-            "      interfaces:", "        Standard:", "          create: scripts/create.sh",
-            "          configure:", "            implementation: scripts/configure.sh", "            inputs:",
+            "      interfaces:",
+            "        Standard:",
+            "          create: scripts/create.sh",
+            "          configure:",
+            "            implementation: scripts/configure.sh",
+            "            inputs:",
             f"              db_host: {{ get_attribute: [ vm_{i}, private_address ] }}",
-            f"    dbms_{i}:", "      type: tosca.nodes.DBMS", "      properties:", "        port: 5432",
-            "        root_password: secret-root", "      requirements:", f"        - host: vm_{i}",
-            f"    db_{i}:", "      type: tosca.nodes.Database", "      properties:", "        name: app",
-            "        user: app", "        password: secret-app", "        port: 5432", "      requirements:",
+            f"    dbms_{i}:",
+            "      type: tosca.nodes.DBMS",
+            "      properties:",
+            "        port: 5432",
+            "        root_password: secret-root",
+            "      requirements:",
+            f"        - host: vm_{i}",
+            f"    db_{i}:",
+            "      type: tosca.nodes.Database",
+            "      properties:",
+            "        name: app",
+            "        user: app",
+            "        password: secret-app",
+            "        port: 5432",
+            "      requirements:",
             f"        - host: dbms_{i}",
         ]
     path = folder / "service.yaml"
@@ -134,8 +168,13 @@ def time_formwright(path: Path, repeat: int) -> tuple[list[float], list[float], 
 
 def time_heat(python: Path, path: Path, repeat: int) -> tuple[list[float], list[float]]:
     """In-process timings of heat-translator (parse + translate to HOT) in its own venv."""
-    done = subprocess.run([str(python), "-c", HEAT_TIMER, str(path), str(repeat)], capture_output=True, text=True,
-                          timeout=3600, check=False)
+    done = subprocess.run(
+        [str(python), "-c", HEAT_TIMER, str(path), str(repeat)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
     if done.returncode != 0:
         raise RuntimeError(f"heat-translator failed: {done.stderr.strip()[-800:]}")
     data = json.loads(done.stdout.strip().splitlines()[-1])
@@ -176,34 +215,58 @@ def main() -> None:
         print(f"{'nodes':>6} {'formwright s':>13} {'(tosca-parser)':>15} {'(in memory)':>12} "
               f"{'heat-translator s':>18} {'(tosca-parser)':>15} {'heat/fw':>8} {'in memory':>10}")
         for row in rows:
-            heat_s = (f"{row['heat']:18.3f} {row['heat_parser']:15.3f} {row['heat'] / row['formwright']:8.2f} "
-                      f"{row['heat'] / row['fw_memory']:10.2f}") if "heat" in row else f"{'n/a':>18}"
-            print(f"{row['nodes']:6d} {row['formwright']:13.3f} {row['fw_parser']:15.3f} {row['fw_memory']:12.3f} "
-                  f"{heat_s}")
-        for previous, current in zip(rows, rows[1:]):
+            heat_s = (
+                (
+                    f"{row['heat']:18.3f} {row['heat_parser']:15.3f} {row['heat'] / row['formwright']:8.2f} "
+                    f"{row['heat'] / row['fw_memory']:10.2f}"
+                )
+                if "heat" in row
+                else f"{'n/a':>18}"
+            )
+            print(
+                f"{row['nodes']:6d} {row['formwright']:13.3f} {row['fw_parser']:15.3f} "
+                f"{row['fw_memory']:12.3f} "
+                f"{heat_s}"
+            )
+        for previous, current in itertools.pairwise(rows):
             factor = current["nodes"] / previous["nodes"]
-            growth = (f"growth ×{factor:g} nodes: formwright ×{current['formwright'] / previous['formwright']:.1f}"
-                      f" (in memory ×{current['fw_memory'] / previous['fw_memory']:.1f})")
+            growth = (
+                f"growth ×{factor:g} nodes: formwright ×{current['formwright'] / previous['formwright']:.1f}"
+                f" (in memory ×{current['fw_memory'] / previous['fw_memory']:.1f})"
+            )
             if "heat" in current:
                 growth += f", heat-translator ×{current['heat'] / previous['heat']:.1f}"
             print(growth)
         print_cli_comparison(Path(work), sizes, rows, heat is not None, args.repeat)
 
 
-def print_cli_comparison(work: Path, sizes: list[int], rows: list[dict], with_heat: bool, repeat: int) -> None:
+def print_cli_comparison(
+    work: Path, sizes: list[int], rows: list[dict], with_heat: bool, repeat: int
+) -> None:
     """What a user waits for: each CLI run as a process (start-up included), median of `repeat`, per size."""
     formwright_cli = shutil.which("formwright") or str(Path(sys.executable).parent / "formwright")
     heat_cli = str(HEAT_VENV / "bin" / "heat-translator")
     print(f"\n{'nodes':>6} {'formwright CLI s':>17} {'heat-translator CLI s':>22} {'heat/fw':>8}")
-    for size, row in zip(sizes, rows):
+    for size, row in zip(sizes, rows, strict=True):
         service = work / f"n{size}" / "service.yaml"
         fw = statistics.median(time_cli([formwright_cli, "transform", "tosca", str(service), "-o",
                                          str(work / f"cli-out-{size}-{i}")]) for i in range(repeat))
         line = f"{row['nodes']:6d} {fw:17.3f}"
         if with_heat:
-            ht = statistics.median(time_cli([heat_cli, "--template-file", str(service), "--template-type", "tosca",
-                                             "--output-file", str(work / f"out-{size}.hot.yaml")])
-                                   for _ in range(repeat))
+            ht = statistics.median(
+                time_cli(
+                    [
+                        heat_cli,
+                        "--template-file",
+                        str(service),
+                        "--template-type",
+                        "tosca",
+                        "--output-file",
+                        str(work / f"out-{size}.hot.yaml"),
+                    ]
+                )
+                for _ in range(repeat)
+            )
             line += f" {ht:22.3f} {ht / fw:8.2f}"
         print(line)
 

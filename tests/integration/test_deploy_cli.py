@@ -23,8 +23,16 @@ def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     plan = run_cli("plan", str(three_tier), "--output", "json")
     assert plan.code == 0, plan.err
     plans = plan.json()["plans"]
-    assert {n: p["kind"] for n, p in plans.items()} == {"network": "create", "database": "create", "app": "create"}
-    assert {r["logical_id"] for r in plans["network"]["resources"]} == {"Vpc", "PrivateSubnetA", "PrivateSubnetB"}
+    assert {n: p["kind"] for n, p in plans.items()} == {
+        "network": "create",
+        "database": "create",
+        "app": "create",
+    }
+    assert {r["logical_id"] for r in plans["network"]["resources"]} == {
+        "Vpc",
+        "PrivateSubnetA",
+        "PrivateSubnetB",
+    }
     assert "known after apply" in plans["app"]["note"]
     cf = cloud.client("cloudformation")
     assert cf.describe_stacks()["Stacks"] == []  # plan removed its change sets and empty stacks
@@ -32,8 +40,11 @@ def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     first = run_cli("deploy", str(three_tier), "-y", "--output", "json")
     assert first.code == 0, first.err
     data = first.json()
-    assert {n: s["outcome"] for n, s in data["stacks"].items()} == {"network": "created", "database": "created",
-                                                                      "app": "created"}
+    assert {n: s["outcome"] for n, s in data["stacks"].items()} == {
+        "network": "created",
+        "database": "created",
+        "app": "created",
+    }
     vpc = data["outputs"]["network"]["VpcId"]
     app = cf.describe_stacks(StackName="three-tier-app")["Stacks"][0]
     assert {p["ParameterKey"]: p["ParameterValue"] for p in app["Parameters"]}["VpcId"] == vpc
@@ -102,7 +113,9 @@ def test_plan_keep_leaves_change_sets_and_deploy_creates_from_review_in_progress
     assert kept.code == 0, kept.err
     change_set = kept.json()["plans"]["network"]["change_set_id"]
     cf = cloud.client("cloudformation")
-    assert cf.describe_stacks(StackName="three-tier-network")["Stacks"][0]["StackStatus"] == "REVIEW_IN_PROGRESS"
+    assert (
+        cf.describe_stacks(StackName="three-tier-network")["Stacks"][0]["StackStatus"] == "REVIEW_IN_PROGRESS"
+    )
     assert cf.describe_change_set(ChangeSetName=change_set)["Status"] == "CREATE_COMPLETE"
     result = run_cli("deploy", str(three_tier), "-y", "--output", "json")
     assert result.code == 0, result.err

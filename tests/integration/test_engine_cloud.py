@@ -52,8 +52,19 @@ def test_twenty_stacks_deploy_in_dag_order_and_delete(tmp_path: Path, run_cli, c
 def test_failed_stack_skips_dependents_and_independent_stacks_finish(tmp_path: Path, run_cli, cloud) -> None:
     (tmp_path / "ok.json").write_text(json.dumps(LEAF))
     # moto refuses a subnet in a VPC that does not exist: the stack fails in the cloud
-    (tmp_path / "bad.json").write_text(json.dumps({"Resources": {"S": {"Type": "AWS::EC2::Subnet", "Properties": {
-        "VpcId": "vpc-doesnotexist", "CidrBlock": "10.0.0.0/24"}}}, "Outputs": {"Chain": {"Value": "x"}}}))
+    (tmp_path / "bad.json").write_text(
+        json.dumps(
+            {
+                "Resources": {
+                    "S": {
+                        "Type": "AWS::EC2::Subnet",
+                        "Properties": {"VpcId": "vpc-doesnotexist", "CidrBlock": "10.0.0.0/24"},
+                    }
+                },
+                "Outputs": {"Chain": {"Value": "x"}},
+            }
+        )
+    )
     (tmp_path / "formwright.yaml").write_text("""name: mixed
 stacks:
   broken: {template: bad.json}
@@ -138,8 +149,13 @@ def test_template_over_51200_bytes_goes_through_s3(tmp_path: Path, run_cli, clou
 
 
 def test_template_over_1mb_is_an_error_before_any_call(tmp_path: Path, run_cli, cloud) -> None:
-    resources = {f"P{i}": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String", "Value": "v" * 2000, "Name": f"/huge/{i}"}}
-                 for i in range(520)}
+    resources = {
+        f"P{i}": {
+            "Type": "AWS::SSM::Parameter",
+            "Properties": {"Type": "String", "Value": "v" * 2000, "Name": f"/huge/{i}"},
+        }
+        for i in range(520)
+    }
     (tmp_path / "huge.json").write_text(json.dumps({"Resources": resources}))
     (tmp_path / "formwright.yaml").write_text("name: huge\nstacks:\n  huge: {template: huge.json}\n")
     result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
@@ -151,10 +167,11 @@ def test_template_over_1mb_is_an_error_before_any_call(tmp_path: Path, run_cli, 
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, run_cli) -> None:
     (tmp_path / "t.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\n")
     cases = {
-        "name: p\nstacks:\n  a: {template: t.yaml, dependson: [b]}\n": "formwright.yaml:3: unknown key 'dependson'",
+        "name: p\nstacks:\n  a: {template: t.yaml, dependson: [b]}\n":
+            "formwright.yaml:3: unknown key 'dependson'",
         "name: p\nstacks:\n  a: {template: missing.yaml}\n": "formwright.yaml:3: template 'missing.yaml'",
-        "name: p\nstacks:\n  a: {template: t.yaml, depends_on: [b]}\n  b: {template: t.yaml, depends_on: [a]}\n":
-            "dependency cycle:",
+        "name: p\nstacks:\n  a: {template: t.yaml, depends_on: [b]}\n"
+        "  b: {template: t.yaml, depends_on: [a]}\n": "dependency cycle:",
         "name: p\nstacks:\n  a: {template: t.yaml, parameters: {X: 1}}\n": "parameter 'X' is not declared",
     }
     for text, expected in cases.items():
@@ -271,8 +288,17 @@ def test_stop_never_kills_a_process_that_is_not_the_local_cloud(tmp_path: Path, 
     home.mkdir()
     bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
-        (home / "local-cloud.json").write_text(json.dumps({
-            "endpoint": "http://127.0.0.1:9", "pid": bystander.pid, "port": 9, "log_file": "x", "started_at": 0}))
+        (home / "local-cloud.json").write_text(
+            json.dumps(
+                {
+                    "endpoint": "http://127.0.0.1:9",
+                    "pid": bystander.pid,
+                    "port": 9,
+                    "log_file": "x",
+                    "started_at": 0,
+                }
+            )
+        )
         stopped = run_cli("local-cloud", "stop", env={"FORMWRIGHT_HOME": str(home)})
         assert stopped.code == 0
         assert bystander.poll() is None  # still running

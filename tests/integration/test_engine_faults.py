@@ -28,7 +28,7 @@ from formwright.state.applied import AppliedCache
 
 ID = "arn:aws:cloudformation:us-east-1:123456789012:stack/p-s/1"
 CS = "arn:aws:cloudformation:us-east-1:123456789012:changeSet/c/1"
-NOW = dt.datetime.now(dt.timezone.utc)
+NOW = dt.datetime.now(dt.UTC)
 
 
 class FakeTarget:
@@ -57,7 +57,9 @@ GONE = ("ValidationError", "Stack with id p-s does not exist")
 
 @pytest.fixture
 def harness(tmp_path: Path):
-    (tmp_path / "t.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\nOutputs:\n  Url: {Value: !Ref Q}\n")
+    (tmp_path / "t.yaml").write_text(
+        "Resources:\n  Q: {Type: AWS::SQS::Queue}\nOutputs:\n  Url: {Value: !Ref Q}\n"
+    )
     (tmp_path / "formwright.yaml").write_text("name: p\nstacks:\n  s: {template: t.yaml}\n")
     project = load_project(tmp_path)
     stack = prepare_stacks(project)["s"]
@@ -67,7 +69,9 @@ def harness(tmp_path: Path):
     sleeps: list[float] = []
     cfn = CloudFormation(client, CallCounter(), sleep=sleeps.append)
     events: list = []
-    runner = StackRunner(project, FakeTarget(client), cfn, AppliedCache(project.state_dir, "t"), events.append)
+    runner = StackRunner(
+        project, FakeTarget(client), cfn, AppliedCache(project.state_dir, "t"), events.append
+    )
     return runner, stack, stubber, sleeps, events
 
 
@@ -93,7 +97,7 @@ def test_waits_for_an_operation_in_progress_with_backoff(harness) -> None:
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stack_events", {"StackEvents": [{
         "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q",
-        "Timestamp": dt.datetime.now(dt.timezone.utc),
+        "Timestamp": dt.datetime.now(dt.UTC),
         "ResourceStatus": "UPDATE_IN_PROGRESS"}]}, {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}),
                          {"StackName": "p-s"})
@@ -127,7 +131,9 @@ def test_update_rollback_failed_is_continued_then_updated(harness) -> None:
     runner, stack, stubber, _, _ = harness
     stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_FAILED"), {"StackName": "p-s"})
     stubber.add_response("continue_update_rollback", {}, {"StackName": "p-s"})
-    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_IN_PROGRESS"), {"StackName": "p-s"})
+    stubber.add_response(
+        "describe_stacks", stack_response("UPDATE_ROLLBACK_IN_PROGRESS"), {"StackName": "p-s"}
+    )
     stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
     expect_change_set(stubber, "UPDATE")
     stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
@@ -144,7 +150,7 @@ def test_failed_execution_reports_the_resource_reasons(harness) -> None:
     stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
     stubber.add_response("describe_stack_events", {"StackEvents": [
         {"StackId": ID, "EventId": "e2", "StackName": "p-s", "LogicalResourceId": "Q",
-         "Timestamp": dt.datetime.now(dt.timezone.utc),
+         "Timestamp": dt.datetime.now(dt.UTC),
          "ResourceStatus": "UPDATE_FAILED", "ResourceStatusReason": "Queue name already exists"}]},
         {"StackName": "p-s"})
     with stubber:
@@ -155,7 +161,9 @@ def test_failed_execution_reports_the_resource_reasons(harness) -> None:
 
 def test_dead_end_states_are_errors_with_a_hint(harness) -> None:
     runner, stack, stubber, _, _ = harness
-    stubber.add_response("describe_stacks", stack_response("DELETE_FAILED", "bucket not empty"), {"StackName": "p-s"})
+    stubber.add_response(
+        "describe_stacks", stack_response("DELETE_FAILED", "bucket not empty"), {"StackName": "p-s"}
+    )
     with stubber:
         result = runner.deploy(stack, {})
     assert result.outcome == "failed"

@@ -7,9 +7,10 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -81,15 +82,24 @@ def triggers(indent: int, events: list[str] | None = None, timeout: float | None
     return textwrap.indent("\n".join(lines), " " * indent)
 
 
-def write_project(folder: Path, stacks: dict[str, dict[str, Any]], *, version: str = "1.0", multiple: bool = True,
-                  inputs: str = "", extra: str = "", project_triggers: bool = True,
-                  stack_triggers: bool = True) -> Path:
+def write_project(
+    folder: Path,
+    stacks: dict[str, dict[str, Any]],
+    *,
+    version: str = "1.0",
+    multiple: bool = True,
+    inputs: str = "",
+    extra: str = "",
+    project_triggers: bool = True,
+    stack_triggers: bool = True,
+) -> Path:
     """A project of SQS-queue stacks; each stack: {params: {...}, depends: [...], immutable, regions}."""
     (folder / "templates").mkdir(parents=True, exist_ok=True)
     (folder / "hooks").mkdir(exist_ok=True)
     (folder / "templates" / "queue.yaml").write_text(QUEUE)
     (folder / "hooks" / "record.py").write_text(RECORDER)
-    text = f"name: life\nversion: \"{version}\"\nregion: us-east-1\npolicies:\n  multiple_instances: {str(multiple).lower()}\n"
+    text = (f'name: life\nversion: "{version}"\nregion: us-east-1\n'
+            f'policies:\n  multiple_instances: {str(multiple).lower()}\n')
     if inputs:
         text += "inputs:\n" + textwrap.indent(textwrap.dedent(inputs), "  ")
     if project_triggers:
@@ -115,7 +125,8 @@ def write_project(folder: Path, stacks: dict[str, dict[str, Any]], *, version: s
 
 @pytest.fixture
 def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
-    """Point the recording action at a file; calling the fixture's value returns what was recorded (and clears)."""
+    """Point the recording action at a file;
+    calling the fixture's value returns what was recorded (and clears)."""
     record = tmp_path / "record.txt"
     control = tmp_path / "control.json"
     monkeypatch.setenv("RECORD_FILE", str(record))
@@ -162,5 +173,10 @@ def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, **kwargs:
 @pytest.fixture
 def h() -> SimpleNamespace:
     """The helpers above, for test modules (importlib import mode cannot import conftest)."""
-    return SimpleNamespace(write_project=write_project, set_control=set_control, cfn_stacks=cfn_stacks, cli=cli,
-                           triggers=triggers)
+    return SimpleNamespace(
+        write_project=write_project,
+        set_control=set_control,
+        cfn_stacks=cfn_stacks,
+        cli=cli,
+        triggers=triggers,
+    )

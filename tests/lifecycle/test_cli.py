@@ -43,7 +43,9 @@ def test_second_operation_on_a_locked_instance_exits_3_naming_the_holder(cloud, 
 
 
 def test_force_unlock_drops_a_lock(lifecycle, tmp_path: Path, h) -> None:
-    lifecycle.create("i1", h.write_project(tmp_path / "v1", {"a": {"quiet": True}}, project_triggers=False), {})
+    lifecycle.create(
+        "i1", h.write_project(tmp_path / "v1", {"a": {"quiet": True}}, project_triggers=False), {}
+    )
     lifecycle.journal.acquire("i1", "op-ghost")
     with pytest.raises(Exception, match="locked by operation op-ghost") as err:
         lifecycle.update("i1", {})
@@ -83,7 +85,9 @@ def test_secure_inputs_reach_the_action_but_never_logs_or_journal(lifecycle, rec
     for secret in ("hunter2-s3cret", "tok-98765"):
         assert secret not in logs and secret not in dump
         for path in state.rglob("*"):
-            if path.is_file() and (path.name.startswith("journal.db") or "logs" in path.parts or "build" in path.parts):
+            if path.is_file() and (
+                path.name.startswith("journal.db") or "logs" in path.parts or "build" in path.parts
+            ):
                 assert secret not in path.read_text(errors="replace"), path
     assert lifecycle.journal.revision("i1").inputs == {"password": "****", "user": "admin"}
     assert lifecycle.journal.properties("i1")["a.plain"] == "visible"
@@ -99,10 +103,15 @@ def test_single_instance_project_refuses_a_second(lifecycle, tmp_path: Path, h) 
 
 
 def test_multi_instance_stack_names_must_contain_the_instance_name(tmp_path: Path, h) -> None:
-    src = h.write_project(tmp_path / "v1", {"a": {"quiet": True}, "b": {"quiet": True, "stack_name": "fixed-b"}},
-                          project_triggers=False)
+    src = h.write_project(
+        tmp_path / "v1",
+        {"a": {"quiet": True}, "b": {"quiet": True, "stack_name": "fixed-b"}},
+        project_triggers=False,
+    )
     project = load_for_instance(src, "x", {})
-    with pytest.raises(ProjectError, match=r"formwright.yaml:\d+: stack 'b' is named 'fixed-b' whatever the instance"):
+    with pytest.raises(
+        ProjectError, match=r"formwright.yaml:\d+: stack 'b' is named 'fixed-b' whatever the instance"
+    ):
         check_instance_names(project)
     assert parse_manifest(load_project(src, context={"instance": {"name": "y"}})).multiple_instances
 

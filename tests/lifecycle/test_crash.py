@@ -46,7 +46,7 @@ def test_sigkill_at_every_journal_boundary_then_retry(cloud, tmp_path: Path, h, 
                             for k in batch])
         assert [c[0] for c in crashed] == [-9] * len(batch), [c[2] for c in crashed]
         retried = _run_all([h.cli(["instance", "retry", f"c{k}", "--output", "json"], home) for k in batch])
-        for k, (code, out, err) in zip(batch, retried):
+        for k, (code, out, err) in zip(batch, retried, strict=True):
             if k == BOUNDARIES:  # killed after the operation was recorded done: nothing left to do
                 assert code == 2 and "nothing to retry" in err, err
             else:
@@ -54,7 +54,9 @@ def test_sigkill_at_every_journal_boundary_then_retry(cloud, tmp_path: Path, h, 
                 assert json.loads(out)["status"] == "done"
     for k in ks:
         assert _state(cloud, h, f"c{k}-") == expected, f"K={k}"
-        assert _elements(home, f"c{k}") == {e: (v[0], v[1]) for e, v in _elements(home, "ref").items()}, f"K={k}"
+        assert _elements(home, f"c{k}") == {e: (v[0], v[1]) for e, v in _elements(home, "ref").items()}, (
+            f"K={k}"
+        )
     every = h.cfn_stacks(cloud)
     assert len(every) == 6 * (len(ks) + 1)  # no stray or duplicate stack anywhere
     db = sqlite3.connect(home / ".formwright" / "journal.db")

@@ -94,7 +94,9 @@ def test_rollback_restores_the_secure_inputs_of_that_revision(lifecycle, recorde
     assert store.stat().st_mode & 0o077 == 0 and P1 in store.read_text() and P2 in store.read_text()
 
 
-def test_retry_of_a_custom_operation_gets_its_secure_inputs_again(lifecycle, recorder, tmp_path: Path, h) -> None:
+def test_retry_of_a_custom_operation_gets_its_secure_inputs_again(
+    lifecycle, recorder, tmp_path: Path, h
+) -> None:
     token = "rotate-token-7777"
     extra = """\
     operations:

@@ -17,9 +17,12 @@ V2 = {"keep": {"events": ["PreUpgrade", "PostUpgrade"]}, "change": {"params": {"
 def test_upgrade_pairs_stacks_and_acts_on_drift(lifecycle, recorder, tmp_path: Path, h, cloud) -> None:
     lifecycle.create("i1", h.write_project(tmp_path / "v1", V1, project_triggers=False), {})
     recorder()
-    outcome = lifecycle.upgrade("i1", h.write_project(tmp_path / "v2", V2, version="2.0", project_triggers=False),
-                                {})
-    actions = {(s["element"], s["phase"]): (s["action"], s["stack_name"]) for s in outcome.steps if s["element"]}
+    outcome = lifecycle.upgrade(
+        "i1", h.write_project(tmp_path / "v2", V2, version="2.0", project_triggers=False), {}
+    )
+    actions = {
+        (s["element"], s["phase"]): (s["action"], s["stack_name"]) for s in outcome.steps if s["element"]
+    }
     assert actions == {("keep", "main"): ("skip", "i1-keep"), ("change", "main"): ("update", "i1-change"),
                        ("imm", "main"): ("replace", "i1-imm-r2"), ("new", "main"): ("create", "i1-new"),
                        ("imm", "cleanup"): ("delete", "i1-imm"), ("gone", "cleanup"): ("delete", "i1-gone")}
@@ -41,15 +44,19 @@ def test_failed_upgrade_rolls_back_exactly(lifecycle, recorder, tmp_path: Path, 
     lifecycle.create("i1", h.write_project(tmp_path / "v1", V1, project_triggers=False), {})
     h.set_control(recorder, {"fail": ["new/PostUpgrade"]})
     with pytest.raises(Exception, match="new/PostUpgrade"):
-        lifecycle.upgrade("i1", h.write_project(tmp_path / "v2", V2, version="2.0", project_triggers=False), {})
+        lifecycle.upgrade(
+            "i1", h.write_project(tmp_path / "v2", V2, version="2.0", project_triggers=False), {}
+        )
     with pytest.raises(InputError, match="did not finish"):
         lifecycle.upgrade("i1", tmp_path / "v2", {})
     outcome = lifecycle.rollback("i1")
     assert outcome.revision == 2
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-change", "i1-imm", "i1-gone"}
     first, second = lifecycle.journal.revision("i1", 1), lifecycle.journal.revision("i1", 2)
-    assert {e: r["hash"] for e, r in first.elements.items()} == {e: r["hash"] for e, r in second.elements.items()}
-    failed = [op for op in lifecycle.journal.operations("i1") if op.kind == "upgrade"][0]
+    assert {e: r["hash"] for e, r in first.elements.items()} == {
+        e: r["hash"] for e, r in second.elements.items()
+    }
+    failed = next(op for op in lifecycle.journal.operations("i1") if op.kind == "upgrade")
     statuses = {s.status for s in lifecycle.journal.operation(failed.id).steps}
     assert "compensated" in statuses and "done" not in statuses
 
@@ -61,8 +68,12 @@ def test_input_rules_on_upgrade(lifecycle, tmp_path: Path, h) -> None:
                             inputs="- {name: size, type: string, default: x}\n")
     with pytest.raises(InputError, match="changes type from integer to string"):
         lifecycle.upgrade("i1", typed, {})
-    required = h.write_project(tmp_path / "v3", {"a": {"quiet": True}}, project_triggers=False,
-                               inputs="- {name: size, type: integer}\n- {name: zone, type: string, required: true}\n")
+    required = h.write_project(
+        tmp_path / "v3",
+        {"a": {"quiet": True}},
+        project_triggers=False,
+        inputs="- {name: size, type: integer}\n- {name: zone, type: string, required: true}\n",
+    )
     with pytest.raises(InputError, match="input 'zone' is required"):
         lifecycle.upgrade("i1", required, {})
     assert lifecycle.upgrade("i1", required, {"zone": "z1"}).status == "done"
@@ -84,12 +95,17 @@ def test_scope_adds_and_removes_per_region_stacks(lifecycle, recorder, tmp_path:
     assert h.cfn_stacks(cloud) == {} and h.cfn_stacks(cloud, "eu-west-1") == {}
 
 
-def test_cleanup_deletes_fire_the_old_versions_delete_hooks(lifecycle, recorder, tmp_path: Path, h, cloud) -> None:
+def test_cleanup_deletes_fire_the_old_versions_delete_hooks(
+    lifecycle, recorder, tmp_path: Path, h, cloud
+) -> None:
     # v1 owns the delete hooks of `gone` (only in v1) and of the old copy of `imm` (v2 has none for it);
     # `gone` waits for `imm`, so the clean-up deletes `gone` first
     delete_events = ["PreDelete", "PostDelete", "OnError"]
-    v1 = {"keep": {"quiet": True}, "imm": {"immutable": True, "params": {"Label": "one"}, "events": delete_events},
-          "gone": {"depends": ["imm"], "events": delete_events}}
+    v1 = {
+        "keep": {"quiet": True},
+        "imm": {"immutable": True, "params": {"Label": "one"}, "events": delete_events},
+        "gone": {"depends": ["imm"], "events": delete_events},
+    }
     v2 = {"keep": {"quiet": True}, "imm": {"immutable": True, "params": {"Label": "two"},
                                            "events": ["PreUpgrade", "PostUpgrade"]}}
     lifecycle.create("i1", h.write_project(tmp_path / "v1", v1), {})
@@ -102,7 +118,13 @@ def test_cleanup_deletes_fire_the_old_versions_delete_hooks(lifecycle, recorder,
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm", "i1-imm-r2", "i1-gone"}  # the hook stopped it
     h.set_control(recorder, {})
     outcome = lifecycle.retry("i1")
-    assert recorder() == ["gone/PreDelete", "gone/PostDelete", "imm/PreDelete", "imm/PostDelete", "-/PostUpgrade"]
+    assert recorder() == [
+        "gone/PreDelete",
+        "gone/PostDelete",
+        "imm/PreDelete",
+        "imm/PostDelete",
+        "-/PostUpgrade",
+    ]
     assert outcome.revision == 2
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm-r2"}
     # rolling back deletes v2's copy of `imm` in clean-up: v2 gives it no delete hooks, so none fire

@@ -21,7 +21,9 @@ def template(text: str, file: str = "template.yaml") -> dict:
 def write_handler(folder: Path, name: str, body: str) -> Path:
     """A Python macro file `name.py` whose handler has `body` (event and context in scope)."""
     path = folder / f"{name}.py"
-    path.write_text("import json\n\ndef handler(event, context):\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    path.write_text(
+        "import json\n\ndef handler(event, context):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    )
     return path
 
 

@@ -99,7 +99,9 @@ def test_scope_is_parent_mapping_minus_fn_transform_and_result_replaces_it(macro
 
 
 def test_string_result_where_a_value_is_expected(macros_dir, registry_with):
-    write_handler(macros_dir, "Str", 'return {"requestId": event["requestId"], "status": "SUCCESS", "fragment": "v"}')
+    write_handler(
+        macros_dir, "Str", 'return {"requestId": event["requestId"], "status": "SUCCESS", "fragment": "v"}'
+    )
     out = expand(template("Resources: {B: {Type: T, Properties: {Name: {Fn::Transform: Str}}}}"),
                  registry=registry_with())
     assert out["Resources"]["B"]["Properties"]["Name"] == "v"
@@ -180,7 +182,9 @@ def test_handler_crash_is_a_malformed_response_with_the_cause(macros_dir, regist
 
 
 def test_section_macro_returning_a_non_object(macros_dir, registry_with):
-    write_handler(macros_dir, "M", 'return {"requestId": event["requestId"], "status": "success", "fragment": [1]}')
+    write_handler(
+        macros_dir, "M", 'return {"requestId": event["requestId"], "status": "success", "fragment": [1]}'
+    )
     err = line_error(template("Resources: {}\nTransform: M\n"), registry_with())
     assert err.message == "Template format error: unsupported structure."
     assert err.line == 2
@@ -224,7 +228,9 @@ def test_import_value_outside_the_scope_is_fine(tracing):
           B: {Type: T, Properties: {Fn::Transform: A}}
           C: {Type: T, Properties: {Vpc: {Fn::ImportValue: shared-vpc}}}
     """)
-    assert expand(doc, registry=tracing)["Resources"]["C"]["Properties"]["Vpc"] == {"Fn::ImportValue": "shared-vpc"}
+    assert expand(doc, registry=tracing)["Resources"]["C"]["Properties"]["Vpc"] == {
+        "Fn::ImportValue": "shared-vpc"
+    }
 
 
 def test_section_only_transforms_cannot_be_embedded(tracing):
@@ -232,7 +238,9 @@ def test_section_only_transforms_cannot_be_embedded(tracing):
     assert "can only be used in the Transform section" in err.message
 
 
-@pytest.mark.parametrize("section", ["[]", "{Parameters: {}}", "{Name: A, Other: 1}", "{Name: A, Parameters: [1]}"])
+@pytest.mark.parametrize(
+    "section", ["[]", "{Parameters: {}}", "{Name: A, Other: 1}", "{Name: A, Parameters: [1]}"]
+)
 def test_malformed_transform_declarations(tracing, section):
     err = line_error(template(f"Transform: {section}\nResources: {{}}"), tracing)
     assert err.message.startswith("Template format error") and err.line == 1

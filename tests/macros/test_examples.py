@@ -77,8 +77,14 @@ def test_count_failure_is_reported(registry):
     ({"InputString": "abcdef", "Operation": "MaxLength", "Length": 3}, "abc"),
 ])
 def test_string_functions(registry, params, result):
-    doc = {"Resources": {"B": {"Type": "T", "Properties": {"Tag": {"Fn::Transform": {"Name": "String",
-                                                                                     "Parameters": params}}}}}}
+    doc = {
+        "Resources": {
+            "B": {
+                "Type": "T",
+                "Properties": {"Tag": {"Fn::Transform": {"Name": "String", "Parameters": params}}},
+            }
+        }
+    }
     assert expand(doc, registry=registry)["Resources"]["B"]["Properties"]["Tag"] == result
 
 

@@ -23,7 +23,9 @@ def include(location: str) -> dict:
     """, file="main.yaml")
 
 
-@pytest.mark.parametrize("name,text,key", [("s.yaml", SNIPPET_YAML, "WaitHandle"), ("s.json", SNIPPET_JSON, "Topic")])
+@pytest.mark.parametrize(
+    "name,text,key", [("s.yaml", SNIPPET_YAML, "WaitHandle"), ("s.json", SNIPPET_JSON, "Topic")]
+)
 def test_local_snippet_merged_into_the_parent(tmp_path, name, text, key):
     (tmp_path / name).write_text(text)
     out = expand(include(name), registry=MacroRegistry.build(), base_dir=tmp_path)
@@ -45,7 +47,10 @@ def test_s3_snippet_missing(cloud):
     s3.create_bucket(Bucket="snippets")
     with pytest.raises(MacroError) as info:
         expand(include("s3://snippets/none.yaml"), registry=MacroRegistry.build(), s3_client=s3)
-    assert info.value.message == "Transform AWS::Include failed with: could not read s3://snippets/none.yaml (NoSuchKey)"
+    assert (
+        info.value.message
+        == "Transform AWS::Include failed with: could not read s3://snippets/none.yaml (NoSuchKey)"
+    )
     assert (info.value.file, info.value.line) == ("main.yaml", 5)
 
 

@@ -48,7 +48,11 @@ Resources:
   Fn::ForEach::Topics: [N, {Ref: Names}, {"Topic${N}": {Type: AWS::SNS::Topic}}]
 """
     assert sorted(le(body)["Resources"]) == ["Topica", "Topicb"]
-    assert sorted(le(body, parameter_values={"Names": "x,y,z"})["Resources"]) == ["Topicx", "Topicy", "Topicz"]
+    assert sorted(le(body, parameter_values={"Names": "x,y,z"})["Resources"]) == [
+        "Topicx",
+        "Topicy",
+        "Topicz",
+    ]
 
 
 def test_nested_foreach_in_resources_conditions_outputs_and_properties():
@@ -76,24 +80,53 @@ Outputs:
     assert out["Outputs"] == {"DevWebUrl": {"Value": {"Ref": "DevWeb"}}}
 
 
-@pytest.mark.parametrize("body,message", [
-    ("Resources:\n  Fn::ForEach::L: [X, [a, a], {'R${X}': {Type: T}}]\n", "the key Ra it generates is already defined"),
-    ("Resources:\n  Ra: {Type: T}\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n", "already defined"),
-    ("Resources:\n  L: {Type: T}\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n", "conflicts with a logical ID"),
-    ("Parameters: {X: {Type: String}}\nResources:\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
-     "conflicts with a parameter name"),
-    ("Resources:\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T, Properties: {Fn::ForEach::M: [X, [b], {'${X}': 1}]}}}]\n",
-     "already used by an enclosing loop"),
-    ("Resources:\n  Fn::ForEach::L: [X, [a], {'Fixed': {Type: T}}]\n", "must contain ${X} or &{X}"),
-    ("Resources:\n  Fn::ForEach::L: [X, [a]]\n", "Fn::ForEach::L layout is incorrect"),
-    ("Resources:\n  Fn::ForEach::L: [X, {a: b}, {'R${X}': {Type: T}}]\n", "collection must be a list"),
-    ("Resources:\n  Fn::ForEach::L: [X, [[a]], {'R${X}': {Type: T}}]\n", "not a string"),
-    ("Parameters: {P: {Type: CommaDelimitedList}}\nResources:\n  Fn::ForEach::L: [X, {Ref: P}, {'R${X}': {Type: T}}]\n",
-     "could not be resolved: Ref P has no value"),
-    ("Resources:\n  Fn::ForEach::L: [X, {Fn::GetAZs: ''}, {'R${X}': {Type: T}}]\n", "could not be resolved"),
-    ("Resources:\n  Fn::ForEach::L: [X, [a-b], {'R${X}': {Type: T}}]\n", "Resource name Ra-b is non alphanumeric"),
-    ("Mappings:\n  Fn::ForEach::L: [X, [a], {'R${X}': {k: {v: 1}}}]\nResources: {}\n", "can't be used in the Mappings"),
-])
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        (
+            "Resources:\n  Fn::ForEach::L: [X, [a, a], {'R${X}': {Type: T}}]\n",
+            "the key Ra it generates is already defined",
+        ),
+        (
+            "Resources:\n  Ra: {Type: T}\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
+            "already defined",
+        ),
+        (
+            "Resources:\n  L: {Type: T}\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
+            "conflicts with a logical ID",
+        ),
+        (
+            "Parameters: {X: {Type: String}}\nResources:\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
+            "conflicts with a parameter name",
+        ),
+        (
+            "Resources:\n  Fn::ForEach::L: [X, [a], "
+            "{'R${X}': {Type: T, Properties: {Fn::ForEach::M: [X, [b], {'${X}': 1}]}}}]\n",
+            "already used by an enclosing loop",
+        ),
+        ("Resources:\n  Fn::ForEach::L: [X, [a], {'Fixed': {Type: T}}]\n", "must contain ${X} or &{X}"),
+        ("Resources:\n  Fn::ForEach::L: [X, [a]]\n", "Fn::ForEach::L layout is incorrect"),
+        ("Resources:\n  Fn::ForEach::L: [X, {a: b}, {'R${X}': {Type: T}}]\n", "collection must be a list"),
+        ("Resources:\n  Fn::ForEach::L: [X, [[a]], {'R${X}': {Type: T}}]\n", "not a string"),
+        (
+            "Parameters: {P: {Type: CommaDelimitedList}}\n"
+            "Resources:\n  Fn::ForEach::L: [X, {Ref: P}, {'R${X}': {Type: T}}]\n",
+            "could not be resolved: Ref P has no value",
+        ),
+        (
+            "Resources:\n  Fn::ForEach::L: [X, {Fn::GetAZs: ''}, {'R${X}': {Type: T}}]\n",
+            "could not be resolved",
+        ),
+        (
+            "Resources:\n  Fn::ForEach::L: [X, [a-b], {'R${X}': {Type: T}}]\n",
+            "Resource name Ra-b is non alphanumeric",
+        ),
+        (
+            "Mappings:\n  Fn::ForEach::L: [X, [a], {'R${X}': {k: {v: 1}}}]\nResources: {}\n",
+            "can't be used in the Mappings",
+        ),
+    ],
+)
 def test_foreach_errors(body, message):
     err = le_error(body)
     assert message in err.message
@@ -126,12 +159,19 @@ Resources:
 
 
 def test_tojsonstring_with_values_known_only_at_deployment():
-    out = le("Resources:\n  Q: {Type: T, Properties: {P: {Fn::ToJsonString: {arn: {Fn::GetAtt: [B, Arn]}}}}}\n")
-    assert out["Resources"]["Q"]["Properties"]["P"] == {"Fn::Join": ["", ['{"arn":"', {"Fn::GetAtt": ["B", "Arn"]}, '"}']]}
+    out = le(
+        "Resources:\n  Q: {Type: T, Properties: {P: {Fn::ToJsonString: {arn: {Fn::GetAtt: [B, Arn]}}}}}\n"
+    )
+    assert out["Resources"]["Q"]["Properties"]["P"] == {
+        "Fn::Join": ["", ['{"arn":"', {"Fn::GetAtt": ["B", "Arn"]}, '"}']]
+    }
 
 
 def test_findinmap_without_default_and_missing_key():
-    err = le_error("Mappings: {M: {a: {b: c}}}\nResources:\n  Q: {Type: T, Properties: {P: {Fn::FindInMap: [M, {Ref: AWS::Region}, b]}}}\n")
+    err = le_error(
+        "Mappings: {M: {a: {b: c}}}\n"
+        "Resources:\n  Q: {Type: T, Properties: {P: {Fn::FindInMap: [M, {Ref: AWS::Region}, b]}}}\n"
+    )
     assert "Unable to get mapping for M::us-east-1::b" in err.message
 
 
@@ -164,7 +204,10 @@ Resources:
     ("{Fn::If: [Nope, Retain, Delete]}", "Condition Nope is not defined"),
 ])
 def test_bad_policies(value, message):
-    err = le_error(f"Parameters: {{P: {{Type: String, Default: Keep}}}}\nResources:\n  T:\n    Type: T\n    DeletionPolicy: {value}\n")
+    err = le_error(
+        "Parameters: {P: {Type: String, Default: Keep}}\n"
+        f"Resources:\n  T:\n    Type: T\n    DeletionPolicy: {value}\n"
+    )
     assert message in err.message and err.line == 6
 
 

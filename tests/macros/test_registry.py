@@ -86,8 +86,12 @@ def test_project_macro_with_function_name(tmp_path):
 
 
 def test_macros_dir_wins_over_project(tmp_path, macros_dir):
-    write_handler(macros_dir, "Count", 'return {"requestId": event["requestId"], "status": "success", "fragment": {}}')
-    registry = MacroRegistry.build(project_macros={"Count": "count.py"}, base_dir=EXAMPLES, macros_dir=macros_dir)
+    write_handler(
+        macros_dir, "Count", 'return {"requestId": event["requestId"], "status": "success", "fragment": {}}'
+    )
+    registry = MacroRegistry.build(
+        project_macros={"Count": "count.py"}, base_dir=EXAMPLES, macros_dir=macros_dir
+    )
     assert registry.get("Count").source.startswith(str(macros_dir))
 
 

@@ -37,7 +37,10 @@ def test_policy_needing_an_iam_lookup_is_a_clear_error():
 
 
 def test_invalid_sam_document():
-    doc = template("Transform: AWS::Serverless-2016-10-31\nResources:\n  Fn: {Type: AWS::Serverless::Function, Properties: {Runtime: 3}}\n")
+    doc = template(
+        "Transform: AWS::Serverless-2016-10-31\n"
+        "Resources:\n  Fn: {Type: AWS::Serverless::Function, Properties: {Runtime: 3}}\n"
+    )
     with pytest.raises(MacroError) as info:
         expand(doc, registry=MacroRegistry.build())
     assert info.value.message.startswith("Transform AWS::Serverless-2016-10-31 failed with: ")

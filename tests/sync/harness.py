@@ -18,8 +18,15 @@ class Harness:
         self.folder = folder
         self.store = StatusStore(state)
         self.counter = CallCounter()
-        self.reconciler = Reconciler(target, Sources(state / "sources"), state_dir=state, save=self.store.save,
-                                     counter=self.counter, drift=drift, dependency_requeue=1.0)
+        self.reconciler = Reconciler(
+            target,
+            Sources(state / "sources"),
+            state_dir=state,
+            save=self.store.save,
+            counter=self.counter,
+            drift=drift,
+            dependency_requeue=1.0,
+        )
         self.cfn = self.reconciler.cfn
 
     def status(self, name: str) -> Status:

@@ -1,5 +1,6 @@
 """The daemon: in a thread (schedule, dependsOn, commits, deletion) and as a real child process
-(`formwright sync run`, SIGKILL mid-way and restart without re-applying, CLI suspend/resume/status, SIGTERM)."""
+(`formwright sync run`, SIGKILL mid-way and restart without re-applying, CLI suspend/resume/status,
+SIGTERM)."""
 
 from __future__ import annotations
 
@@ -66,8 +67,10 @@ def test_daemon_follows_commits_in_dependency_order_and_deletes(tmp_path, repo, 
 
         sha = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
         for name in ("db", "web", "cache"):
-            wait_for(lambda n=name: daemon._status_of(f"default/{n}").last_applied_revision == f"main@sha1:{sha}",
-                     f"{name} at the new revision")
+            wait_for(
+                lambda n=name: daemon._status_of(f"default/{n}").last_applied_revision == f"main@sha1:{sha}",
+                f"{name} at the new revision",
+            )
         # one fetch per source per interval, shared: far fewer fetches than object passes
         assert daemon.sources.fetch_count("default/repo") < daemon.stats.passes
 
@@ -87,7 +90,9 @@ def test_project_deploy_holds_one_worker_while_others_are_served_then_deletion_d
     workers > 1 the other objects keep being reconciled. Removing the object deletes the project's stacks."""
     from formwright.engine.group import StackGroup
 
-    repo.commit({"template.yaml": QUEUE, "infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
+    repo.commit(
+        {"template.yaml": QUEUE, "infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE}
+    )
     entered, release = threading.Event(), threading.Event()
     real_deploy = StackGroup.deploy
 
@@ -107,8 +112,12 @@ def test_project_deploy_holds_one_worker_while_others_are_served_then_deletion_d
     cfn = CloudFormation(cloud.client("cloudformation"))
     try:
         assert entered.wait(40), "the project deploy did not start"
-        wait_for(lambda: (s := daemon._status_of("default/app")) and s.is_ready, "app Ready during the deploy")
-        assert not daemon._status_of("default/proj").is_ready and ("object", "default/proj") in daemon._running
+        wait_for(
+            lambda: (s := daemon._status_of("default/app")) and s.is_ready, "app Ready during the deploy"
+        )
+        assert (
+            not daemon._status_of("default/proj").is_ready and ("object", "default/proj") in daemon._running
+        )
         release.set()
         wait_for(lambda: (s := daemon._status_of("default/proj")) and s.is_ready, "proj Ready")
         assert cfn.describe("synced-queue") is not None and cfn.describe("synced-app") is not None
@@ -171,7 +180,9 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
 
         # suspend through the CLI while the daemon runs; a commit is then not applied
         cli("sync", "suspend", "app", "-d", str(folder), env=env)
-        cli("sync", "reconcile", "app", "-d", str(folder), env=env)  # a pass under way when suspended ends first
+        cli(
+            "sync", "reconcile", "app", "-d", str(folder), env=env
+        )  # a pass under way when suspended ends first
         sha3 = repo.commit({"template.yaml": QUEUE}, "back to one queue")
         done = cli("sync", "reconcile", "app", "-d", str(folder), "--output", "json", env=env)
         assert json.loads(done.stdout)["via"] == "daemon"
@@ -185,14 +196,16 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         assert stack_updates(cfn, "sync-app") == 3
     finally:
         child.send_signal(signal.SIGTERM)
-        out, err = child.communicate(timeout=30)
+        _out, err = child.communicate(timeout=30)
     assert child.returncode == 0, err
     assert "stopped after" in err
 
 
 def test_cli_bad_input_is_one_line(tmp_path):
-    (tmp_path / "bad.yaml").write_text("apiVersion: cloudformation.contrib.fluxcd.io/v1alpha1\n"
-                                       "kind: CloudFormationStack\nmetadata: {name: x}\nspec: {interval: 1s}\n")
+    (tmp_path / "bad.yaml").write_text(
+        "apiVersion: cloudformation.contrib.fluxcd.io/v1alpha1\n"
+        "kind: CloudFormationStack\nmetadata: {name: x}\nspec: {interval: 1s}\n"
+    )
     done = cli("sync", "status", "-d", str(tmp_path), env=dict(os.environ), check=False)
     assert done.returncode == 2
     assert "bad.yaml:4" in done.stderr and "spec.sourceRef" in done.stderr and "Traceback" not in done.stderr

@@ -4,7 +4,7 @@ cloud proves only that an unsupported target is detected and reported cleanly.""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import boto3
@@ -33,7 +33,7 @@ class FakeTarget:
 
 def stack(status: str = "CREATE_COMPLETE") -> dict:
     return {"Stacks": [{"StackName": "drifty", "StackId": STACK_ID, "StackStatus": status,
-                        "CreationTime": datetime(2024, 1, 1, tzinfo=timezone.utc)}]}
+                        "CreationTime": datetime(2024, 1, 1, tzinfo=UTC)}]}
 
 
 def make(tmp_path: Path, correction: bool):
@@ -61,15 +61,17 @@ def make(tmp_path: Path, correction: bool):
 
 def detect_drifted(stubber: Stubber) -> None:
     stubber.add_response("describe_stacks", stack(), {"StackName": "drifty"})
-    stubber.add_response("detect_stack_drift", {"StackDriftDetectionId": "det-123456789"}, {"StackName": "drifty"})
+    stubber.add_response(
+        "detect_stack_drift", {"StackDriftDetectionId": "det-123456789"}, {"StackName": "drifty"}
+    )
     stubber.add_response("describe_stacks", stack(), {"StackName": "drifty"})
     stubber.add_response("describe_stack_drift_detection_status", {
         "StackId": STACK_ID, "StackDriftDetectionId": "det-123456789", "StackDriftStatus": "DRIFTED",
-        "DetectionStatus": "DETECTION_COMPLETE", "Timestamp": datetime(2024, 1, 1, tzinfo=timezone.utc)},
+        "DetectionStatus": "DETECTION_COMPLETE", "Timestamp": datetime(2024, 1, 1, tzinfo=UTC)},
         {"StackDriftDetectionId": "det-123456789"})
     stubber.add_response("describe_stack_resource_drifts", {"StackResourceDrifts": [{
         "StackId": STACK_ID, "LogicalResourceId": "Queue", "ResourceType": "AWS::SQS::Queue",
-        "StackResourceDriftStatus": "MODIFIED", "Timestamp": datetime(2024, 1, 1, tzinfo=timezone.utc)}]},
+        "StackResourceDriftStatus": "MODIFIED", "Timestamp": datetime(2024, 1, 1, tzinfo=UTC)}]},
         {"StackName": "drifty", "StackResourceDriftStatusFilters": ["MODIFIED", "DELETED"]})
 
 
@@ -94,12 +96,18 @@ def test_drift_correction_reapplies_with_a_correction_tag(tmp_path):
         "StackName": "drifty", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [],
         "Tags": [{"Key": CORRECTION_TAG, "Value": "det-123456789"[-12:]}], "Capabilities": ANY,
         "Description": ANY, "TemplateBody": QUEUE})
-    stubber.add_response("describe_change_set", {"Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE",
-                                                 "Changes": []}, {"ChangeSetName": ANY, "StackName": "drifty"})
+    stubber.add_response(
+        "describe_change_set",
+        {"Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE", "Changes": []},
+        {"ChangeSetName": ANY, "StackName": "drifty"},
+    )
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": ANY, "StackName": "drifty"})
     stubber.add_response("describe_stacks", stack("UPDATE_COMPLETE"), {"StackName": "drifty"})
-    stubber.add_response("describe_change_set", {"Status": "CREATE_COMPLETE", "ExecutionStatus": "EXECUTE_COMPLETE",
-                                                 "Changes": []}, {"ChangeSetName": ANY, "StackName": "drifty"})
+    stubber.add_response(
+        "describe_change_set",
+        {"Status": "CREATE_COMPLETE", "ExecutionStatus": "EXECUTE_COMPLETE", "Changes": []},
+        {"ChangeSetName": ANY, "StackName": "drifty"},
+    )
     with stubber:
         first = reconciler.reconcile(obj, 1, status, artifact=artifact)
         second = reconciler.reconcile(obj, 1, first.status, artifact=artifact)

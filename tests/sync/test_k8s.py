@@ -82,19 +82,28 @@ def test_source_controller_artifact_is_used_and_its_digest_verified(operator, re
     repo.commit({"template.yaml": QUEUE})
     sha = repo.commit({"template.yaml": TWO_QUEUES})
     tarball = tmp_path / "artifact.tar.gz"
-    subprocess.run(["git", "archive", "--format=tar.gz", "-o", str(tarball), "HEAD"], cwd=repo.path, check=True)
+    subprocess.run(
+        ["git", "archive", "--format=tar.gz", "-o", str(tarball), "HEAD"], cwd=repo.path, check=True
+    )
     digest = "sha256:" + hashlib.sha256(tarball.read_bytes()).hexdigest()
     artifact = {"url": tarball.as_uri(), "digest": digest, "revision": f"main@sha1:{sha}"}
     bad = kopf.Patch()
-    op.apply(body=body_for("https://unreachable.invalid/x.git"), patch=bad,
-             git_repositories=index("https://unreachable.invalid/x.git", dict(artifact, digest="sha256:" + "0" * 64)))
+    op.apply(
+        body=body_for("https://unreachable.invalid/x.git"),
+        patch=bad,
+        git_repositories=index(
+            "https://unreachable.invalid/x.git", dict(artifact, digest="sha256:" + "0" * 64)
+        ),
+    )
     assert ready(bad)["status"] == "False" and ready(bad)["reason"] == "ArtifactFailed"
     assert "digest mismatch" in ready(bad)["message"]
     patch = kopf.Patch()
     op.apply(body=body_for("https://unreachable.invalid/x.git"), patch=patch,
              git_repositories=index("https://unreachable.invalid/x.git", artifact))
     assert ready(patch)["status"] == "True" and patch["status"]["lastAppliedRevision"] == f"main@sha1:{sha}"
-    resources = cloud.client("cloudformation").describe_stack_resources(StackName="sync-app")["StackResources"]
+    resources = cloud.client("cloudformation").describe_stack_resources(StackName="sync-app")[
+        "StackResources"
+    ]
     assert {r["LogicalResourceId"] for r in resources} == {"Queue", "Second"}
 
 
@@ -105,12 +114,16 @@ def test_suspended_and_dependency_and_bad_spec(operator, repo, cloud):
     assert CloudFormation(cloud.client("cloudformation")).describe("sync-app") is None
     assert not operator.due("default/app")
     patch = kopf.Patch()
-    op.apply(body=body_for(repo.url, dependsOn=[{"name": "db"}]), patch=patch, git_repositories=index(repo.url),
-             cloudformation_stacks={("default", "db"): [{"conditions": [{"type": "Ready", "status": "False"}]}]})
+    op.apply(
+        body=body_for(repo.url, dependsOn=[{"name": "db"}]),
+        patch=patch,
+        git_repositories=index(repo.url),
+        cloudformation_stacks={("default", "db"): [{"conditions": [{"type": "Ready", "status": "False"}]}]},
+    )
     assert ready(patch)["reason"] == "DependencyNotReady"
     broken = body_for(repo.url)
     broken["spec"]["interval"] = "often"
-    with pytest.raises(kopf.PermanentError, match="spec.interval"):
+    with pytest.raises(kopf.PermanentError, match=r"spec\.interval"):
         op.apply(body=broken, patch=kopf.Patch())
 
 

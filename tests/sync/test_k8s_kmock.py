@@ -61,11 +61,21 @@ class Cluster:
         self._stopping = asyncio.Event()
         async with kmock.KubernetesEmulator() as emulator, kmock.Server(emulator) as server:
             emulator.resources[f"{op.STACK_API_GROUP}/{op.VERSION}/{op.PLURAL}"] = kmock.ResourceInfo(
-                kind="CloudFormationStack", singular="cloudformationstack", namespaced=True,
-                verbs={"list", "watch", "get", "patch", "create", "delete", "update"}, subresources={"status"})
-            emulator.resources[f"{op.SOURCE_GROUP}/{op.SOURCE_VERSION}/{op.SOURCE_PLURAL}"] = kmock.ResourceInfo(
-                kind="GitRepository", singular="gitrepository", namespaced=True,
-                verbs={"list", "watch", "get", "patch", "create", "delete", "update"}, subresources={"status"})
+                kind="CloudFormationStack",
+                singular="cloudformationstack",
+                namespaced=True,
+                verbs={"list", "watch", "get", "patch", "create", "delete", "update"},
+                subresources={"status"},
+            )
+            emulator.resources[f"{op.SOURCE_GROUP}/{op.SOURCE_VERSION}/{op.SOURCE_PLURAL}"] = (
+                kmock.ResourceInfo(
+                    kind="GitRepository",
+                    singular="gitrepository",
+                    namespaced=True,
+                    verbs={"list", "watch", "get", "patch", "create", "delete", "update"},
+                    subresources={"status"},
+                )
+            )
             emulator.resources["v1/events"] = kmock.ResourceInfo(kind="Event", namespaced=True,
                                                                  verbs={"create", "list"})
             # kopf's observers wait for these two to be discoverable before they start any watch; namespaces
@@ -113,12 +123,23 @@ def cluster(tmp_path, monkeypatch):
     found = Cluster()
     found.start()
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "kmock",
-        "clusters": [{"name": "kmock", "cluster": {"server": found.url}}],
-        "users": [{"name": "kmock", "user": {"token": "test"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "kmock", "namespace": "default"}}],
-    }))
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "kmock",
+                "clusters": [{"name": "kmock", "cluster": {"server": found.url}}],
+                "users": [{"name": "kmock", "user": {"token": "test"}}],
+                "contexts": [
+                    {
+                        "name": "kmock",
+                        "context": {"cluster": "kmock", "user": "kmock", "namespace": "default"},
+                    }
+                ],
+            }
+        )
+    )
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
     yield found
     found.stop()
@@ -180,7 +201,9 @@ def run_operator(registry) -> kopf.testing.KopfRunner:
                                    registry=registry, timeout=60)
 
 
-def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(cluster, registry, operator, repo, cloud):
+def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(
+    cluster, registry, operator, repo, cloud
+):
     sha = repo.commit({"template.yaml": QUEUE})
     add_objects(cluster, repo.url, "app", stackName="sync-app", destroyStackOnDeletion=True)
     cfn = CloudFormation(cloud.client("cloudformation"))
@@ -230,6 +253,11 @@ def test_deploy_manifests_name_what_the_operator_serves():
     """The CRD in deploy/k8s is the resource the handlers above were registered for."""
     import yaml
 
-    crd = next(d for d in yaml.safe_load_all((Path(__file__).resolve().parents[2] / "deploy" / "k8s" /
-                                              "crd.yaml").read_text()) if d and d["kind"] == "CustomResourceDefinition")
+    crd = next(
+        d
+        for d in yaml.safe_load_all(
+            (Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "crd.yaml").read_text()
+        )
+        if d and d["kind"] == "CustomResourceDefinition"
+    )
     assert crd["spec"]["names"]["plural"] == op.PLURAL and crd["spec"]["group"] == op.STACK_API_GROUP

@@ -73,14 +73,26 @@ def test_retry_interval_defaults_to_interval_and_template_path_to_template_yaml(
     assert obj.retry_interval == 3600 and obj.template_path == "template.yaml"
 
 
-@pytest.mark.parametrize("old,new,line,words", [
-    ("  interval: 1h\n", "  interval: soon\n", 23, "spec.interval"),
-    ("  - key: ParamKey\n", "  - kee: ParamKey\n", 26, "spec.stackParameters[0]"),
-    ("  templatePath: ./my-cloudformation-template.yaml", "  templatePath: ../../etc/passwd", 19,
-     "spec.templatePath"),
-    ("  stackName: my-cfn-stack-deployed-by-flux\n", "", 17, "stackName is required"),
-    ("    name: my-cfn-templates-repo\n  interval: 1h", "    name: nope\n  interval: 1h", 12, "no GitRepository"),
-])
+@pytest.mark.parametrize(
+    "old,new,line,words",
+    [
+        ("  interval: 1h\n", "  interval: soon\n", 23, "spec.interval"),
+        ("  - key: ParamKey\n", "  - kee: ParamKey\n", 26, "spec.stackParameters[0]"),
+        (
+            "  templatePath: ./my-cloudformation-template.yaml",
+            "  templatePath: ../../etc/passwd",
+            19,
+            "spec.templatePath",
+        ),
+        ("  stackName: my-cfn-stack-deployed-by-flux\n", "", 17, "stackName is required"),
+        (
+            "    name: my-cfn-templates-repo\n  interval: 1h",
+            "    name: nope\n  interval: 1h",
+            12,
+            "no GitRepository",
+        ),
+    ],
+)
 def test_errors_name_file_line_and_field(tmp_path, old, new, line, words):
     assert old in FLUX_OBJECT
     with pytest.raises(InputError) as caught:

@@ -214,7 +214,9 @@ def test_project_path_deletion_deletes_its_stacks_in_reverse_order(tmp_path, rep
     import shutil
 
     repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": QUEUE})
-    h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}])
+    h = setup(
+        tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}]
+    )
     assert h.settle("proj").ready == "True"
     # a later revision adds a stack: deletion must delete what was deployed last, all three
     three = PROJECT + "  extra:\n    template: templates/queue.yaml\n    depends_on: [app]\n"
@@ -250,7 +252,9 @@ def test_project_path_deletion_failure_is_reported_and_retried(tmp_path, repo, c
     exporting = QUEUE.replace("    Value: !Ref Queue\n", "    Value: !Ref Queue\n    Export:\n"
                                  "      Name: !Sub '${AWS::StackName}-url'\n")
     repo.commit({"infra/formwright.yaml": PROJECT, "infra/templates/queue.yaml": exporting})
-    h = setup(tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}])
+    h = setup(
+        tmp_path, repo, cloud, [{"name": "proj", "projectPath": "infra", "destroyStackOnDeletion": True}]
+    )
     st = h.settle("proj")
     assert st.ready == "True", st.message
     outsider = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {

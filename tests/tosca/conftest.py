@@ -24,7 +24,9 @@ EXAMPLES: dict[str, tuple[Path, dict[str, str]]] = {
 HEADER = "tosca_definitions_version: tosca_simple_yaml_1_0\n"
 
 
-def write_template(folder: Path, body: str, name: str = "service.yaml", files: dict[str, str] | None = None) -> Path:
+def write_template(
+    folder: Path, body: str, name: str = "service.yaml", files: dict[str, str] | None = None
+) -> Path:
     """Write a service template (the header is added) and extra files into `folder`; return its path."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
@@ -40,7 +42,9 @@ def write_template(folder: Path, body: str, name: str = "service.yaml", files: d
 def transform(tmp_path: Path):
     """Transform a service template body (written to a temp folder) without writing an artifact."""
 
-    def run(body: str, inputs: dict[str, str] | None = None, files: dict[str, str] | None = None) -> TransformResult:
+    def run(
+        body: str, inputs: dict[str, str] | None = None, files: dict[str, str] | None = None
+    ) -> TransformResult:
         return transform_tosca(write_template(tmp_path / "src", body, files=files), None, inputs=inputs or {})
 
     return run

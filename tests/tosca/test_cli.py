@@ -58,5 +58,9 @@ def test_bad_input_raises_formwright_error(tmp_path: Path):
 
 def test_malformed_input_flag(tmp_path: Path):
     src, _ = EXAMPLES["nodejs"]
-    result = CliRunner().invoke(_app(), ["transform", "tosca", str(src), "-o", str(tmp_path / "o"), "--input", "x"])
-    assert isinstance(result.exception, InputError) and "--input 'x' must be KEY=VALUE" in str(result.exception)
+    result = CliRunner().invoke(
+        _app(), ["transform", "tosca", str(src), "-o", str(tmp_path / "o"), "--input", "x"]
+    )
+    assert isinstance(result.exception, InputError) and "--input 'x' must be KEY=VALUE" in str(
+        result.exception
+    )

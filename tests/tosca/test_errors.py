@@ -110,7 +110,9 @@ def test_undeclared_input(tmp_path: Path):
     body = GOOD + """      properties:
         component_version: { get_input: nothing }
 """
-    assert "input 'nothing', which is not declared" in _fails(write_template(tmp_path, body), tmp_path / "out")
+    assert "input 'nothing', which is not declared" in _fails(
+        write_template(tmp_path, body), tmp_path / "out"
+    )
 
 
 def test_import_by_url_refused(tmp_path: Path):
@@ -138,7 +140,9 @@ def _csar(path: Path, entries: dict[str, str], symlink: str | None = None) -> Pa
 
 
 def test_csar_without_entry_definitions(tmp_path: Path):
-    csar = _csar(tmp_path / "app.csar", {"Definitions/a.yaml": HEADER + GOOD, "Definitions/b.yaml": HEADER + GOOD})
+    csar = _csar(
+        tmp_path / "app.csar", {"Definitions/a.yaml": HEADER + GOOD, "Definitions/b.yaml": HEADER + GOOD}
+    )
     assert "CSAR has no entry definitions" in _fails(csar, tmp_path / "out")
 
 
@@ -192,8 +196,10 @@ def test_more_resources_than_cloudformation_takes(tmp_path: Path):
     src = write_template(tmp_path, body)
     text = _fails(src, tmp_path / "out")
     line = 1 + 2 + 2 * 250 + 1  # header, topology_template/node_templates, two lines per earlier node
-    assert text.startswith(f"{src}:{line}: the topology needs 502 CloudFormation resources, over the limit of 500 "
-                           "per template; the 501st comes from node 'vm_250'")
+    assert text.startswith(
+        f"{src}:{line}: the topology needs 502 CloudFormation resources, over the limit of 500 "
+        "per template; the 501st comes from node 'vm_250'"
+    )
     assert "split the topology" in text and "own stack" in text
     assert "ValueError" not in text and "Maximum number" not in text
 

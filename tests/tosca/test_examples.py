@@ -78,9 +78,15 @@ def test_scripts_pass_shellcheck(name: str, tmp_path: Path):
     transform_tosca(src, out, inputs=inputs)
     runner = tmp_path / "formwright-run.sh"
     runner.write_text(runner_script(), encoding="utf-8")
-    scripts = sorted(str(p) for p in (out / "scripts").rglob("*.sh")) + [str(runner)]
-    done = subprocess.run([shellcheck, "-x", "-s", "bash", *scripts], capture_output=True, text=True, timeout=120,
-                          cwd=out, check=False)
+    scripts = [*sorted(str(p) for p in (out / "scripts").rglob("*.sh")), str(runner)]
+    done = subprocess.run(
+        [shellcheck, "-x", "-s", "bash", *scripts],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=out,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -98,9 +104,12 @@ def test_example_deploys_to_local_cloud(name: str, cloud, tmp_path: Path):
                         for p in (tmp_path / "out" / "files").rglob("*") if p.is_file()}
     cfn = cloud.client("cloudformation")
     # JSON: moto splits a short-form `!GetAtt Db.Endpoint.Address` at every dot (CloudFormation does not)
-    cfn.create_stack(StackName=f"tosca-{name}", TemplateBody=dump_json(template),
-                     Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in stack.parameters.items()],
-                     Capabilities=stack.capabilities)
+    cfn.create_stack(
+        StackName=f"tosca-{name}",
+        TemplateBody=dump_json(template),
+        Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in stack.parameters.items()],
+        Capabilities=stack.capabilities,
+    )
     cfn.get_waiter("stack_create_complete").wait(StackName=f"tosca-{name}",
                                                   WaiterConfig={"Delay": 1, "MaxAttempts": 120})
     described = cfn.describe_stacks(StackName=f"tosca-{name}")["Stacks"][0]

@@ -276,7 +276,14 @@ topology_template:
 """
     _, instance = _instance(transform(body, files=SCRIPT))
     order = instance["Metadata"]["AWS::CloudFormation::Init"]["configSets"]["default"]
-    assert order == ["FormwrightRuntime", "FirstFiles", "FirstCreate", "FirstStart", "SecondFiles", "SecondCreate"]
+    assert order == [
+        "FormwrightRuntime",
+        "FirstFiles",
+        "FirstCreate",
+        "FirstStart",
+        "SecondFiles",
+        "SecondCreate",
+    ]
 
 
 def test_block_storage_attaches_ebs(transform):

@@ -143,8 +143,9 @@ def test_functions_resolve(model):
     assert resolver.resolve(inputs["store_port"], ctx) == 3306
     assert resolver.resolve(inputs["web_port"], ctx) == 80
     assert resolver.resolve(inputs["token"], ctx) == OperationOutputRef("site", "Standard", "create", "token")
-    assert resolver.resolve(inputs["endpoint"], ctx) == AttributeRef("store", "ip_address", "database_endpoint",
-                                                                     "site")
+    assert resolver.resolve(inputs["endpoint"], ctx) == AttributeRef(
+        "store", "ip_address", "database_endpoint", "site"
+    )
     assert resolver.resolve(site.properties["title"], ctx) == Concat(("Site ", InputRef("site_name", "Shop")))
     assert resolver.resolve({"get_attribute": ["vm", "tosca_name"]}, ctx) == "vm"
     rel = site.requirements[1]

@@ -1,4 +1,5 @@
-"""files/ of the artifact: content-addressed, each distinct content written once however many nodes ship it."""
+"""files/ of the artifact: content-addressed, each distinct content written once
+however many nodes ship it."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def _sources(template: dict, node: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("limit", [context.SMALL_FILE, 4])  # kept in memory, or streamed
-def test_one_file_per_content_shared_by_every_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int):
+def test_one_file_per_content_shared_by_every_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+):
     monkeypatch.setattr(context, "SMALL_FILE", limit)
     script = "#!/bin/bash\necho created\n"
     body = "topology_template:\n  node_templates:\n" + "".join(
@@ -68,8 +71,16 @@ def test_same_content_under_other_paths_is_one_file_and_same_names_differing_are
     assert files[_key(same.encode(), "create.sh")] == same.encode()
     assert files[_key(other.encode(), "create.sh")] == other.encode()
     assert len(files) == 3  # the two scripts and the runner
-    assert _sources(result.template, "0")["/opt/formwright/app_0/a/create.sh"] == _key(same.encode(), "create.sh")
-    assert _sources(result.template, "1")["/opt/formwright/app_1/b/setup.sh"] == _key(same.encode(), "create.sh")
-    assert _sources(result.template, "2")["/opt/formwright/app_2/c/create.sh"] == _key(other.encode(), "create.sh")
-    run = result.template["Resources"]["Vm1"]["Metadata"]["AWS::CloudFormation::Init"]["App1Create"]["commands"]
+    assert _sources(result.template, "0")["/opt/formwright/app_0/a/create.sh"] == _key(
+        same.encode(), "create.sh"
+    )
+    assert _sources(result.template, "1")["/opt/formwright/app_1/b/setup.sh"] == _key(
+        same.encode(), "create.sh"
+    )
+    assert _sources(result.template, "2")["/opt/formwright/app_2/c/create.sh"] == _key(
+        other.encode(), "create.sh"
+    )
+    run = result.template["Resources"]["Vm1"]["Metadata"]["AWS::CloudFormation::Init"]["App1Create"][
+        "commands"
+    ]
     assert run["run"]["command"].endswith(" app_1 create b/setup.sh")  # the node's own path on the instance

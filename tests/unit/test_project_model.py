@@ -59,14 +59,19 @@ stacks:
 
 def test_jinja_env_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STAGE", "prod")
-    write_project(tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n    stack_name: 'p-{{ env.STAGE }}'\n"
-                            "    parameters: {VpcId: \"{{ env.MISSING | default('x') }}\"}\n")
+    write_project(
+        tmp_path,
+        "name: p\nstacks:\n  a:\n    template: a.yaml\n    stack_name: 'p-{{ env.STAGE }}'\n"
+        "    parameters: {VpcId: \"{{ env.MISSING | default('x') }}\"}\n",
+    )
     project = load_project(tmp_path)
     assert project.stacks["a"].stack_name == "p-prod"
     assert project.stacks["a"].parameters["VpcId"] == "x"
 
 
-def test_undefined_variable_is_an_error_with_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_undefined_variable_is_an_error_with_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("NOPE", raising=False)
     write_project(tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n    parameters:\n"
                             "      VpcId: '{{ env.NOPE }}'\n")
@@ -77,7 +82,9 @@ def test_undefined_variable_is_an_error_with_its_line(tmp_path: Path, monkeypatc
 def test_unknown_key_with_did_you_mean(tmp_path: Path) -> None:
     write_project(tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n    paramaters: {}\n")
     err = error_of(tmp_path)
-    assert err.line == 5 and "unknown key 'paramaters'" in str(err) and "did you mean 'parameters'" in str(err)
+    assert (
+        err.line == 5 and "unknown key 'paramaters'" in str(err) and "did you mean 'parameters'" in str(err)
+    )
 
 
 def test_unknown_top_level_key(tmp_path: Path) -> None:
@@ -141,12 +148,14 @@ def test_bad_yaml_and_duplicates(tmp_path: Path) -> None:
 
 
 def test_unknown_capability(tmp_path: Path) -> None:
-    write_project(tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n    capabilities: [CAPABILITY_IAMM]\n")
+    write_project(
+        tmp_path, "name: p\nstacks:\n  a:\n    template: a.yaml\n    capabilities: [CAPABILITY_IAMM]\n"
+    )
     assert "did you mean 'CAPABILITY_IAM'" in str(error_of(tmp_path))
 
 
 def test_no_project_file(tmp_path: Path) -> None:
-    with pytest.raises(ProjectError, match="no formwright.yaml here"):
+    with pytest.raises(ProjectError, match=r"no formwright\.yaml here"):
         load_project(tmp_path)
 
 

@@ -97,7 +97,7 @@ def test_unknown_tag_is_named() -> None:
 
 
 def test_getatt_without_dot_is_an_error() -> None:
-    with pytest.raises(TemplateError, match="Resource.Attribute"):
+    with pytest.raises(TemplateError, match=r"Resource\.Attribute"):
         loads("A: !GetAtt Bucket\n")
 
 
@@ -159,8 +159,11 @@ def functions(children: st.SearchStrategy) -> st.SearchStrategy:
         names.map(lambda n: {"Condition": n}),
         names.map(lambda n: {"Fn::ImportValue": n}),
         st.sampled_from(["Fn::Base64", "Fn::GetAZs", "Fn::Sub"]).flatmap(
-            lambda f: st.text(max_size=10).map(lambda t: {f: t})),
-        st.tuples(st.sampled_from(list_functions), st.lists(children, max_size=3)).map(lambda p: {p[0]: p[1]}),
+            lambda f: st.text(max_size=10).map(lambda t: {f: t})
+        ),
+        st.tuples(st.sampled_from(list_functions), st.lists(children, max_size=3)).map(
+            lambda p: {p[0]: p[1]}
+        ),
         st.dictionaries(names, children, max_size=3).map(lambda d: {"Fn::Transform": d}),
     )
 

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+
 def _console(stream) -> Console:
     # Off a terminal rich would wrap at 80 columns and break `file:line: message` lines apart.
     return Console(stderr=stream is sys.stderr, width=None if stream.isatty() else 240)
@@ -19,7 +20,7 @@ console = _console(sys.stdout)
 err_console = _console(sys.stderr)
 
 
-class Output(str, Enum):
+class Output(str, Enum):  # noqa: UP042 - StrEnum would change str() of the members
     """How a command prints its result."""
 
     text = "text"

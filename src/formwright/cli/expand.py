@@ -63,11 +63,17 @@ def register(app: typer.Typer) -> None:
     @app.command("expand")
     def expand_command(
         template: Path = typer.Argument(..., help="The template (YAML or JSON)."),
-        param: list[str] = typer.Option([], "--param", "-p", help="A parameter value, KEY=VALUE (repeatable)."),
+        param: list[str] = typer.Option(
+            [], "--param", "-p", help="A parameter value, KEY=VALUE (repeatable)."
+        ),
         macros: str = typer.Option(None, "--macros", help="A folder of macros (file name = macro name)."),
-        fmt: str = typer.Option("json", "--format", "-f", help="json (CloudFormation's Processed form) or yaml."),
+        fmt: str = typer.Option(
+            "json", "--format", "-f", help="json (CloudFormation's Processed form) or yaml."
+        ),
         out: Path = typer.Option(None, "--out", "-o", help="Write the processed template here."),
-        output: Output = typer.Option(Output.text, "--output", help="text: the template; json: with macros_run."),
+        output: Output = typer.Option(
+            Output.text, "--output", help="text: the template; json: with macros_run."
+        ),
         target: str = TargetOption,
         region: str = typer.Option(None, "--region", help="The region macros see (default: the target's)."),
     ) -> None:

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Optional
 
 import typer
 from rich.table import Table
@@ -15,8 +15,12 @@ from formwright.cli.progress import Progress
 from formwright.lifecycle.manifest import parse_pairs
 from formwright.lifecycle.operations import Lifecycle, Outcome
 
-ProjectOption = typer.Option(Path("."), "--project", "-p",
-                             help="The project home: the folder whose .formwright/journal.db keeps the instances.")
+ProjectOption = typer.Option(
+    Path("."),
+    "--project",
+    "-p",
+    help="The project home: the folder whose .formwright/journal.db keeps the instances.",
+)
 InputOption = typer.Option(None, "--input", "-i", help="An input value, name=value (repeatable).")
 UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
                             help="First drop the lock this (dead) operation holds.")
@@ -26,7 +30,7 @@ def _stamp(value: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)) if value else ""
 
 
-def _operate(project: Path, target: Optional[str], output: Output, name: str, unlock: Optional[str],
+def _operate(project: Path, target: str | None, output: Output, name: str, unlock: str | None,
              work: Callable[[Lifecycle], Outcome]) -> None:
     """Run one operation with progress, print its outcome (text or JSON)."""
     with Progress([], enabled=output is Output.text) as progress:
@@ -44,10 +48,14 @@ def _operate(project: Path, target: Optional[str], output: Output, name: str, un
         err_console.print(f"note: {outcome.note}", highlight=False)
     changed = [s for s in outcome.steps if s["element"] and s["action"] not in ("skip", "noop")]
     for step in changed:
-        console.print(f"  {step['element']}: {step['action']} {step['stack_name']} ({step['note'] or step['status']})",
-                      highlight=False)
+        console.print(
+            f"  {step['element']}: {step['action']} {step['stack_name']} ({step['note'] or step['status']})",
+            highlight=False,
+        )
     revision = f", revision {outcome.revision}" if outcome.revision else ""
-    console.print(f"{outcome.kind} of '{outcome.instance}' done ({outcome.operation_id}{revision})", highlight=False)
+    console.print(
+        f"{outcome.kind} of '{outcome.instance}' done ({outcome.operation_id}{revision})", highlight=False
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -58,11 +66,11 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def create(name: str = typer.Argument(..., help="The instance name (in every stack name)."),
-               inputs: Optional[list[str]] = InputOption,
-               source: Optional[Path] = typer.Option(None, "--from", help="The project version to install "
+               inputs: list[str] | None = InputOption,
+               source: Path | None = typer.Option(None, "--from", help="The project version to install "
                                                      "(default: the project home)."),
-               regions: Optional[str] = typer.Option(None, "--regions", help="Regions, comma separated."),
-               project: Path = ProjectOption, target: Optional[str] = TargetOption,
+               regions: str | None = typer.Option(None, "--regions", help="Regions, comma separated."),
+               project: Path = ProjectOption, target: str | None = TargetOption,
                output: Output = OutputOption) -> None:
         """Create an instance: PreCreate, each stack (PreCreate → deploy → PostCreate), PostCreate."""
         scope = [r.strip() for r in regions.split(",") if r.strip()] if regions else None
@@ -70,54 +78,68 @@ def register(app: typer.Typer) -> None:
                  lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope))
 
     @group.command()
-    def update(name: str, inputs: Optional[list[str]] = InputOption, project: Path = ProjectOption,
-               force_unlock: Optional[str] = UnlockOption, target: Optional[str] = TargetOption,
+    def update(name: str, inputs: list[str] | None = InputOption, project: Path = ProjectOption,
+               force_unlock: str | None = UnlockOption, target: str | None = TargetOption,
                output: Output = OutputOption) -> None:
         """Apply new input values; only stacks that change are updated."""
         _operate(project, target, output, name, force_unlock, lambda lc: lc.update(name, parse_pairs(inputs)))
 
     @group.command()
-    def upgrade(name: str, to: Path = typer.Option(..., "--to", help="The folder of the new project version."),
-                inputs: Optional[list[str]] = InputOption, project: Path = ProjectOption,
-                force_unlock: Optional[str] = UnlockOption, target: Optional[str] = TargetOption,
-                output: Output = OutputOption) -> None:
-        """Upgrade by drift: new stacks created, changed ones updated (or replaced), removed ones deleted last."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.upgrade(name, to, parse_pairs(inputs)))
+    def upgrade(
+        name: str,
+        to: Path = typer.Option(..., "--to", help="The folder of the new project version."),
+        inputs: list[str] | None = InputOption,
+        project: Path = ProjectOption,
+        force_unlock: str | None = UnlockOption,
+        target: str | None = TargetOption,
+        output: Output = OutputOption,
+    ) -> None:
+        """Upgrade by drift: new stacks created, changed ones updated (or replaced), \
+removed ones deleted last."""
+        _operate(
+            project, target, output, name, force_unlock, lambda lc: lc.upgrade(name, to, parse_pairs(inputs))
+        )
 
     @group.command()
-    def rollback(name: str, to_revision: Optional[int] = typer.Option(None, "--to-revision", help="Revision N."),
-                 project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
-                 target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
-        """Return to revision N exactly (default: undo the last change or a failed one); makes a new revision."""
+    def rollback(name: str, to_revision: int | None = typer.Option(None, "--to-revision", help="Revision N."),
+                 project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
+                 target: str | None = TargetOption, output: Output = OutputOption) -> None:
+        """Return to revision N exactly (default: undo the last change or a failed one); \
+makes a new revision."""
         _operate(project, target, output, name, force_unlock, lambda lc: lc.rollback(name, to_revision))
 
     @group.command()
-    def retry(name: str, project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
-              target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+    def retry(name: str, project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
+              target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Resume the last failed or interrupted operation at its first step not done."""
         _operate(project, target, output, name, force_unlock, lambda lc: lc.retry(name))
 
     @group.command("run")
-    def run_operation(name: str, operation: str = typer.Argument(..., help="A custom operation of the project."),
-                      inputs: Optional[list[str]] = InputOption, project: Path = ProjectOption,
-                      force_unlock: Optional[str] = UnlockOption, target: Optional[str] = TargetOption,
-                      output: Output = OutputOption) -> None:
+    def run_operation(
+        name: str,
+        operation: str = typer.Argument(..., help="A custom operation of the project."),
+        inputs: list[str] | None = InputOption,
+        project: Path = ProjectOption,
+        force_unlock: str | None = UnlockOption,
+        target: str | None = TargetOption,
+        output: Output = OutputOption,
+    ) -> None:
         """Run a custom day-2 operation with its inputs."""
         _operate(project, target, output, name, force_unlock,
                  lambda lc: lc.run(name, operation, parse_pairs(inputs)))
 
     @group.command()
     def scope(name: str, regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
-              project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
-              target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+              project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
+              target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Set the regions of the instance: per-region stacks are added or removed."""
         wanted = [r.strip() for r in regions.split(",") if r.strip()]
         _operate(project, target, output, name, force_unlock, lambda lc: lc.scope(name, wanted))
 
     @group.command()
     def delete(name: str, yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
-               project: Path = ProjectOption, force_unlock: Optional[str] = UnlockOption,
-               target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
+               target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project_cmds import confirm
 
@@ -139,7 +161,9 @@ def register(app: typer.Typer) -> None:
         for column in ("instance", "status", "version", "revision", "regions", "updated"):
             table.add_column(column)
         for r in rows:
-            table.add_row(r.name, r.status, r.version or "", str(r.revision), ",".join(r.regions), _stamp(r.updated_at))
+            table.add_row(
+                r.name, r.status, r.version or "", str(r.revision), ",".join(r.regions), _stamp(r.updated_at)
+            )
         console.print(table)
 
     @group.command()
@@ -153,17 +177,25 @@ def register(app: typer.Typer) -> None:
             last = lifecycle.journal.last_operation(name)
         finally:
             lifecycle.close()
-        data = {"instance": inst.__dict__, "lock": lock,
-                "last_operation": {"id": last.id, "kind": last.kind, "status": last.status, "error": last.error}
-                if last else None,
-                "revision": revision.__dict__ if revision else None}
+        data = {
+            "instance": inst.__dict__,
+            "lock": lock,
+            "last_operation": {"id": last.id, "kind": last.kind, "status": last.status, "error": last.error}
+            if last
+            else None,
+            "revision": revision.__dict__ if revision else None,
+        }
         if output is Output.json:
             emit_json(data)
             return
-        console.print(f"[bold]{inst.name}[/]: {inst.status}, version {inst.version or '-'}, revision {inst.revision}, "
-                      f"regions {','.join(inst.regions)}")
+        console.print(
+            f"[bold]{inst.name}[/]: {inst.status}, version {inst.version or '-'}, revision {inst.revision}, "
+            f"regions {','.join(inst.regions)}"
+        )
         if last:
-            console.print(f"last operation: {last.kind} {last.id} {last.status} {last.error or ''}", highlight=False)
+            console.print(
+                f"last operation: {last.kind} {last.id} {last.status} {last.error or ''}", highlight=False
+            )
         if lock:
             console.print(f"locked by {lock['operation_id']} (pid {lock['pid']} on {lock['host']})")
         if revision:
@@ -201,5 +233,7 @@ def register(app: typer.Typer) -> None:
         for column in ("revision", "version", "operation", "stacks", "created"):
             table.add_column(column)
         for r in revisions:
-            table.add_row(str(r.number), r.version or "", r.operation_id, str(len(r.elements)), _stamp(r.created_at))
+            table.add_row(
+                str(r.number), r.version or "", r.operation_id, str(len(r.elements)), _stamp(r.created_at)
+            )
         console.print(table)

@@ -20,10 +20,14 @@ def register(app: typer.Typer) -> None:
         """Start the local cloud in the background (or reuse the running one)."""
         record, started = local.start(port or None)
         if output is Output.json:
-            emit_json({"endpoint": record.endpoint, "pid": record.pid, "log": record.log_file, "started": started})
+            emit_json(
+                {"endpoint": record.endpoint, "pid": record.pid, "log": record.log_file, "started": started}
+            )
             return
         verb = "started" if started else "already running"
-        console.print(f"local cloud {verb} at [bold]{record.endpoint}[/] (pid {record.pid}, log {record.log_file})")
+        console.print(
+            f"local cloud {verb} at [bold]{record.endpoint}[/] (pid {record.pid}, log {record.log_file})"
+        )
         console.print("stop it with: formwright local-cloud stop")
 
     @group.command()

@@ -46,7 +46,18 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 # Each command group is imported only when its command runs (all of them for --help or a typo): the
 # engine pulls in boto3, the sync objects pydantic, the TOSCA plugin tosca-parser and troposphere, and
 # no command should pay for the others' start-up.
-PROJECT_COMMANDS = ("init", "validate", "build", "plan", "deploy", "delete", "status", "outputs", "diff", "graph")
+PROJECT_COMMANDS = (
+    "init",
+    "validate",
+    "build",
+    "plan",
+    "deploy",
+    "delete",
+    "status",
+    "outputs",
+    "diff",
+    "graph",
+)
 COMMAND_MODULES = {
     **{name: "formwright.cli.project_cmds" for name in PROJECT_COMMANDS},
     "local-cloud": "formwright.cli.local_cloud",
@@ -61,7 +72,11 @@ COMMAND_MODULES = {
 def register_groups(argv: list[str]) -> None:
     """Register the command modules the command line needs (all of them when unsure)."""
     command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
-    wanted = [COMMAND_MODULES[command]] if command in COMMAND_MODULES else list(dict.fromkeys(COMMAND_MODULES.values()))
+    wanted = (
+        [COMMAND_MODULES[command]]
+        if command in COMMAND_MODULES
+        else list(dict.fromkeys(COMMAND_MODULES.values()))
+    )
     for module in wanted:
         importlib.import_module(module).register(app)
 
@@ -79,7 +94,7 @@ def main() -> None:
         app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
     except FormwrightError as err:
         fail(err)
-    except Exception as err:  # AWS errors outside a stack are one line too; anything else is a bug
+    except Exception as err:  # noqa: BLE001 - AWS errors outside a stack are one line too; anything else is a bug
         if type(err).__module__.startswith("botocore"):
             from formwright.cloud.errors import translate
 

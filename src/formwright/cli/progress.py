@@ -38,7 +38,7 @@ class Progress:
         self._lock = threading.Lock()
         self._live: Live | None = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if self.live_mode:
             self._live = Live(self._table(), console=self.console, refresh_per_second=8, transient=False)
             self._live.__enter__()
@@ -79,5 +79,7 @@ class Progress:
         for name, line in self.lines.items():
             elapsed = "" if line.phase == "waiting" else f"{(line.ended or now) - line.started:5.1f}s"
             style = _STYLE.get(line.phase, "cyan")
-            table.add_row(escape(name), f"[{style}]{line.phase}[/]", line.status, elapsed, escape(line.message[:80]))
+            table.add_row(
+                escape(name), f"[{style}]{line.phase}[/]", line.status, elapsed, escape(line.message[:80])
+            )
         return table

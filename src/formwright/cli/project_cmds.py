@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -27,9 +27,15 @@ from formwright.template import plain
 from formwright.template.lint import lint
 
 DirArgument = typer.Argument(Path("."), help="The project folder (with formwright.yaml) or the file itself.")
-StackOption = typer.Option(None, "--stack", "-s", help="Only this stack (repeatable); deploy adds its dependencies.")
-MacrosOption = typer.Option(None, "--macros", help="A folder of user macros (file name = macro name), or `remote` to "
-                            "send templates as written with CAPABILITY_AUTO_EXPAND and let CloudFormation expand them.")
+StackOption = typer.Option(
+    None, "--stack", "-s", help="Only this stack (repeatable); deploy adds its dependencies."
+)
+MacrosOption = typer.Option(
+    None,
+    "--macros",
+    help="A folder of user macros (file name = macro name), or `remote` to "
+    "send templates as written with CAPABILITY_AUTO_EXPAND and let CloudFormation expand them.",
+)
 
 
 def macro_mode(value: str | None) -> dict[str, Any]:
@@ -45,7 +51,9 @@ def macro_mode(value: str | None) -> dict[str, Any]:
 
 
 # ---- shared steps -------------------------------------------------------------------------------
-def open_project(directory: Path, stacks: list[str] | None = None, *, with_dependencies: bool = True) -> Project:
+def open_project(
+    directory: Path, stacks: list[str] | None = None, *, with_dependencies: bool = True
+) -> Project:
     """Load the project and check --stack names."""
     project = load_project(directory)
     for name in stacks or []:
@@ -83,7 +91,9 @@ def make_group(project: Project, target: Target, only: list[str] | None, max_con
                progress: Any, counter: CallCounter | None = None, macros: str | None = None) -> StackGroup:
     """Stacks prepared for the target, on their DAG."""
     stacks = prepare_stacks(project, target=target, only=only, **macro_mode(macros))
-    return StackGroup(project, stacks, target, max_concurrency=max_concurrency, progress=progress, counter=counter)
+    return StackGroup(
+        project, stacks, target, max_concurrency=max_concurrency, progress=progress, counter=counter
+    )
 
 
 def deployed(project: Project, target: Target) -> dict[str, StackInfo | None]:
@@ -97,7 +107,9 @@ def confirm(question: str, yes: bool, output: Output = Output.text) -> None:
     if yes:
         return
     if output is Output.json:
-        raise InputError(f"{question} needs confirmation, and --output json cannot ask", hint="add --yes (-y)")
+        raise InputError(
+            f"{question} needs confirmation, and --output json cannot ask", hint="add --yes (-y)"
+        )
     if not sys.stdin.isatty():
         raise InputError(f"{question} needs confirmation", hint="pass --yes (-y) when not at a terminal")
     if not typer.confirm(question, default=False):
@@ -119,8 +131,8 @@ def plan_table(plan: StackPlan) -> Table:
     for title, values in (("parameter", plan.parameters), ("tag", plan.tags)):
         for v in values:
             symbol = "+" if v.old is None else "-" if v.new is None else "~"
-            change = f"{v.old if v.old is not None else ''} -> {v.new if v.new is not None else ''}"
-            table.add_row(f"[{colors[symbol]}]{symbol} {title}[/]", escape(v.key), escape(change), "")
+            shown = f"{v.old if v.old is not None else ''} -> {v.new if v.new is not None else ''}"
+            table.add_row(f"[{colors[symbol]}]{symbol} {title}[/]", escape(v.key), escape(shown), "")
     return table
 
 
@@ -148,7 +160,9 @@ def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:
         if r is None:
             continue
         style = "red" if not r.ok else "green"
-        table.add_row(escape(name), f"[{style}]{r.outcome}[/]", r.status, f"{r.elapsed:.1f}s", escape(r.error or ""))
+        table.add_row(
+            escape(name), f"[{style}]{r.outcome}[/]", r.status, f"{r.elapsed:.1f}s", escape(r.error or "")
+        )
     return table
 
 
@@ -214,7 +228,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def init(directory: Path = typer.Argument(Path("."), help="Folder for the new project."),
-             name: Optional[str] = typer.Option(None, help="Project name (default: the folder's name)."),
+             name: str | None = typer.Option(None, help="Project name (default: the folder's name)."),
              output: Output = OutputOption) -> None:
         """Create a new project from a starter: formwright.yaml and two templates."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -229,12 +243,19 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json({"project": str(target), "name": project_name})
         else:
-            console.print(f"created {target}; next: formwright validate {directory} && formwright deploy {directory}")
+            console.print(
+                f"created {target}; next: formwright validate {directory} && formwright deploy {directory}"
+            )
 
     @app.command()
-    def validate(directory: Path = DirArgument, output: Output = OutputOption, macros: Optional[str] = MacrosOption,
-                 lint_templates: bool = typer.Option(True, "--lint/--no-lint", help="Run cfn-lint.")) -> None:
-        """Load the project, expand templates, lint them; check references, cycles, parameters. No cloud calls."""
+    def validate(
+        directory: Path = DirArgument,
+        output: Output = OutputOption,
+        macros: str | None = MacrosOption,
+        lint_templates: bool = typer.Option(True, "--lint/--no-lint", help="Run cfn-lint."),
+    ) -> None:
+        """Load the project, expand templates, lint them; check references, cycles, parameters. \
+No cloud calls."""
         from formwright.lifecycle.manifest import load_for_validation
 
         project = load_for_validation(directory)
@@ -260,7 +281,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def build(directory: Path = DirArgument, output: Output = OutputOption,
-              macros: Optional[str] = MacrosOption) -> None:
+              macros: str | None = MacrosOption) -> None:
         """Write each stack's original and processed template to .formwright/build/<stack>/."""
         project = load_project(directory)
         stacks = prepare_stacks(project, **macro_mode(macros))
@@ -276,10 +297,15 @@ def register(app: typer.Typer) -> None:
                 console.print(f"{name}: {path}")
 
     @app.command()
-    def plan(directory: Path = DirArgument, stack: Optional[list[str]] = StackOption,
-             keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
-             target: Optional[str] = TargetOption, output: Output = OutputOption, macros: Optional[str] = MacrosOption,
-             max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks planned at once.")) -> None:
+    def plan(
+        directory: Path = DirArgument,
+        stack: list[str] | None = StackOption,
+        keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
+        target: str | None = TargetOption,
+        output: Output = OutputOption,
+        macros: str | None = MacrosOption,
+        max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks planned at once."),
+    ) -> None:
         """Show what deploy would change, per stack, from real change sets. Never executes."""
         project = open_project(directory, stack)
         tgt = connect(project, target)
@@ -293,13 +319,18 @@ def register(app: typer.Typer) -> None:
             print_plans(plans, project.order())
 
     @app.command()
-    def deploy(directory: Path = DirArgument, stack: Optional[list[str]] = StackOption,
-               yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; deploy what the plan shows."),
-               force: bool = typer.Option(False, "--force", help="Ignore the applied cache; plan every stack."),
-               max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks deployed at once."),
-               target: Optional[str] = TargetOption, output: Output = OutputOption,
-               macros: Optional[str] = MacrosOption) -> None:
-        """Plan and execute in dependency order, stacks in parallel; outputs at the end. Exit 1 if any failed."""
+    def deploy(
+        directory: Path = DirArgument,
+        stack: list[str] | None = StackOption,
+        yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask; deploy what the plan shows."),
+        force: bool = typer.Option(False, "--force", help="Ignore the applied cache; plan every stack."),
+        max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks deployed at once."),
+        target: str | None = TargetOption,
+        output: Output = OutputOption,
+        macros: str | None = MacrosOption,
+    ) -> None:
+        """Plan and execute in dependency order, stacks in parallel; outputs at the end. \
+Exit 1 if any failed."""
         project = open_project(directory, stack)
         tgt = connect(project, target)
         only = selection(project, stack, dependencies=True)
@@ -322,8 +353,15 @@ def register(app: typer.Typer) -> None:
         outputs = {n: r.outputs for n, r in results.items() if r.ok}
         failed = [r for r in results.values() if not r.ok]
         if output is Output.json:
-            emit_json({"ok": not failed, "stacks": {n: results[n].to_json() for n in order}, "outputs": outputs,
-                       "calls": dict(counter.calls), "write_calls": counter.writes})
+            emit_json(
+                {
+                    "ok": not failed,
+                    "stacks": {n: results[n].to_json() for n in order},
+                    "outputs": outputs,
+                    "calls": dict(counter.calls),
+                    "write_calls": counter.writes,
+                }
+            )
         else:
             console.print(summary_table(results, order))
             if not failed:
@@ -332,10 +370,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(exit_code_of(results))
 
     @app.command()
-    def delete(directory: Path = DirArgument, stack: Optional[list[str]] = StackOption,
+    def delete(directory: Path = DirArgument, stack: list[str] | None = StackOption,
                yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
                max_concurrency: int = typer.Option(8, "--max-concurrency", help="Stacks deleted at once."),
-               target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+               target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Delete stacks in reverse dependency order (a stack's dependents go first)."""
         project = open_project(directory, stack)
         tgt = connect(project, target)
@@ -357,7 +395,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(exit_code_of(results))
 
     @app.command()
-    def status(directory: Path = DirArgument, target: Optional[str] = TargetOption,
+    def status(directory: Path = DirArgument, target: str | None = TargetOption,
                output: Output = OutputOption) -> None:
         """Each stack's CloudFormation status and last update."""
         project = load_project(directory)
@@ -378,7 +416,7 @@ def register(app: typer.Typer) -> None:
         console.print(table)
 
     @app.command()
-    def outputs(directory: Path = DirArgument, target: Optional[str] = TargetOption,
+    def outputs(directory: Path = DirArgument, target: str | None = TargetOption,
                 output: Output = OutputOption) -> None:
         """The outputs of every deployed stack."""
         project = load_project(directory)
@@ -390,13 +428,15 @@ def register(app: typer.Typer) -> None:
             console.print(outputs_table(values, project.order()))
 
     @app.command()
-    def diff(directory: Path = DirArgument, stack: Optional[list[str]] = StackOption,
-             target: Optional[str] = TargetOption, output: Output = OutputOption) -> None:
+    def diff(directory: Path = DirArgument, stack: list[str] | None = StackOption,
+             target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Unified diff of the local processed template against the deployed one (both normalised)."""
         project = open_project(directory, stack)
         tgt = connect(project, target)
         group = make_group(project, tgt, selection(project, stack), 8, lambda e: None)
-        deployed_outputs = {name: info.outputs for name, info in deployed(project, tgt).items() if info is not None}
+        deployed_outputs = {
+            name: info.outputs for name, info in deployed(project, tgt).items() if info is not None
+        }
         diffs: dict[str, str] = {}
         for name in [n for n in project.order() if n in group.stacks]:
             local_stack = group.stacks[name]
@@ -425,9 +465,11 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write(text)
 
     @app.command()
-    def graph(directory: Path = DirArgument,
-              fmt: str = typer.Option("dot", "--format", "-f", help="dot, svg or png (svg/png need Graphviz)."),
-              out: Optional[Path] = typer.Option(None, "--out", help="Write to this file instead of stdout.")) -> None:
+    def graph(
+        directory: Path = DirArgument,
+        fmt: str = typer.Option("dot", "--format", "-f", help="dot, svg or png (svg/png need Graphviz)."),
+        out: Path | None = typer.Option(None, "--out", help="Write to this file instead of stdout."),
+    ) -> None:
         """The stacks' dependency graph as DOT (or SVG/PNG through Graphviz's `dot`)."""
         project = load_project(directory)
         dot = dot_graph(project)
@@ -440,7 +482,9 @@ def register(app: typer.Typer) -> None:
         if fmt not in ("svg", "png"):
             raise InputError(f"unknown format '{fmt}'", hint="use dot, svg or png")
         if shutil.which("dot") is None:
-            raise InputError(f"--format {fmt} needs Graphviz's `dot`", hint="install graphviz, or use --format dot")
+            raise InputError(
+                f"--format {fmt} needs Graphviz's `dot`", hint="install graphviz, or use --format dot"
+            )
         rendered = subprocess.run(["dot", f"-T{fmt}"], input=dot.encode(), capture_output=True, timeout=60,
                                   check=False)
         if rendered.returncode != 0:

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -85,17 +85,23 @@ def register(app: typer.Typer) -> None:
     app.add_typer(sync, name="sync")
 
     @sync.command("run")
-    def run(directory: Path = typer.Argument(..., help="Folder (or file) with CloudFormationStack and "
-                                             "GitRepository objects."),
-            workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
-            state: Optional[Path] = StateOption, target: Optional[str] = TargetOption,
-            region: Optional[str] = RegionOption,
-            drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
-            requeue_dependency: str = typer.Option("30s", "--requeue-dependency",
-                                                   help="Retry after this long while dependsOn is not Ready."),
-            reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
-            output: Output = OutputOption) -> None:
-        """Reconcile every object in DIR until Ctrl-C or SIGTERM (a daemon; state in <DIR>/.formwright/sync)."""
+    def run(
+        directory: Path = typer.Argument(
+            ..., help="Folder (or file) with CloudFormationStack and GitRepository objects."
+        ),
+        workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
+        state: Path | None = StateOption,
+        target: str | None = TargetOption,
+        region: str | None = RegionOption,
+        drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
+        requeue_dependency: str = typer.Option(
+            "30s", "--requeue-dependency", help="Retry after this long while dependsOn is not Ready."
+        ),
+        reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
+        output: Output = OutputOption,
+    ) -> None:
+        """Reconcile every object in DIR until Ctrl-C or SIGTERM \
+(a daemon; state in <DIR>/.formwright/sync)."""
         from formwright.cloud.session import resolve_target
         from formwright.sync.daemon import Daemon
         from formwright.sync.objects import parse_duration
@@ -123,7 +129,7 @@ def register(app: typer.Typer) -> None:
         log(f"stopped after {daemon.stats.passes} pass(es)")
 
     @sync.command("status")
-    def status(directory: Path = DirOption, state: Optional[Path] = StateOption,
+    def status(directory: Path = DirOption, state: Path | None = StateOption,
                output: Output = OutputOption) -> None:
         """Each object: Ready, reason, last applied revision, last change set, next run."""
         objects = load_objects(directory)
@@ -155,12 +161,13 @@ def register(app: typer.Typer) -> None:
 
     @sync.command("reconcile")
     def reconcile(name: str = typer.Argument(..., help="The object: name or namespace/name."),
-                  directory: Path = DirOption, state: Optional[Path] = StateOption,
-                  target: Optional[str] = TargetOption, region: Optional[str] = RegionOption,
+                  directory: Path = DirOption, state: Path | None = StateOption,
+                  target: str | None = TargetOption, region: str | None = RegionOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
                   timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
                   output: Output = OutputOption) -> None:
-        """Reconcile one object now: through the running daemon, or here when none runs. Exit 1 if not Ready."""
+        """Reconcile one object now: through the running daemon, or here when none runs. \
+Exit 1 if not Ready."""
         objects = load_objects(directory)
         obj = _find(objects, name)
         state_dir = _state(directory, state)
@@ -185,8 +192,10 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json({"via": via, **row})
         else:
-            console.print(f"{obj.key}: Ready={row['ready']} {row['reason']}: {row['message']} [dim]({via})[/]",
-                          highlight=False)
+            console.print(
+                f"{obj.key}: Ready={row['ready']} {row['reason']}: {row['message']} [dim]({via})[/]",
+                highlight=False,
+            )
         if wait and row["ready"] == "False":
             raise typer.Exit(1)
 
@@ -212,14 +221,14 @@ def register(app: typer.Typer) -> None:
 
     @sync.command("suspend")
     def suspend(name: str = typer.Argument(..., help="The object: name or namespace/name."),
-                directory: Path = DirOption, state: Optional[Path] = StateOption,
+                directory: Path = DirOption, state: Path | None = StateOption,
                 output: Output = OutputOption) -> None:
         """Stop reconciling one object (its stack is left as it is)."""
         _set_suspend(name, directory, state, True, output)
 
     @sync.command("resume")
     def resume(name: str = typer.Argument(..., help="The object: name or namespace/name."),
-               directory: Path = DirOption, state: Optional[Path] = StateOption,
+               directory: Path = DirOption, state: Path | None = StateOption,
                output: Output = OutputOption) -> None:
         """Reconcile a suspended object again, starting now."""
         _set_suspend(name, directory, state, False, output)
@@ -244,7 +253,8 @@ def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, st
         records = store.all()
         outcome = reconciler.reconcile(obj, record.generation, record.status,
                                        repository=objects.sources.get(obj.source_key),
-                                       ready_of=lambda k: records[k].status if k in records else None,
+                                       # reconcile() is done with ready_of before `records` is rebound
+                                       ready_of=lambda k: records[k].status if k in records else None,  # noqa: B023
                                        force_fetch=force)
         force = False
         outcome.status.next_run = None

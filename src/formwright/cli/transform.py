@@ -24,8 +24,8 @@ def tosca(
     output: Output = FormatOption,
 ) -> None:
     """Transform a TOSCA topology into a CloudFormation template, files and deploy scripts."""
-    from formwright.transform.cloudformation import transform_tosca
     from formwright.tosca.inputs import parse_assignments
+    from formwright.transform.cloudformation import transform_tosca
 
     target = out if out is not None else Path(f"{src.stem or 'tosca'}-cfn")
     if target.resolve() == src.resolve() or src.resolve().is_relative_to(target.resolve()):
@@ -43,7 +43,7 @@ def tosca(
         emit_json(summary)
         return
     console.print(f"wrote {summary['template']} ({summary['resources']} resources)")
-    console.print(f"deploy with {Path(summary['out']) / 'scripts' / 'deploy.sh'} or formwright deploy")
+    console.print(f"deploy with {Path(str(summary['out'])) / 'scripts' / 'deploy.sh'} or formwright deploy")
 
 
 def register(app: typer.Typer) -> None:

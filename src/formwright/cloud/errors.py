@@ -6,7 +6,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from formwright.errors import CloudError, FormwrightError, InputError
 
-_ACCESS = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "ExpiredToken", "InvalidClientTokenId"}
+_ACCESS = {
+    "AccessDenied",
+    "AccessDeniedException",
+    "UnauthorizedOperation",
+    "ExpiredToken",
+    "InvalidClientTokenId",
+}
 # ValidationErrors that describe the stack's state, not the input: the cloud said no, exit 1.
 _STATE_CONFLICTS = ("state and can not be", "is in ", "does not exist", "already exists", "cannot be deleted")
 _THROTTLE = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"}
@@ -42,11 +48,17 @@ def translate(err: Exception, *, where: str | None = None) -> FormwrightError:
             return InputError(f"{op} rejected: {message}", where=where)
         return CloudError(f"{op} failed ({code}): {message}", where=where)
     if isinstance(err, BotoCoreError) and "NoCredentialsError" in type(err).__name__:
-        return InputError("no AWS credentials found", where=where,
-                          hint="configure a profile or AWS_* variables, or use the local cloud (--target local)")
+        return InputError(
+            "no AWS credentials found",
+            where=where,
+            hint="configure a profile or AWS_* variables, or use the local cloud (--target local)",
+        )
     if isinstance(err, BotoCoreError) and "Internal Server Error" in str(err):
-        return CloudError("the target answered HTTP 500 (an internal error)", where=where,
-                          hint="on the local cloud this is usually a feature moto lacks; its log file says which")
+        return CloudError(
+            "the target answered HTTP 500 (an internal error)",
+            where=where,
+            hint="on the local cloud this is usually a feature moto lacks; its log file says which",
+        )
     if isinstance(err, BotoCoreError):
         return CloudError(f"cannot reach the target: {err}", where=where,
                           hint="is the local cloud running (`formwright local-cloud status`)?")

@@ -6,6 +6,7 @@ Its endpoint, process id and log file are recorded in a state file under the for
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,8 +19,8 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from formwright.processes import pid_alive
 from formwright.errors import FormwrightError, InputError
+from formwright.processes import pid_alive
 
 HOST = "127.0.0.1"
 
@@ -139,16 +140,12 @@ def stop(wait: float = 10.0) -> LocalCloud | None:
         try:
             os.killpg(record.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(record.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + wait
         while pid_alive(record.pid) and time.monotonic() < deadline:
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(record.pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
             time.sleep(0.05)
         if pid_alive(record.pid):
             os.kill(record.pid, signal.SIGKILL)

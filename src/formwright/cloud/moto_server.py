@@ -63,7 +63,7 @@ def patch_moto() -> None:
         if self.change_set_type == "UPDATE":
             stack.last_updated_time = utcnow()
 
-    models.ChangeSet.apply = apply
+    models.ChangeSet.apply = apply  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
     original_update = models.Stack.update
 
@@ -71,8 +71,8 @@ def patch_moto() -> None:
         original_update(self, *args, **kwargs)
         self.last_updated_time = utcnow()
 
-    models.Stack.update = update
-    models.ChangeSet._formwright_patched = True
+    models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+    models.ChangeSet._formwright_patched = True  # type: ignore[attr-defined]  # our marker on moto's class
 
     yaml_parse = models.Stack.parse_template
 
@@ -86,12 +86,12 @@ def patch_moto() -> None:
                 pass
         return yaml_parse(template)
 
-    models.Stack.parse_template = staticmethod(parse_template)
+    models.Stack.parse_template = staticmethod(parse_template)  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
     def parse_change_set_template(self: Any) -> None:
         self.template_dict = parse_template(self.template)
 
-    models.ChangeSet._parse_template = parse_change_set_template
+    models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
     original_execute = models.CloudFormationBackend.execute_change_set
 
@@ -109,8 +109,11 @@ def patch_moto() -> None:
             original_execute(self, change_set_name, stack_name)
         except Exception as err:  # noqa: BLE001 - any resource failure
             # moto fails the ExecuteChangeSet call itself; CloudFormation accepts it and rolls the stack back
-            failed, rolled_back = (("CREATE_FAILED", "ROLLBACK_COMPLETE") if change_set.change_set_type == "CREATE"
-                                   else ("UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE"))
+            failed, rolled_back = (
+                ("CREATE_FAILED", "ROLLBACK_COMPLETE")
+                if change_set.change_set_type == "CREATE"
+                else ("UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE")
+            )
             stack._add_stack_event(failed, resource_status_reason=str(err) or type(err).__name__)
             stack._add_stack_event(rolled_back)
             stack.status = rolled_back
@@ -121,7 +124,7 @@ def patch_moto() -> None:
         for export in stack.exports:
             self.exports[export.name] = export
 
-    models.CloudFormationBackend.execute_change_set = execute_change_set
+    models.CloudFormationBackend.execute_change_set = execute_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
     original_create = models.CloudFormationBackend.create_change_set
 
@@ -141,7 +144,7 @@ def patch_moto() -> None:
             stack_id = waiting.stack_id
         return change_set_id, stack_id
 
-    models.CloudFormationBackend.create_change_set = create_change_set
+    models.CloudFormationBackend.create_change_set = create_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
     def list_imports(self: Any) -> ActionResult:
         export_name = self._get_param("ExportName")
@@ -156,7 +159,8 @@ def patch_moto() -> None:
             raise ValidationError(message=f"Export '{export_name}' is not imported by any stack.")
         return ActionResult({"Imports": sorted(importers)})
 
-    responses.CloudFormationResponse.list_imports = list_imports
+    # an action moto lacks, added to its response class
+    responses.CloudFormationResponse.list_imports = list_imports  # type: ignore[attr-defined]
 
     def update_termination_protection(self: Any) -> ActionResult:
         name = self._get_param("StackName")
@@ -166,7 +170,10 @@ def patch_moto() -> None:
         return ActionResult({"StackId": stack.stack_id})
 
     if not hasattr(responses.CloudFormationResponse, "update_termination_protection"):
-        responses.CloudFormationResponse.update_termination_protection = update_termination_protection
+        # an action older moto lacks, added to its response class
+        responses.CloudFormationResponse.update_termination_protection = (  # type: ignore[attr-defined]
+            update_termination_protection
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -65,7 +66,7 @@ class StackInfo:
     updated: datetime | None = None
 
     @classmethod
-    def from_api(cls, data: dict[str, Any]) -> "StackInfo":
+    def from_api(cls, data: dict[str, Any]) -> StackInfo:
         """Build from one element of describe_stacks' `Stacks`."""
         outputs, exports = {}, {}
         for out in data.get("Outputs") or []:

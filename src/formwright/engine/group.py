@@ -8,8 +8,9 @@ Delete walks the same graph reversed.
 from __future__ import annotations
 
 import graphlib
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Callable
+from typing import Any
 
 from botocore.exceptions import ClientError
 
@@ -66,7 +67,9 @@ class StackGroup:
                 backward[dep].add(name)
         return backward
 
-    def walk(self, graph: dict[str, set[str]], work: Callable[[Stack], StackResult]) -> dict[str, StackResult]:
+    def walk(
+        self, graph: dict[str, set[str]], work: Callable[[Stack], StackResult]
+    ) -> dict[str, StackResult]:
         """Run `work` on every stack as soon as its predecessors in `graph` succeeded."""
         sorter = graphlib.TopologicalSorter(graph)
         sorter.prepare()
@@ -81,7 +84,9 @@ class StackGroup:
             if not graph[name]:
                 self.progress(ProgressEvent(name, "waiting", "", "queued"))
             else:
-                self.progress(ProgressEvent(name, "waiting", "", "waiting for " + ", ".join(sorted(graph[name]))))
+                self.progress(
+                    ProgressEvent(name, "waiting", "", "waiting for " + ", ".join(sorted(graph[name])))
+                )
         with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="stack") as pool:
             while sorter.is_active():
                 for name in sorter.get_ready():
@@ -167,7 +172,9 @@ class StackGroup:
         for exporter, users in exports.values():
             graph[exporter] |= {by_cloud_name[u] for u in users if by_cloud_name.get(u, exporter) != exporter}
         # importers deleted in this run are gone before their exporter starts
-        live = {export: [u for u in users if u not in by_cloud_name] for export, (_, users) in exports.items()}
+        live = {
+            export: [u for u in users if u not in by_cloud_name] for export, (_, users) in exports.items()
+        }
 
         def work(stack: Stack) -> StackResult:
             return self.runner.delete(stack, live)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 MASK = "****"
 
 
-def exit_code_of(results: "dict[str, StackResult]") -> int:
+def exit_code_of(results: dict[str, StackResult]) -> int:
     """0 when every stack is fine; 2 when any failed on bad input; else 1."""
     codes = [r.exit_code for r in results.values() if r.outcome == "failed"]
     if not codes and all(r.ok for r in results.values()):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -34,7 +34,8 @@ from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
 from formwright.template import check_size, needs_upload
 
 DEAD_ENDS = {
-    "DELETE_FAILED": "a delete failed; fix the resources that would not delete, then `formwright delete` again",
+    "DELETE_FAILED": "a delete failed; fix the resources that would not delete, "
+                     "then `formwright delete` again",
     "CREATE_FAILED": "the create failed without rollback; delete the stack and deploy again",
     "ROLLBACK_FAILED": "the rollback failed; delete the stack (retaining stuck resources) and deploy again",
     "UPDATE_FAILED": "the update failed without rollback; roll it back in the console or update again",
@@ -100,14 +101,17 @@ class StackRunner:
         """The managed bucket, created on first use."""
         if self._bucket is None:
             bucket = managed_bucket_name(self.target, self.project)
-            if ensure_bucket(self.target.client("s3"), bucket, self.target.region, owner=self.target.account_id()):
+            if ensure_bucket(
+                self.target.client("s3"), bucket, self.target.region, owner=self.target.account_id()
+            ):
                 self.cfn.counter.add("create_bucket")
             self._bucket = bucket
         return self._bucket
 
     # ---- status -------------------------------------------------------------------------------
     def settle(self, stack: Stack, info: StackInfo | None) -> tuple[StackInfo | None, str]:
-        """Bring the stack (as last described) to a state a change set can start from; return it and a note."""
+        """Bring the stack (as last described) to a state a change set can start from;
+        return it and a note."""
         note = ""
         if info is not None and info.in_progress:
             self._say(stack, "waiting", info.status, "waiting for an operation already in progress")
@@ -130,15 +134,20 @@ class StackRunner:
             info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "updating", i))
             if info is None or info.status != "UPDATE_ROLLBACK_COMPLETE":
                 status = info.status if info else "gone"
-                raise CloudError(f"continue-update-rollback ended in {status}", where=stack.name,
-                                 hint="skip the stuck resources with the console's ResourcesToSkip, then deploy")
+                raise CloudError(
+                    f"continue-update-rollback ended in {status}",
+                    where=stack.name,
+                    hint="skip the stuck resources with the console's ResourcesToSkip, then deploy",
+                )
         if info.status in DEAD_ENDS:
             raise CloudError(f"stack is {info.status}: {info.reason}".rstrip(": "), where=stack.name,
                              hint=DEAD_ENDS[info.status])
         return info, note
 
     # ---- change sets --------------------------------------------------------------------------
-    def change_set(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> tuple[StackPlan, str | None]:
+    def change_set(
+        self, stack: Stack, info: StackInfo | None, prep: Prepared
+    ) -> tuple[StackPlan, str | None]:
         """Create and describe a change set; an empty one is deleted and reported as no changes."""
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
         kind = "create" if create else "update"
@@ -147,7 +156,9 @@ class StackRunner:
             "StackName": stack.stack_name,
             "ChangeSetName": name,
             "ChangeSetType": "CREATE" if create else "UPDATE",
-            "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in sorted(prep.parameters.items())],
+            "Parameters": [
+                {"ParameterKey": k, "ParameterValue": v} for k, v in sorted(prep.parameters.items())
+            ],
             "Tags": [{"Key": k, "Value": v} for k, v in sorted(stack.config.tags.items())],
             "Capabilities": stack.capabilities,
             "ClientToken": name,
@@ -155,7 +166,9 @@ class StackRunner:
         }
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
-        plan.parameters = value_changes(info.parameters if info else {}, prep.effective_parameters(), prep.secrets)
+        plan.parameters = value_changes(
+            info.parameters if info else {}, prep.effective_parameters(), prep.secrets
+        )
         plan.tags = value_changes(info.tags if info else {}, stack.config.tags, set())
         try:
             change_set_id = self.cfn.create_change_set(**kwargs)
@@ -174,7 +187,9 @@ class StackRunner:
             self.cfn.delete_change_set(change_set_id)
             if create:
                 self._drop_review_stack(stack)
-            raise CloudError(f"change set failed: {desc.get('StatusReason', 'no reason given')}", where=stack.name)
+            raise CloudError(
+                f"change set failed: {desc.get('StatusReason', 'no reason given')}", where=stack.name
+            )
         plan.resources = [resource_change(c) for c in desc.get("Changes", []) if c.get("Type") == "Resource"]
         return plan, change_set_id
 
@@ -212,9 +227,13 @@ class StackRunner:
         unknown = sorted(k for k, v in prep.parameters.items() if v == UNKNOWN)
         note = f"parameters known after apply: {', '.join(unknown)}"
         if info is not None:
-            return StackPlan(stack.name, stack.stack_name, "update",
-                             parameters=value_changes(info.parameters, prep.effective_parameters(), prep.secrets),
-                             note=note)
+            return StackPlan(
+                stack.name,
+                stack.stack_name,
+                "update",
+                parameters=value_changes(info.parameters, prep.effective_parameters(), prep.secrets),
+                note=note,
+            )
         resources = prep.template.get("Resources") or {}
         changes = [ResourceChange("Add", logical, str(body.get("Type", "")))
                    for logical, body in resources.items() if isinstance(body, dict)]
@@ -243,10 +262,14 @@ class StackRunner:
         try:
             result = self._deploy(stack, outputs, force, request_token)
         except FormwrightError as err:
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code)
-        except Exception as err:  # botocore and friends: one line, never a traceback
+            result = StackResult(
+                stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
+            )
+        except Exception as err:  # noqa: BLE001 - botocore and friends: one line, never a traceback
             error = translate(err, where=stack.name)
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code)
+            result = StackResult(
+                stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code
+            )
         result.elapsed = time.monotonic() - started
         self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
         return result
@@ -282,7 +305,9 @@ class StackRunner:
         self._protect(stack, final)
         self._remember(stack, final, prep)
         outcome = "created" if plan.kind == "create" else "updated"
-        return StackResult(stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan)
+        return StackResult(
+            stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan
+        )
 
     def _protect(self, stack: Stack, info: StackInfo) -> None:
         wanted = stack.config.termination_protection
@@ -292,21 +317,30 @@ class StackRunner:
 
     def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
         stack.write_build(prep.template)
-        self.cache.put(stack.name, AppliedRecord(stack.stack_name, prep.hash, info.stack_id, dict(info.outputs),
-                                                 updated=_stamp(info)))
+        self.cache.put(
+            stack.name,
+            AppliedRecord(
+                stack.stack_name, prep.hash, info.stack_id, dict(info.outputs), updated=_stamp(info)
+            ),
+        )
 
     # ---- delete -------------------------------------------------------------------------------
     def delete(self, stack: Stack, importers: dict[str, list[str]], *,
                request_token: str | None = None) -> StackResult:
-        """Delete one stack, refusing while another stack imports its exports (optional ClientRequestToken)."""
+        """Delete one stack, refusing while another stack imports its exports
+        (optional ClientRequestToken)."""
         started = time.monotonic()
         try:
             result = self._delete(stack, importers, request_token)
         except FormwrightError as err:
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code)
-        except Exception as err:
+            result = StackResult(
+                stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
+            )
+        except Exception as err:  # noqa: BLE001 - as in deploy(): one line, never a traceback
             error = translate(err, where=stack.name)
-            result = StackResult(stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code)
+            result = StackResult(
+                stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code
+            )
         result.elapsed = time.monotonic() - started
         self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
         return result
@@ -340,8 +374,14 @@ class StackRunner:
                 return StackResult(stack.name, stack.stack_name, "deleted", "DELETE_COMPLETE")
             if final.status != "DELETE_FAILED" or attempt == 1:
                 reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since))
-                return StackResult(stack.name, stack.stack_name, "failed", final.status, exit_code=1,
-                                   error=f"{stack.name}: {final.status}: {'; '.join(reasons[:3]) or final.reason}")
+                return StackResult(
+                    stack.name,
+                    stack.stack_name,
+                    "failed",
+                    final.status,
+                    exit_code=1,
+                    error=f"{stack.name}: {final.status}: {'; '.join(reasons[:3]) or final.reason}",
+                )
         raise AssertionError("unreachable")
 
     # ---- progress -----------------------------------------------------------------------------
@@ -365,7 +405,7 @@ def _stamp(info: StackInfo) -> str:
 
 def _event_floor() -> datetime:
     """A lower bound for the events of an operation about to start (a little slack for clock skew)."""
-    return datetime.now(timezone.utc) - timedelta(seconds=2)
+    return datetime.now(UTC) - timedelta(seconds=2)
 
 
 def resource_change(change: dict[str, Any]) -> ResourceChange:

@@ -65,7 +65,9 @@ class Stack:
         """True when formwright expands this stack's macros locally."""
         return self.macros is not None and not self.remote_macros
 
-    def resolve_parameters(self, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> dict[str, str]:
+    def resolve_parameters(
+        self, outputs: dict[str, dict[str, str]], *, partial: bool = False
+    ) -> dict[str, str]:
         """Parameter values with every !ref replaced by the output it names.
 
         With `partial`, a reference to an output not yet known becomes UNKNOWN instead of an error.
@@ -92,7 +94,9 @@ class Stack:
         raise ProjectError(f"{value}: stack '{value.stack}' has no output '{value.output}'", file=value.file,
                            line=value.line, hint=f"its outputs: {known}")
 
-    def processed(self, parameters: dict[str, str], *, region: str = "us-east-1") -> tuple[dict[str, Any], str]:
+    def processed(
+        self, parameters: dict[str, str], *, region: str = "us-east-1"
+    ) -> tuple[dict[str, Any], str]:
         """The processed template and its JSON body for these parameter values (cached)."""
         if not self.uses_macros():
             key = ""
@@ -171,8 +175,17 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         else:
             assert config.template is not None
             original, source = load(config.template), str(config.template)
-        stack = Stack(config, original, source, build_dir, fixed_parameters=fixed, extra_capabilities=extra_caps,
-                      remote_macros=remote_macros, s3_client=s3_client, account_id=account_id)
+        stack = Stack(
+            config,
+            original,
+            source,
+            build_dir,
+            fixed_parameters=fixed,
+            extra_capabilities=extra_caps,
+            remote_macros=remote_macros,
+            s3_client=s3_client,
+            account_id=account_id,
+        )
         if needs_auto_expand(original):
             if registry is None:
                 registry = MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,

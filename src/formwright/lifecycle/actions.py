@@ -20,9 +20,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from formwright.engine.results import MASK
 
@@ -71,7 +72,9 @@ class OperationLog:
     def write(self, where: str, text: str, level: str = "info") -> None:
         """Append lines tagged with a timestamp, the place (element/event) and a level."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        lines = [f"{stamp} {level:<5} [{where}] {self.redactor.text(line)}" for line in text.splitlines() if line]
+        lines = [
+            f"{stamp} {level:<5} [{where}] {self.redactor.text(line)}" for line in text.splitlines() if line
+        ]
         if not lines:
             return
         with self._lock, open(self.path, "a", encoding="utf-8") as handle:
@@ -150,8 +153,8 @@ def _run_process(argv: list[str], context: dict[str, Any], *, cwd: Path, timeout
         process = subprocess.Popen(  # noqa: S603 - argv from the manifest, never a shell
             argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)
-    except OSError as err:
-        return LAUNCH_FAILED, ActionResult(False, error=f"cannot run {argv[0]}: {err.strerror or err}")
+    except OSError as exc:
+        return LAUNCH_FAILED, ActionResult(False, error=f"cannot run {argv[0]}: {exc.strerror or exc}")
     try:
         out, err = process.communicate(payload, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -38,7 +38,9 @@ def elements_of(project: Project, manifest: Manifest, regions: list[str], home: 
         allowed = manifest.regional[name]
         for region in regions:
             if allowed is None or region in allowed:
-                result[f"{name}@{region}"] = Element(f"{name}@{region}", name, region, kind, config.stack_name)
+                result[f"{name}@{region}"] = Element(
+                    f"{name}@{region}", name, region, kind, config.stack_name
+                )
     return result
 
 

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from formwright.lifecycle.actions import ActionResult, OperationLog, Redactor, command_argv, run_command, run_python
+from formwright.lifecycle.actions import (
+    ActionResult,
+    OperationLog,
+    Redactor,
+    command_argv,
+    run_command,
+    run_python,
+)
 from formwright.lifecycle.manifest import Manifest, Trigger, instance_context, render_value
 from formwright.lifecycle.sources import SecretStore
 from formwright.state.journal import Journal, Operation
@@ -37,8 +44,16 @@ class EventScope:
 class EventFirer:
     """Runs triggers and keeps what they report (journal, secret store, log)."""
 
-    def __init__(self, journal: Journal, op: Operation, manifest: Manifest, scope: EventScope, log: OperationLog,
-                 redactor: Redactor, secrets: SecretStore) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        op: Operation,
+        manifest: Manifest,
+        scope: EventScope,
+        log: OperationLog,
+        redactor: Redactor,
+        secrets: SecretStore,
+    ) -> None:
         self.journal = journal
         self.op = op
         self.manifest = manifest
@@ -101,7 +116,9 @@ class EventFirer:
         where = f"{element or 'project'}/{event}"
         if trigger.is_python:
             assert isinstance(trigger.action, str)
-            return run_python(trigger.action, context, cwd=cwd, timeout=trigger.timeout, log=self.log, where=where)
+            return run_python(
+                trigger.action, context, cwd=cwd, timeout=trigger.timeout, log=self.log, where=where
+            )
         rendered = render_value(trigger.action, jinja, manifest.file, trigger.line)
         argv = command_argv(rendered, cwd)
         return run_command(argv, context, cwd=cwd, timeout=trigger.timeout, log=self.log, where=where)

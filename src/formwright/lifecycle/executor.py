@@ -53,9 +53,19 @@ class StepFailed(Exception):
 class Workspace:
     """An instance's project made ready for the cloud: stacks per element, runners per region, outputs."""
 
-    def __init__(self, *, home_state: Path, instance: str, project: Project, target: Any, inputs: dict[str, Any],
-                 properties: dict[str, str], version: str | None, progress: ProgressCallback,
-                 counter: CallCounter | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        home_state: Path,
+        instance: str,
+        project: Project,
+        target: Any,
+        inputs: dict[str, Any],
+        properties: dict[str, str],
+        version: str | None,
+        progress: ProgressCallback,
+        counter: CallCounter | None = None,
+    ) -> None:
         self.home_state = home_state
         self.instance = instance
         self.project = project
@@ -110,20 +120,29 @@ class Workspace:
         config.stack_name = stack_name
         return dataclasses.replace(base, config=config, build_dir=build_dir)
 
-    def outputs_view(self, element: str, graph: dict[str, list[str]], names: dict[str, str]) -> dict[str, dict[str, str]]:
-        """The outputs an element's `!ref`s see, by project stack name (read from the cloud when not known)."""
+    def outputs_view(
+        self, element: str, graph: dict[str, list[str]], names: dict[str, str]
+    ) -> dict[str, dict[str, str]]:
+        """The outputs an element's `!ref`s see, by project stack name
+        (read from the cloud when not known)."""
         view: dict[str, dict[str, str]] = {}
         for dep in graph.get(element, ()):
             if dep not in self.outputs:
                 dep_stack, region = split_id(dep, self.home_region)
-                info = self.runner(region).cfn.describe(names.get(dep) or self.project.stacks[dep_stack].stack_name)
+                info = self.runner(region).cfn.describe(
+                    names.get(dep) or self.project.stacks[dep_stack].stack_name
+                )
                 self.outputs[dep] = info.outputs if info else {}
             view[split_id(dep, self.home_region)[0]] = dict(self.outputs[dep])
         stack = split_id(element, self.home_region)[0]
         recorded = self.pinned.get(element, {})
-        for key, value in (self.project.stacks[stack].parameters.items() if stack in self.project.stacks else ()):
+        for key, value in (
+            self.project.stacks[stack].parameters.items() if stack in self.project.stacks else ()
+        ):
             if isinstance(value, OutputRef) and recorded.get(key, "****") != "****":
-                view.setdefault(value.stack, {})[value.output] = recorded[key]  # exactly what was deployed then
+                view.setdefault(value.stack, {})[value.output] = recorded[
+                    key
+                ]  # exactly what was deployed then
         return view
 
     def record(self, element: str, stack: Stack, graph: dict[str, list[str]], names: dict[str, str],
@@ -169,16 +188,25 @@ class Executor:
         self.names = {s.element: s.stack_name for s in op.steps if s.phase == "main" and s.element}
         self.records: dict[str, tuple[dict[str, Any], str, str]] = {}
         self.abort = threading.Event()
-        scope = EventScope(op.params.get("operation", op.kind), op.instance, workspace.version, workspace.inputs,
-                           workspace.properties, manifest_snapshot(workspace.project),
-                           Path(workspace.project.directory))
+        scope = EventScope(
+            op.params.get("operation", op.kind),
+            op.instance,
+            workspace.version,
+            workspace.inputs,
+            workspace.properties,
+            manifest_snapshot(workspace.project),
+            Path(workspace.project.directory),
+        )
         self.events = EventFirer(journal, op, manifest, scope, log, redactor, secrets)
-        # the versions whose stacks the clean-up deletes (newest first): their manifests own those stacks' hooks
+        # the versions whose stacks the clean-up deletes (newest first):
+        # their manifests own those stacks' hooks
         self.cleanup_sources = [str(s) for s in op.params.get("cleanup_sources", [])]
         self.owners: list[tuple[Manifest, Path]] = []
         if op.params.get("target_revision"):
             pinned = journal.revision(op.instance, int(op.params["target_revision"]))
-            workspace.pinned = {e: dict(rec.get("parameters", {})) for e, rec in (pinned.elements if pinned else {}).items()}
+            workspace.pinned = {
+                e: dict(rec.get("parameters", {})) for e, rec in (pinned.elements if pinned else {}).items()
+            }
 
     # ---- the whole operation ------------------------------------------------------------------
     def run(self) -> Revision | None:
@@ -202,15 +230,19 @@ class Executor:
             if error:
                 message += f"; OnError: {error}"
             self.journal.finish(self.op, "failed", message, instance_status="failed")
-            raise CloudError(f"{self.op.kind} of '{self.op.instance}' failed: {message}", where=self.op.id,
-                             hint=f"fix the cause, then `formwright instance retry {self.op.instance}`") from None
+            raise CloudError(
+                f"{self.op.kind} of '{self.op.instance}' failed: {message}",
+                where=self.op.id,
+                hint=f"fix the cause, then `formwright instance retry {self.op.instance}`",
+            ) from None
         status = "deleted" if self.op.kind == "delete" else "deployed"
         self.journal.finish(self.op, "done", instance_status=status)
         if self.compensates:
             failed = self.journal.operation(self.compensates)
-            for step in failed.steps if failed else []:
-                if step.status in ("done", "failed", "started"):
-                    self.journal.step(failed, step, "compensated")
+            if failed is not None:
+                for step in failed.steps:
+                    if step.status in ("done", "failed", "started"):
+                        self.journal.step(failed, step, "compensated")
         return revision
 
     def _load_owners(self) -> None:
@@ -221,8 +253,9 @@ class Executor:
                 project = load_for_instance(Path(source), self.op.instance, LenientInputs(self.ws.inputs, {}))
                 self.owners.append((parse_manifest(project), Path(project.directory)))
             except FormwrightError as err:  # that version's hooks cannot be read: the new version's are used
-                self.log.write("cleanup", f"cannot read the hooks of {source}: {self.redactor.text(str(err))}",
-                               "warn")
+                self.log.write(
+                    "cleanup", f"cannot read the hooks of {source}: {self.redactor.text(str(err))}", "warn"
+                )
 
     def _owner(self, element: str) -> tuple[Manifest | None, Path | None]:
         """The manifest and folder whose hooks a clean-up element fires (None, None: this operation's)."""
@@ -242,7 +275,9 @@ class Executor:
             custom = self.manifest.operations[self.op.params["operation"]]
             from formwright.lifecycle.manifest import Trigger
 
-            trigger = Trigger(f"Run{custom.event}", custom.action or [], custom.timeout, None, "", custom.line)
+            trigger = Trigger(
+                f"Run{custom.event}", custom.action or [], custom.timeout, None, "", custom.line
+            )
             error = self.events.fire("", trigger.event, action="operation", triggers=[trigger]) \
                 if custom.action else None
         else:
@@ -314,7 +349,9 @@ class Executor:
 
     def _fire(self, element: str, event: str, action: str, manifest: Manifest | None = None,
               cwd: Path | None = None, *, cacheable: bool = True) -> None:
-        error = self.events.fire(element, event, action=action, manifest=manifest, cwd=cwd, cacheable=cacheable)
+        error = self.events.fire(
+            element, event, action=action, manifest=manifest, cwd=cwd, cacheable=cacheable
+        )
         if error:
             raise StepFailed(error)
 
@@ -341,7 +378,9 @@ class Executor:
             return result
         if step.action not in REALIZING:
             return StackResult(element, stack.stack_name, step.action)
-        result = runner.deploy(stack, self.ws.outputs_view(element, self.graph, self.names), request_token=token)
+        result = runner.deploy(
+            stack, self.ws.outputs_view(element, self.graph, self.names), request_token=token
+        )
         if result.ok:
             self.ws.outputs[element] = result.outputs
             name = split_id(element, self.ws.home_region)[0]
@@ -368,7 +407,9 @@ class Executor:
             entry, body_hash, body = record
             elements[step.element] = entry
             blobs[body_hash] = body
-        inputs = {k: ("****" if k in self.op.params.get("secure", []) else v) for k, v in self.ws.inputs.items()}
+        inputs = {
+            k: ("****" if k in self.op.params.get("secure", []) else v) for k, v in self.ws.inputs.items()
+        }
         return self.journal.add_revision(self.op, version=self.ws.version, source=self.source, inputs=inputs,
                                          regions=self.regions, elements=elements, blobs=blobs)
 

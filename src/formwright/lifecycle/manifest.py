@@ -106,7 +106,8 @@ class Manifest:
 
 
 def stack_of(element: str) -> str:
-    """The project stack of an element id: `app@eu-west-1` → app; `app#op-…` (left by a failed operation) → app."""
+    """The project stack of an element id: `app@eu-west-1` → app;
+    `app#op-…` (left by a failed operation) → app."""
     return element.split("#")[0].split("@")[0]
 
 
@@ -140,7 +141,9 @@ def parse_manifest(project: Project) -> Manifest:
     events = sorted(manifest.events())
     manifest.triggers = _parse_triggers(raw.get("triggers"), "", file, raw.line_of("triggers"), events)
     for name, stack in project.stacks.items():
-        manifest.stack_triggers[name] = _parse_triggers(stack.extra.get("triggers"), name, file, stack.line, events)
+        manifest.stack_triggers[name] = _parse_triggers(
+            stack.extra.get("triggers"), name, file, stack.line, events
+        )
         if "regions" in stack.extra:
             manifest.regional[name] = _parse_regions(stack.extra["regions"], file, stack.line, name)
     return manifest
@@ -172,11 +175,17 @@ def _parse_inputs(value: Any, file: str, line: int | None, what: str) -> dict[st
             raise ProjectError(f"input '{name}' is defined twice", file=file, line=iline)
         kind = str(item.get("type", "string"))
         if kind not in INPUT_TYPES:
-            raise ProjectError(f"input '{name}' has unknown type '{kind}'", file=file, line=_line(item, "type"),
-                               hint=_hint(kind, list(INPUT_TYPES)))
+            raise ProjectError(
+                f"input '{name}' has unknown type '{kind}'",
+                file=file,
+                line=_line(item, "type"),
+                hint=_hint(kind, list(INPUT_TYPES)),
+            )
         values = item.get("values")
         if values is not None and not isinstance(values, list):
-            raise ProjectError(f"`values` of input '{name}' must be a list", file=file, line=_line(item, "values"))
+            raise ProjectError(
+                f"`values` of input '{name}' must be a list", file=file, line=_line(item, "values")
+            )
         validation = item.get("validation")
         if validation is not None:
             try:
@@ -201,18 +210,26 @@ def _parse_timeout(value: Any, file: str, line: int | None) -> float:
     return float(value)
 
 
-def _parse_action(value: Any, file: str, line: int | None, *, optional: bool = False) -> str | list[str] | None:
+def _parse_action(
+    value: Any, file: str, line: int | None, *, optional: bool = False
+) -> str | list[str] | None:
     if value is None and optional:
         return None
     if isinstance(value, str) and value.strip():
         return value
     if isinstance(value, list) and value and all(isinstance(v, (str, int, float)) for v in value):
         return [str(v) for v in value]
-    raise ProjectError("`action` must be a command (string or list) or `module:function`", file=file, line=line,
-                       hint="action: hooks/notify.sh, or action: [python3, hooks/seed.py], or mypkg.hooks:seed")
+    raise ProjectError(
+        "`action` must be a command (string or list) or `module:function`",
+        file=file,
+        line=line,
+        hint="action: hooks/notify.sh, or action: [python3, hooks/seed.py], or mypkg.hooks:seed",
+    )
 
 
-def _parse_triggers(value: Any, element: str, file: str, line: int | None, events: list[str]) -> list[Trigger]:
+def _parse_triggers(
+    value: Any, element: str, file: str, line: int | None, events: list[str]
+) -> list[Trigger]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -221,7 +238,9 @@ def _parse_triggers(value: Any, element: str, file: str, line: int | None, event
     for item in value:
         tline = _line(item) or line
         if not isinstance(item, dict):
-            raise ProjectError("each trigger must be a mapping {event, action, timeout}", file=file, line=tline)
+            raise ProjectError(
+                "each trigger must be a mapping {event, action, timeout}", file=file, line=tline
+            )
         for key in item:
             if key not in TRIGGER_KEYS:
                 raise ProjectError(f"unknown key '{key}' in a trigger", file=file, line=_line(item, key),
@@ -233,8 +252,16 @@ def _parse_triggers(value: Any, element: str, file: str, line: int | None, event
         action = _parse_action(item.get("action"), file, _line(item, "action"))
         assert action is not None
         cache_key = item.get("cache_key")
-        result.append(Trigger(str(event), action, _parse_timeout(item.get("timeout"), file, _line(item, "timeout")),
-                              None if cache_key is None else str(cache_key), element, tline))
+        result.append(
+            Trigger(
+                str(event),
+                action,
+                _parse_timeout(item.get("timeout"), file, _line(item, "timeout")),
+                None if cache_key is None else str(cache_key),
+                element,
+                tline,
+            )
+        )
     return result
 
 
@@ -242,8 +269,9 @@ def _parse_operations(value: Any, file: str, line: int | None) -> dict[str, Oper
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ProjectError("`operations` must map an operation's name to {inputs, action, timeout}", file=file,
-                           line=line)
+        raise ProjectError(
+            "`operations` must map an operation's name to {inputs, action, timeout}", file=file, line=line
+        )
     result: dict[str, OperationDef] = {}
     builtin = {op.lower() for op in BUILTIN_OPERATIONS}
     for name, body in value.items():
@@ -256,14 +284,24 @@ def _parse_operations(value: Any, file: str, line: int | None) -> dict[str, Oper
                                hint="pick another name")
         for key in body:
             if key not in OPERATION_KEYS:
-                raise ProjectError(f"unknown key '{key}' in operation '{name}'", file=file, line=_line(body, key),
-                                   hint=_hint(str(key), sorted(OPERATION_KEYS)))
-        inputs = _parse_inputs(body.get("inputs"), file, _line(body, "inputs"), f"inputs of operation '{name}'")
-        result[str(name)] = OperationDef(str(name), event,
-                                         _parse_action(body.get("action"), file, _line(body, "action"),
-                                                       optional=True),
-                                         inputs, _parse_timeout(body.get("timeout"), file, _line(body, "timeout")),
-                                         str(body.get("title", "")), oline)
+                raise ProjectError(
+                    f"unknown key '{key}' in operation '{name}'",
+                    file=file,
+                    line=_line(body, key),
+                    hint=_hint(str(key), sorted(OPERATION_KEYS)),
+                )
+        inputs = _parse_inputs(
+            body.get("inputs"), file, _line(body, "inputs"), f"inputs of operation '{name}'"
+        )
+        result[str(name)] = OperationDef(
+            str(name),
+            event,
+            _parse_action(body.get("action"), file, _line(body, "action"), optional=True),
+            inputs,
+            _parse_timeout(body.get("timeout"), file, _line(body, "timeout")),
+            str(body.get("title", "")),
+            oline,
+        )
     return result
 
 
@@ -272,8 +310,12 @@ def _parse_regions(value: Any, file: str, line: int | None, stack: str) -> list[
         return None
     if isinstance(value, list) and value and all(isinstance(r, str) and r for r in value):
         return [str(r) for r in value]
-    raise ProjectError(f"`regions` of stack '{stack}' must be true (every region in scope) or a list of regions",
-                       file=file, line=line, hint="regions: [us-east-1, eu-west-1]")
+    raise ProjectError(
+        f"`regions` of stack '{stack}' must be true (every region in scope) or a list of regions",
+        file=file,
+        line=line,
+        hint="regions: [us-east-1, eu-west-1]",
+    )
 
 
 # ---- input values -----------------------------------------------------------------------------
@@ -296,22 +338,37 @@ def check_input_value(definition: InputDef, value: Any, file: str | None = None)
         else:
             converted = value if isinstance(value, str) else str(value)
     except (TypeError, ValueError):
-        raise InputError(f"input '{definition.name}' must be a {definition.type}, got {shown}", **where) from None
+        raise InputError(
+            f"input '{definition.name}' must be a {definition.type}, got {shown}", **where
+        ) from None
     if definition.validation and not re.fullmatch(definition.validation, str(value)):
-        raise InputError(f"input '{definition.name}' does not match {definition.validation}: {shown}", **where)
+        raise InputError(
+            f"input '{definition.name}' does not match {definition.validation}: {shown}", **where
+        )
     if definition.values is not None and converted not in definition.values and str(value) not in \
             [str(v) for v in definition.values]:
-        raise InputError(f"input '{definition.name}' must be one of {definition.values}, got {shown}", **where)
+        raise InputError(
+            f"input '{definition.name}' must be one of {definition.values}, got {shown}", **where
+        )
     return converted
 
 
-def resolve_inputs(definitions: dict[str, InputDef], given: dict[str, str], *, previous: dict[str, Any] | None = None,
-                   file: str | None = None) -> dict[str, Any]:
-    """Given values over previous ones over defaults, typed and checked; unknown or missing ones are errors."""
+def resolve_inputs(
+    definitions: dict[str, InputDef],
+    given: dict[str, str],
+    *,
+    previous: dict[str, Any] | None = None,
+    file: str | None = None,
+) -> dict[str, Any]:
+    """Given values over previous ones over defaults, typed and checked;
+    unknown or missing ones are errors."""
     for name in given:
         if name not in definitions:
-            raise InputError(f"unknown input '{name}'", file=file,
-                             hint=_hint(name, list(definitions)) if definitions else "the project has no inputs")
+            raise InputError(
+                f"unknown input '{name}'",
+                file=file,
+                hint=_hint(name, list(definitions)) if definitions else "the project has no inputs",
+            )
     values: dict[str, Any] = {}
     for name, definition in definitions.items():
         if name in given:
@@ -355,8 +412,9 @@ def instance_context(name: str, version: str | None, inputs: dict[str, Any], pro
         if key in properties:
             return properties[key]
         if strict:
-            raise jinja2.UndefinedError(f"property '{key}' is not known yet (set by an earlier stack or action; "
-                                        "add depends_on)")
+            raise jinja2.UndefinedError(
+                f"property '{key}' is not known yet (set by an earlier stack or action; add depends_on)"
+            )
         return UNKNOWN
 
     return {"instance": {"name": name, "version": version}, "input": input_fn, "property": property_fn}
@@ -384,8 +442,15 @@ def load_for_validation(source: Path) -> Project:
     return project
 
 
-def load_for_instance(source: Path, name: str, inputs: dict[str, Any], properties: dict[str, str] | None = None,
-                      *, strict: bool = False, version: str | None = None) -> Project:
+def load_for_instance(
+    source: Path,
+    name: str,
+    inputs: dict[str, Any],
+    properties: dict[str, str] | None = None,
+    *,
+    strict: bool = False,
+    version: str | None = None,
+) -> Project:
     """Load the project at `source` rendered for instance `name`."""
     context = instance_context(name, version, inputs, properties or {}, strict=strict)
     project = load_project(source, context=context)
@@ -400,7 +465,9 @@ def uses_properties(project: Project, stack: str) -> bool:
     return "property(" in repr(body)
 
 
-def render_value(value: Any, context: dict[str, Any], file: str | None = None, line: int | None = None) -> Any:
+def render_value(
+    value: Any, context: dict[str, Any], file: str | None = None, line: int | None = None
+) -> Any:
     """Render `{{ … }}` in a string (or each string of a list) with the instance context."""
     if isinstance(value, list):
         return [render_value(v, context, file, line) for v in value]
@@ -431,10 +498,13 @@ def check_instance_names(project: Project) -> None:
     for name, stack in loaded[0].stacks.items():
         other = loaded[1].stacks[name]
         if PROBES[0] not in stack.stack_name or stack.stack_name == other.stack_name:
-            raise ProjectError(f"stack '{name}' is named '{stack.stack_name.replace(PROBES[0], '<instance>')}' "
-                               "whatever the instance: two instances would collide", file=project.file,
-                               line=stack.line,
-                               hint=f"set stack_name: \"{{{{ instance.name }}}}-{name}\" (multiple_instances is on)")
+            raise ProjectError(
+                f"stack '{name}' is named '{stack.stack_name.replace(PROBES[0], '<instance>')}' "
+                "whatever the instance: two instances would collide",
+                file=project.file,
+                line=stack.line,
+                hint=f'set stack_name: "{{{{ instance.name }}}}-{name}" (multiple_instances is on)',
+            )
 
 
 def manifest_snapshot(project: Project) -> dict[str, Any]:

@@ -32,8 +32,14 @@ from formwright.model.project import Project, find_project_file
 from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
-EVENTS = {"create": "Create", "update": "Update", "upgrade": "Upgrade", "scope": "Scope", "rollback": "Rollback",
-          "delete": "Delete"}
+EVENTS = {
+    "create": "Create",
+    "update": "Update",
+    "upgrade": "Upgrade",
+    "scope": "Scope",
+    "rollback": "Rollback",
+    "delete": "Delete",
+}
 
 
 @dataclass
@@ -114,8 +120,11 @@ class Lifecycle:
     def _properties(self, name: str) -> dict[str, str]:
         return {**self.journal.properties(name), **self.secrets.load(name)["properties"]}
 
-    def _load(self, name: str, source: Path, given: dict[str, str], previous: dict[str, Any] | None) -> _Loaded:
-        """Snapshot the source, resolve inputs against its definitions, render the project for the instance."""
+    def _load(
+        self, name: str, source: Path, given: dict[str, str], previous: dict[str, Any] | None
+    ) -> _Loaded:
+        """Snapshot the source, resolve inputs against its definitions,
+        render the project for the instance."""
         src = snapshot(source, self.state)
         try:
             rough = load_for_instance(src, name, LenientInputs(previous or {}, given))
@@ -143,7 +152,9 @@ class Lifecycle:
         return Redactor([inputs[k] for k in secure if k in inputs] + self.secrets.known_values(name))
 
     # ---- operations -----------------------------------------------------------------------------
-    def create(self, name: str, source: Path, inputs: dict[str, str], regions: list[str] | None = None) -> Outcome:
+    def create(
+        self, name: str, source: Path, inputs: dict[str, str], regions: list[str] | None = None
+    ) -> Outcome:
         """Create a new instance of the project at `source`."""
         if not NAME.match(name):
             raise InputError(f"bad instance name '{name}'", hint="lower-case letters, digits and '-', "
@@ -187,15 +198,20 @@ class Lifecycle:
         self.require(name)
         last = self.journal.last_operation(name)
         if last is not None and last.status != "done":
-            raise InputError(f"the last operation of '{name}' ({last.kind} {last.id}) did not finish",
-                             where=name, hint=f"`formwright instance retry {name}` or `rollback {name}` first")
+            raise InputError(
+                f"the last operation of '{name}' ({last.kind} {last.id}) did not finish",
+                where=name,
+                hint=f"`formwright instance retry {name}` or `rollback {name}` first",
+            )
         current = self.journal.revision(name)
         if current is None:
             raise InputError(f"instance '{name}' has no revision yet", where=name,
                              hint=f"`formwright instance retry {name}` to finish its creation")
         return current
 
-    def _change(self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str]) -> Outcome:
+    def _change(
+        self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str]
+    ) -> Outcome:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
@@ -232,10 +248,12 @@ class Lifecycle:
                              hint=f"`formwright instance retry {name}` or `delete {name}`")
         last = self.journal.last_operation(name)
         failed = last if last is not None and last.status != "done" and last.kind != "create" else None
-        if failed is not None and failed.kind in ("delete",) or (failed and failed.params.get("operation")):
+        if (failed is not None and failed.kind in ("delete",)) or (failed and failed.params.get("operation")):
             raise InputError(f"cannot roll back a failed {failed.kind}", where=name,
                              hint=f"`formwright instance retry {name}`")
-        number = to_revision if to_revision is not None else (current.number if failed else current.number - 1)
+        number = (
+            to_revision if to_revision is not None else (current.number if failed else current.number - 1)
+        )
         target = self.journal.revision(name, number)
         if target is None:
             raise InputError(f"instance '{name}' has no revision {number}", where=name,
@@ -244,22 +262,35 @@ class Lifecycle:
         loaded = self._load(name, Path(target.source), {}, previous)
         old = dict(current.elements)
         touched: set[str] = set()
-        for step in failed.steps if failed else []:
-            if step.phase != "main" or step.status == "planned" or step.action == "skip":
-                continue
-            if step.action == "update":
-                touched.add(step.element)
-            elif step.action in ("create", "replace") and old.get(step.element, {}).get("stack_name") != \
-                    step.stack_name:
-                key = step.element if step.element not in old else f"{step.element}#{failed.id}"
-                old[key] = {"kind": "created", "stack_name": step.stack_name, "hash": None, "deps": []}
+        if failed is not None:
+            for step in failed.steps:
+                if step.phase != "main" or step.status == "planned" or step.action == "skip":
+                    continue
+                if step.action == "update":
+                    touched.add(step.element)
+                elif step.action in ("create", "replace") and old.get(step.element, {}).get("stack_name") != \
+                        step.stack_name:
+                    key = step.element if step.element not in old else f"{step.element}#{failed.id}"
+                    old[key] = {"kind": "created", "stack_name": step.stack_name, "hash": None, "deps": []}
         new = [NewElement(e, rec["kind"], rec["stack_name"]) for e, rec in target.elements.items()]
         graph = {e: list(rec.get("deps", [])) for e, rec in target.elements.items()}
         main, cleanup = plan_drift(old, new, lambda e: target.elements[e]["hash"], graph, touched=touched)
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
-        return self._start(name, "rollback", loaded, list(target.regions), main, cleanup, graph, cleanup_graph,
-                           extra={"target_revision": number, "compensates": failed.id if failed else None,
-                                  "cleanup_sources": ([failed.params["source"]] if failed else []) + [current.source]})
+        return self._start(
+            name,
+            "rollback",
+            loaded,
+            list(target.regions),
+            main,
+            cleanup,
+            graph,
+            cleanup_graph,
+            extra={
+                "target_revision": number,
+                "compensates": failed.id if failed else None,
+                "cleanup_sources": ([failed.params["source"]] if failed else []) + [current.source],
+            },
+        )
 
     def delete(self, name: str) -> Outcome:
         """Delete every stack of the instance in reverse dependency order, then the instance."""
@@ -280,8 +311,11 @@ class Lifecycle:
             full = self.journal.operation(op.id)
             for step in full.steps if full and full.status != "done" else []:
                 if step.phase == "main" and step.action in ("create", "replace") and step.status != "planned":
-                    key = step.element if step.element not in targets or targets[step.element] == step.stack_name \
+                    key = (
+                        step.element
+                        if step.element not in targets or targets[step.element] == step.stack_name
                         else f"{step.element}#{op.id}"
+                    )
                     targets[key] = step.stack_name
                     graph.setdefault(key, list(op.params.get("graph", {}).get(step.element, [])))
         main = [Planned(e, "delete", n) for e, n in targets.items()]
@@ -342,10 +376,17 @@ class Lifecycle:
 
     # ---- running --------------------------------------------------------------------------------
     def _workspace(self, name: str, loaded: _Loaded) -> Workspace:
-        return Workspace(home_state=self.state, instance=name, project=loaded.project,
-                         target=self.target(loaded.project.region), inputs=loaded.inputs,
-                         properties=self._properties(name), version=loaded.project.version, progress=self.progress,
-                         counter=self.counter)
+        return Workspace(
+            home_state=self.state,
+            instance=name,
+            project=loaded.project,
+            target=self.target(loaded.project.region),
+            inputs=loaded.inputs,
+            properties=self._properties(name),
+            version=loaded.project.version,
+            progress=self.progress,
+            counter=self.counter,
+        )
 
     def _start(self, name: str, kind: str, loaded: _Loaded, regions: list[str], main: list[Planned],
                cleanup: list[Planned], graph: dict[str, list[str]], cleanup_graph: dict[str, list[str]], *,
@@ -357,7 +398,9 @@ class Lifecycle:
             steps.append(Step(len(steps), "", "operation", "action"))
         steps += [Step(len(steps) + i, p.element, p.action, "main", p.stack_name,
                        "done" if p.action == "skip" else "planned") for i, p in enumerate(main)]
-        steps += [Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)]
+        steps += [
+            Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)
+        ]
         steps.append(Step(len(steps), "", "hook", "post"))
         params = {"source": str(loaded.source), "version": loaded.project.version, "regions": regions,
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
@@ -378,12 +421,22 @@ class Lifecycle:
     def _execute(self, op: Operation, loaded: _Loaded) -> Outcome:
         redactor = self._redactor(op.instance, loaded.inputs, op.params.get("secure", []))
         log = OperationLog(self.state / "logs" / f"{op.id}.log", redactor)
-        executor = Executor(journal=self.journal, secrets=self.secrets, op=op,
-                            workspace=self._workspace(op.instance, loaded), manifest=loaded.manifest,
-                            graph=op.params.get("graph", {}), cleanup_graph=op.params.get("cleanup_graph", {}),
-                            event=op.params.get("event") or EVENTS[op.kind], redactor=redactor, log=log,
-                            max_concurrency=self.max_concurrency, source=op.params["source"],
-                            regions=op.params.get("regions", []), compensates=op.params.get("compensates"))
+        executor = Executor(
+            journal=self.journal,
+            secrets=self.secrets,
+            op=op,
+            workspace=self._workspace(op.instance, loaded),
+            manifest=loaded.manifest,
+            graph=op.params.get("graph", {}),
+            cleanup_graph=op.params.get("cleanup_graph", {}),
+            event=op.params.get("event") or EVENTS[op.kind],
+            redactor=redactor,
+            log=log,
+            max_concurrency=self.max_concurrency,
+            source=op.params["source"],
+            regions=op.params.get("regions", []),
+            compensates=op.params.get("compensates"),
+        )
         revision = executor.run()
         if op.kind == "delete":
             self.secrets.forget(op.instance)

@@ -27,7 +27,7 @@ IGNORED = {".formwright", ".git", "__pycache__", ".venv", ".pytest_cache"}
 
 
 def _files(root: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED)
         found.extend(Path(dirpath) / f for f in sorted(filenames))
@@ -70,7 +70,8 @@ def snapshot(source: Path, state_dir: Path) -> Path:
 
 
 class SecretStore:
-    """`.formwright/secrets/instances/<instance>.json`, owner-only: secure inputs per operation, secure properties.
+    """`.formwright/secrets/instances/<instance>.json`, owner-only:
+    secure inputs per operation, secure properties.
 
     {"operations": {op_id: {input: value}}, "properties": {name: value}, "inputs": {…}}; "inputs" is the
     single set older versions kept (the latest values), read only for operations recorded before.

@@ -9,8 +9,9 @@ inputs), scope (new regions) and rollback (the target revision's recorded state)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from formwright.errors import InputError
 from formwright.lifecycle.manifest import InputDef
@@ -69,7 +70,11 @@ def plan_drift(old: dict[str, dict[str, Any]], new: list[NewElement], new_hash: 
             main.append(Planned(element.id, "skip", before["stack_name"]))
             continue
         elif element.immutable:
-            main.append(Planned(element.id, "replace", f"{element.base_name or element.stack_name}-{replacement_suffix}"))
+            main.append(
+                Planned(
+                    element.id, "replace", f"{element.base_name or element.stack_name}-{replacement_suffix}"
+                )
+            )
             cleanup.append(Planned(element.id, "delete", before["stack_name"]))
         else:
             main.append(Planned(element.id, "update", before["stack_name"]))
@@ -84,5 +89,9 @@ def check_input_changes(old: dict[str, InputDef], new: dict[str, InputDef], file
     for name, definition in new.items():
         before = old.get(name)
         if before is not None and before.type != definition.type:
-            raise InputError(f"input '{name}' changes type from {before.type} to {definition.type}", file=file,
-                             line=definition.line, hint="add a new input instead of changing the type of one")
+            raise InputError(
+                f"input '{name}' changes type from {before.type} to {definition.type}",
+                file=file,
+                line=definition.line,
+                hint="add a new input instead of changing the type of one",
+            )

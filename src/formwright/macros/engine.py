@@ -136,8 +136,11 @@ class Expander:
         for spec in specs:
             fragment = self.call(spec, fragment, TRANSFORM)
             if not isinstance(fragment, dict):
-                raise self.error("Template format error: unsupported structure.", spec.line,
-                                 f"the macro {spec.name} in the Transform section must return a whole template")
+                raise self.error(
+                    "Template format error: unsupported structure.",
+                    spec.line,
+                    f"the macro {spec.name} in the Transform section must return a whole template",
+                )
             fragment.pop(TRANSFORM, None)
         return fragment
 
@@ -150,13 +153,19 @@ class Expander:
         fragment: Any = {k: v for k, v in current.items() if k != FN_TRANSFORM}
         for spec in specs:
             if spec.name in SECTION_ONLY:
-                raise self.error(f"Template format error: {spec.name} can only be used in the Transform section",
-                                 spec.line, f"write `Transform: {spec.name}` at the top of the template")
+                raise self.error(
+                    f"Template format error: {spec.name} can only be used in the Transform section",
+                    spec.line,
+                    f"write `Transform: {spec.name}` at the top of the template",
+                )
             fragment = self.call(spec, fragment, FN_TRANSFORM)
         needs_mapping = depth <= 1 or (depth == 2 and section in _MAPPING_SECTIONS)
         if needs_mapping and not isinstance(fragment, dict):
-            raise self.error("Template format error: unsupported structure.", line,
-                             "here the macro must return a mapping; a plain value fits only where a value goes")
+            raise self.error(
+                "Template format error: unsupported structure.",
+                line,
+                "here the macro must return a mapping; a plain value fits only where a value goes",
+            )
         return fragment
 
     # -- calling a macro --------------------------------------------------------------------------
@@ -182,7 +191,9 @@ class Expander:
         try:
             response = macro.invoke(request, env)
         except MalformedResponse as err:
-            raise self.error(f"Received malformed response from transform {tid}", spec.line, str(err)) from None
+            raise self.error(
+                f"Received malformed response from transform {tid}", spec.line, str(err)
+            ) from None
         except MacroFailed as err:
             raise self.error(f"Transform {tid} failed with: {err.message}", spec.line, err.hint) from None
         except TransformationDataLimitExceeded as err:
@@ -289,5 +300,7 @@ def run(
     finally:
         if collecting:
             gc.enable()
-    size = check_size(json.dumps(processed, separators=(",", ":"), ensure_ascii=False, default=str), file=file)
+    size = check_size(
+        json.dumps(processed, separators=(",", ":"), ensure_ascii=False, default=str), file=file
+    )
     return Expansion(processed, expander.macros_run, size)

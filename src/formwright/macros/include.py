@@ -35,7 +35,9 @@ def _reject_tag(loader: yaml.Loader, suffix: str, node: yaml.Node) -> Any:
 
 _SnippetLoader.add_multi_constructor("!", _reject_tag)
 # Dates stay text, as in templates.
-_SnippetLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+_SnippetLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
+)
 
 
 def parse_snippet(text: str, location: str) -> dict:
@@ -84,8 +86,10 @@ def read_location(location: str, env: MacroEnv) -> str:
             body = reply["Body"].read()
         except Exception as err:  # noqa: BLE001 - botocore's errors vary; all mean "not readable"
             code = getattr(err, "response", {}).get("Error", {}).get("Code") or type(err).__name__
-            raise MacroFailed(f"could not read {location} ({code})",
-                              hint="check the bucket and key exist on the target and you may read them") from None
+            raise MacroFailed(
+                f"could not read {location} ({code})",
+                hint="check the bucket and key exist on the target and you may read them",
+            ) from None
     else:
         if "://" in location:
             raise MacroFailed(f"Location {location} is not an S3 URI",

@@ -32,7 +32,9 @@ def partition_of(region: str) -> tuple[str, str]:
 class Resolver:
     """Resolves intrinsic functions against one template's parameters, mappings and conditions."""
 
-    def __init__(self, template: dict, parameter_values: dict[str, Any], region: str, account_id: str) -> None:
+    def __init__(
+        self, template: dict, parameter_values: dict[str, Any], region: str, account_id: str
+    ) -> None:
         mappings = template.get("Mappings")
         conditions = template.get("Conditions")
         self.mappings = mappings if isinstance(mappings, dict) else {}
@@ -82,7 +84,9 @@ class Resolver:
         has_default = len(args) == 4
         if has_default:
             if not isinstance(args[3], dict) or set(args[3]) != {"DefaultValue"}:
-                raise MacroFailed("Fn::FindInMap layout is incorrect", hint="the fourth item is {DefaultValue: value}")
+                raise MacroFailed(
+                    "Fn::FindInMap layout is incorrect", hint="the fourth item is {DefaultValue: value}"
+                )
             default = args[3]["DefaultValue"]
         keys = [self.scalar(self.resolve(arg), "Fn::FindInMap") for arg in args[:3]]
         found = self.mappings.get(keys[0])
@@ -136,7 +140,9 @@ class Resolver:
         """Fn::Length: the number of items of a list."""
         items = self.resolve(args)
         if not isinstance(items, list):
-            raise MacroFailed("Fn::Length layout is incorrect", hint="Fn::Length takes a list or a Ref to a list parameter")
+            raise MacroFailed(
+                "Fn::Length layout is incorrect", hint="Fn::Length takes a list or a Ref to a list parameter"
+            )
         return len(items)
 
     def to_json_string(self, args: Any) -> str:
@@ -149,7 +155,12 @@ class Resolver:
         """Fn::Sub where every variable is known."""
         if isinstance(args, str):
             text, variables = args, {}
-        elif isinstance(args, list) and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], dict):
+        elif (
+            isinstance(args, list)
+            and len(args) == 2
+            and isinstance(args[0], str)
+            and isinstance(args[1], dict)
+        ):
             text, variables = args[0], args[1]
         else:
             raise MacroFailed("Fn::Sub layout is incorrect", hint="a string, or [string, {Var: value}]")
@@ -169,7 +180,9 @@ class Resolver:
     def if_(self, args: Any) -> Any:
         """Fn::If on a condition of the template."""
         if not isinstance(args, list) or len(args) != 3 or not isinstance(args[0], str):
-            raise MacroFailed("Fn::If layout is incorrect", hint="[ConditionName, value if true, value if false]")
+            raise MacroFailed(
+                "Fn::If layout is incorrect", hint="[ConditionName, value if true, value if false]"
+            )
         return self.resolve(args[1] if self.condition(args[0]) else args[2])
 
     def condition(self, name: Any) -> bool:
@@ -216,7 +229,13 @@ class Resolver:
 
 
 def _text(value: Any) -> Any:
-    return str(value).lower() if isinstance(value, bool) else str(value) if isinstance(value, (int, float)) else value
+    return (
+        str(value).lower()
+        if isinstance(value, bool)
+        else str(value)
+        if isinstance(value, (int, float))
+        else value
+    )
 
 
 def _condition_list(args: Any, name: str) -> list:

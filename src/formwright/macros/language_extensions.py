@@ -39,14 +39,18 @@ class _Run:
         parameters = template.get("Parameters")
         self.parameter_names = set(parameters) if isinstance(parameters, dict) else set()
         resources = template.get("Resources")
-        self.resource_names = {k for k in resources if not k.startswith(FOREACH)} if isinstance(resources, dict) else set()
+        self.resource_names = (
+            {k for k in resources if not k.startswith(FOREACH)} if isinstance(resources, dict) else set()
+        )
         self.loop_names: dict[str, int | None] = {}
         #: ids of generated values whose functions are already resolved (skipped by `functions`).
         self.done: set[int] = set()
 
     def fail(self, message: str, line: int | None, hint: str | None = None) -> MacroError:
         """An error of the template at `line`."""
-        return MacroError(f"Transform {NAME} failed with: {message}", file=self.env.file, line=line, hint=hint)
+        return MacroError(
+            f"Transform {NAME} failed with: {message}", file=self.env.file, line=line, hint=hint
+        )
 
     # -- Fn::ForEach ------------------------------------------------------------------------------
     def expand(self, node: Any, ids: tuple[str, ...], line: int | None) -> Any:
@@ -94,8 +98,11 @@ class _Run:
             raise self.fail(f"{key}: the loop name {name} conflicts with a logical ID in Resources", line,
                             "rename the loop")
         if name in self.loop_names and self.loop_names[name] != line:
-            raise self.fail(f"{key}: the loop name {name} is already used (line {self.loop_names[name]})", line,
-                            "every loop needs a name unique in the template")
+            raise self.fail(
+                f"{key}: the loop name {name} is already used (line {self.loop_names[name]})",
+                line,
+                "every loop needs a name unique in the template",
+            )
         self.loop_names.setdefault(name, line)
         if not isinstance(value, list) or len(value) != 3:
             raise self.fail(f"{key} layout is incorrect", line, layout_hint)
@@ -113,8 +120,11 @@ class _Run:
         for output_key in output:
             if not output_key.startswith(FOREACH) and "${" + identifier + "}" not in output_key \
                     and "&{" + identifier + "}" not in output_key:
-                raise self.fail(f"{key}: the OutputKey {output_key} must contain ${{{identifier}}} or &{{{identifier}}}",
-                                line, "otherwise every item of the collection makes the same key")
+                raise self.fail(
+                    f"{key}: the OutputKey {output_key} must contain ${{{identifier}}} or &{{{identifier}}}",
+                    line,
+                    "otherwise every item of the collection makes the same key",
+                )
         items = self.collection(key, collection, line)
         # Substitution works on the loop body's JSON text: one C-speed replace and parse per item
         # instead of a Python walk. `{"Ref":"Id"}` is matched only as a whole one-key object.
@@ -128,7 +138,7 @@ class _Run:
                          .replace("&{" + identifier + "}", _NOT_ALPHANUMERIC.sub("", item))
                          .replace(ref, quoted))
             if nested:
-                pairs.extend(self.expand_mapping(json.loads(body_text), ids + (identifier,), line).items())
+                pairs.extend(self.expand_mapping(json.loads(body_text), (*ids, identifier), line).items())
             else:
                 # Innermost: every identifier is known, so the transform's functions resolve as it loads.
                 body = json.loads(body_text, object_hook=lambda node: self.resolve_node(node, line))
@@ -153,8 +163,11 @@ class _Run:
         result = []
         for item in items:
             if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-                raise self.fail(f"{key}: the collection holds {json.dumps(item, default=str)[:60]}, not a string",
-                                line, hint)
+                raise self.fail(
+                    f"{key}: the collection holds {json.dumps(item, default=str)[:60]}, not a string",
+                    line,
+                    hint,
+                )
             result.append(str(item))
         return result
 
@@ -195,8 +208,11 @@ class _Run:
         try:
             return compute()
         except Unresolvable as err:
-            raise self.fail(f"{name} could not be resolved: {err}", line,
-                            "its arguments must be known before deployment (parameters, mappings, lists)") from None
+            raise self.fail(
+                f"{name} could not be resolved: {err}",
+                line,
+                "its arguments must be known before deployment (parameters, mappings, lists)",
+            ) from None
         except MacroFailed as err:
             raise self.fail(err.message, line, err.hint) from None
 
@@ -259,7 +275,9 @@ class _Run:
                 if not isinstance(value, dict):
                     continue
                 line = line_of(resource, attribute)
-                option = self.must(lambda v=value: self.resolver.resolve(v), f"{attribute} of {logical_id}", line)
+                option = self.must(
+                    lambda v=value: self.resolver.resolve(v), f"{attribute} of {logical_id}", line
+                )
                 if option not in allowed:
                     raise self.fail(f"{attribute} of {logical_id} resolves to {option!r}", line,
                                     f"it must resolve to one of {', '.join(allowed)}")
@@ -276,8 +294,11 @@ class _Run:
         template = self.template
         for section, value in template.items():
             if section not in SECTIONS and _contains_foreach(value):
-                raise self.fail(f"Fn::ForEach can't be used in the {section} section", line_of(template, section),
-                                "use it in Resources, Conditions or Outputs")
+                raise self.fail(
+                    f"Fn::ForEach can't be used in the {section} section",
+                    line_of(template, section),
+                    "use it in Resources, Conditions or Outputs",
+                )
         out = dict(template)
         for section in SECTIONS:
             value = template.get(section)
@@ -288,10 +309,14 @@ class _Run:
             if expanded is not value:
                 for key in expanded:
                     if not _ALPHANUMERIC.match(key):
-                        raise self.fail(f"Template format error: {section[:-1]} name {key} is non alphanumeric.",
-                                        line, "use &{Identifier} in the OutputKey to drop non-alphanumeric characters")
+                        raise self.fail(
+                            f"Template format error: {section[:-1]} name {key} is non alphanumeric.",
+                            line,
+                            "use &{Identifier} in the OutputKey to drop non-alphanumeric characters",
+                        )
             out[section] = expanded
-        self.resolver.conditions = out.get("Conditions") if isinstance(out.get("Conditions"), dict) else {}
+        conditions = out.get("Conditions")
+        self.resolver.conditions = conditions if isinstance(conditions, dict) else {}
         for section in SECTIONS:
             if isinstance(out.get(section), dict):
                 out[section] = self.functions(out[section], line_of(template, section))

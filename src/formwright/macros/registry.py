@@ -34,7 +34,9 @@ def _builtins() -> list[Macro]:
     return [IncludeMacro(), LanguageExtensionsMacro(), ServerlessMacro()]
 
 
-def macro_from_path(name: str, path: Path, *, timeout: float = DEFAULT_TIMEOUT, where: str | None = None) -> Macro:
+def macro_from_path(
+    name: str, path: Path, *, timeout: float = DEFAULT_TIMEOUT, where: str | None = None
+) -> Macro:
     """A `.py` file (optionally `file.py:function`) is a handler; anything else must be executable."""
     function = "handler"
     text = str(path)
@@ -93,8 +95,11 @@ class MacroRegistry:
     def add(self, macro: Macro, priority: int) -> None:
         """Register `macro` unless a more explicit source already named it."""
         if macro.name.startswith("AWS::") and priority != PRIORITY_BUILTIN:
-            raise InputError(f"macro {macro.name}: names beginning with AWS:: are reserved for CloudFormation",
-                             where=macro.source, hint="rename your macro")
+            raise InputError(
+                f"macro {macro.name}: names beginning with AWS:: are reserved for CloudFormation",
+                where=macro.source,
+                hint="rename your macro",
+            )
         existing = self._macros.get(macro.name)
         if existing is None or existing[0] <= priority:
             self._macros[macro.name] = (priority, macro)
@@ -105,7 +110,8 @@ class MacroRegistry:
             self.add(EntryPointMacro(entry_point.name, entry_point, timeout), PRIORITY_ENTRY_POINT)
 
     def add_folder(self, folder: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Every Python file or executable in `folder` is a macro named after the file (without its extension).
+        """Every Python file or executable in `folder` is a macro named after the file
+        (without its extension).
 
         Other files (a README, the templates themselves) are not macros and are passed over, but a `#!`
         script that is not executable is an error (it was meant to be one).

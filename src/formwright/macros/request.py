@@ -103,7 +103,9 @@ def check_payload(size: int, *, what: str) -> None:
 class LambdaContext:
     """The context object a Lambda handler receives, enough for macro code to run unchanged."""
 
-    def __init__(self, function_name: str, region: str, account_id: str, request_id: str, timeout: float) -> None:
+    def __init__(
+        self, function_name: str, region: str, account_id: str, request_id: str, timeout: float
+    ) -> None:
         self.function_name = function_name
         self.function_version = "$LATEST"
         self.invoked_function_arn = f"arn:aws:lambda:{region}:{account_id}:function:{function_name}"

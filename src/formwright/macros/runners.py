@@ -89,7 +89,9 @@ class HandlerMacro(Macro):
 class PythonFileMacro(HandlerMacro):
     """A `.py` file (or a module in a code folder) with a handler function."""
 
-    def __init__(self, name: str, path: Path, function: str = "handler", timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, name: str, path: Path, function: str = "handler", timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         super().__init__(name, f"{path}:{function}", timeout)
         self.path = path
         self.function = function
@@ -114,7 +116,9 @@ class PythonFileMacro(HandlerMacro):
 class InlineCodeMacro(HandlerMacro):
     """Python source given inline (a Lambda function's `Code.ZipFile`), deployed as `index.py`."""
 
-    def __init__(self, name: str, code: str, origin: str, function: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, name: str, code: str, origin: str, function: str, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         super().__init__(name, origin, timeout)
         self.code = code
         self.function = function
@@ -143,7 +147,9 @@ class EntryPointMacro(HandlerMacro):
         try:
             handler = self.entry_point.load()
         except Exception as err:  # noqa: BLE001
-            raise MalformedResponse(f"loading {self.entry_point.value} raised {type(err).__name__}: {err}") from None
+            raise MalformedResponse(
+                f"loading {self.entry_point.value} raised {type(err).__name__}: {err}"
+            ) from None
         if not callable(handler):
             raise MalformedResponse(f"{self.entry_point.value} is not callable as handler(event, context)")
         return handler
@@ -190,7 +196,9 @@ class ExecutableMacro(Macro):
             return json.loads(done.stdout)
         except ValueError:
             text = _last_line(done.stdout.decode("utf-8", "replace")) or "nothing"
-            raise MalformedResponse(f"{self.path.name} wrote {text!r} on stdout, not a JSON response") from None
+            raise MalformedResponse(
+                f"{self.path.name} wrote {text!r} on stdout, not a JSON response"
+            ) from None
 
 
 class UnavailableMacro(Macro):

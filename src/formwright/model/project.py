@@ -93,7 +93,7 @@ ProjectLoader.add_constructor("!ref", _construct_ref)
 class StackConfig(Node):
     """One stack of the project as written in formwright.yaml."""
 
-    def __init__(self, name: str, parent: "Project", line: int | None) -> None:
+    def __init__(self, name: str, parent: Project, line: int | None) -> None:
         super().__init__(name, parent, line=line, group="stacks")
         self.template: Path | None = None
         self.tosca: Path | None = None
@@ -110,7 +110,7 @@ class StackConfig(Node):
         self.extra: dict[str, Any] = {}
 
     @property
-    def project(self) -> "Project":
+    def project(self) -> Project:
         """The project this stack belongs to."""
         assert isinstance(self.parent, Project)
         return self.parent
@@ -200,8 +200,12 @@ class _Renderer:
             try:
                 return self.env.from_string(value).render(self.context)
             except jinja2.UndefinedError as err:
-                raise ProjectError(f"undefined in '{value}': {err.message}", file=self.file, line=line,
-                                   hint="set the variable or give a default: {{ env.NAME | default('x') }}") from None
+                raise ProjectError(
+                    f"undefined in '{value}': {err.message}",
+                    file=self.file,
+                    line=line,
+                    hint="set the variable or give a default: {{ env.NAME | default('x') }}",
+                ) from None
             except jinja2.TemplateError as err:
                 raise ProjectError(f"bad expression '{value}': {err}", file=self.file, line=line) from None
         if isinstance(value, Mapping):
@@ -248,7 +252,9 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     project.raw = raw
     ctx.setdefault("project", {"name": project.name})
     project.region = renderer.render(raw.get("region"), raw.line_of("region"))
-    if project.region is not None and (not isinstance(project.region, str) or not REGION.fullmatch(project.region)):
+    if project.region is not None and (
+        not isinstance(project.region, str) or not REGION.fullmatch(project.region)
+    ):
         raise ProjectError(f"'{project.region}' is not an AWS region", file=file, line=raw.line_of("region"),
                            hint="e.g. region: eu-west-1")
     project.tags = _string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
@@ -296,7 +302,9 @@ def _string_map(value: Any, file: str, line: int | None, what: str) -> dict[str,
     return {str(k): "" if v is None else str(v) for k, v in value.items()}
 
 
-def _load_stack(project: Project, name: str, body: Mapping, line: int | None, renderer: _Renderer) -> StackConfig:
+def _load_stack(
+    project: Project, name: str, body: Mapping, line: int | None, renderer: _Renderer
+) -> StackConfig:
     file = project.file or ""
     _check_keys(body, STACK_KEYS, file, f"stack '{name}'")
     stack = StackConfig(name, project, line)
@@ -336,15 +344,21 @@ def _load_stack(project: Project, name: str, body: Mapping, line: int | None, re
     if isinstance(depends, str):
         depends = [depends]
     if not isinstance(depends, list):
-        raise ProjectError("`depends_on` must be a list of stack names", file=file, line=body.line_of("depends_on"))
+        raise ProjectError(
+            "`depends_on` must be a list of stack names", file=file, line=body.line_of("depends_on")
+        )
     stack.depends_on = [str(d) for d in depends]
     stack.depends_lines = {str(d): body.line_of("depends_on") or line or 1 for d in depends}
     caps = body.get("capabilities") or []
     if isinstance(caps, str):
         caps = [caps]
     if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
-        raise ProjectError("`capabilities` must be a list of names", file=file, line=body.line_of("capabilities"),
-                           hint="capabilities: [CAPABILITY_IAM]")
+        raise ProjectError(
+            "`capabilities` must be a list of names",
+            file=file,
+            line=body.line_of("capabilities"),
+            hint="capabilities: [CAPABILITY_IAM]",
+        )
     for cap in caps:
         if cap not in CAPABILITIES:
             raise ProjectError(f"unknown capability '{cap}'", file=file, line=body.line_of("capabilities"),
@@ -373,7 +387,9 @@ def _parameter_value(value: Any, renderer: _Renderer, file: str, line: int | Non
     if isinstance(value, list):
         return [_parameter_value(v, renderer, file, line) for v in value]
     if isinstance(value, dict):
-        raise ProjectError("a parameter value must be a string, a number, a list or !ref", file=file, line=line)
+        raise ProjectError(
+            "a parameter value must be a string, a number, a list or !ref", file=file, line=line
+        )
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -387,12 +403,20 @@ def check_references(project: Project) -> None:
     for stack in project.stacks.values():
         for dep in stack.depends_on:
             if dep not in project.stacks:
-                raise ProjectError(f"stack '{stack.name}' depends on unknown stack '{dep}'", file=project.file,
-                                   line=stack.depends_lines.get(dep), hint=_did_you_mean(dep, names))
+                raise ProjectError(
+                    f"stack '{stack.name}' depends on unknown stack '{dep}'",
+                    file=project.file,
+                    line=stack.depends_lines.get(dep),
+                    hint=_did_you_mean(dep, names),
+                )
         for ref in stack.references():
             if ref.stack not in project.stacks:
-                raise ProjectError(f"{ref} names unknown stack '{ref.stack}'", file=project.file, line=ref.line,
-                                   hint=_did_you_mean(ref.stack, names))
+                raise ProjectError(
+                    f"{ref} names unknown stack '{ref.stack}'",
+                    file=project.file,
+                    line=ref.line,
+                    hint=_did_you_mean(ref.stack, names),
+                )
             if ref.stack == stack.name:
                 raise ProjectError(f"stack '{stack.name}' refers to its own output", file=project.file,
                                    line=ref.line, hint="a stack cannot take its own outputs as parameters")

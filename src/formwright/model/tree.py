@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 
 class Node:
     """An object in the project tree: a name, a parent, and where it was written."""
 
-    def __init__(self, name: str, parent: Optional["Node"] = None, *, file: str | None = None,
+    def __init__(self, name: str, parent: Node | None = None, *, file: str | None = None,
                  line: int | None = None, group: str | None = None) -> None:
         self.name = name
         self.parent = parent
-        self.file = file if file is not None else (parent.file if parent else None)
+        self.file: str | None = file if file is not None else (parent.file if parent else None)
         self.line = line
         self.group = group  # the collection this node sits in under its parent, e.g. "stacks"
 
@@ -25,7 +23,7 @@ class Node:
         return f"{self.parent.path}{middle}.{self.name}"
 
     @property
-    def root(self) -> "Node":
+    def root(self) -> Node:
         """The topmost node (the project)."""
         node = self
         while node.parent is not None:

@@ -21,12 +21,13 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from formwright.processes import pid_alive
 from formwright.errors import InputError, LockHeldError
+from formwright.processes import pid_alive
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS instances (
@@ -207,7 +208,8 @@ class Journal:
                             f"(pid {row['pid']} on {row['host']})", where=instance,
                             hint=f"wait for it, or `--force-unlock {row['operation_id']}` if it is dead")
                     if take_over is None and row["operation_id"] != operation_id:
-                        note = f"took over the lock of operation {row['operation_id']} (pid {row['pid']} is gone)"
+                        note = (f"took over the lock of operation {row['operation_id']} "
+                                f"(pid {row['pid']} is gone)")
                     self.db.execute("DELETE FROM locks WHERE instance = ?", (instance,))
                 self.db.execute("INSERT INTO locks VALUES (?, ?, ?, ?, ?)",
                                 (instance, operation_id, os.getpid(), host, time.time()))
@@ -237,7 +239,9 @@ class Journal:
         row = self._one("SELECT * FROM locks WHERE instance = ?", (instance,))
         if row is None or row["host"] != socket.gethostname() or pid_alive(row["pid"]):
             return False
-        self._write([("DELETE FROM locks WHERE instance = ? AND pid = ?", (instance, row["pid"]))], boundary=False)
+        self._write(
+            [("DELETE FROM locks WHERE instance = ? AND pid = ?", (instance, row["pid"]))], boundary=False
+        )
         return True
 
     def lock_holder(self, instance: str) -> dict[str, Any] | None:
@@ -256,14 +260,31 @@ class Journal:
             statements.append(("INSERT OR REPLACE INTO instances VALUES (?, ?, ?, 0, ?, ?, ?)",
                                (instance, "pending", new_instance.get("version"),
                                 json.dumps(new_instance.get("regions", [])), now, now)))
-        statements.append(("INSERT INTO operations (id, instance, kind, status, params, started_at) "
-                           "VALUES (?, ?, ?, 'running', ?, ?)", (op.id, instance, kind, json.dumps(params), now)))
+        statements.append(
+            (
+                "INSERT INTO operations (id, instance, kind, status, params, started_at) "
+                "VALUES (?, ?, ?, 'running', ?, ?)",
+                (op.id, instance, kind, json.dumps(params), now),
+            )
+        )
         for step in steps:
             step.idempotency_key = step.idempotency_key or f"{op.id}-{step.seq}"
-            statements.append(("INSERT INTO steps (operation_id, seq, element, action, phase, stack_name, status, "
-                               "idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               (op.id, step.seq, step.element, step.action, step.phase, step.stack_name,
-                                step.status, step.idempotency_key)))
+            statements.append(
+                (
+                    "INSERT INTO steps (operation_id, seq, element, action, phase, stack_name, status, "
+                    "idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        op.id,
+                        step.seq,
+                        step.element,
+                        step.action,
+                        step.phase,
+                        step.stack_name,
+                        step.status,
+                        step.idempotency_key,
+                    ),
+                )
+            )
         self._write(statements)
         op.steps = steps
         return op
@@ -274,15 +295,31 @@ class Journal:
         if row is None:
             return None
         op = _operation(row)
-        op.steps = [Step(r["seq"], r["element"], r["action"], r["phase"], r["stack_name"], r["status"],
-                         r["idempotency_key"], r["attempt"], r["note"], r["error"])
-                    for r in self._all("SELECT * FROM steps WHERE operation_id = ? ORDER BY seq", (operation_id,))]
+        op.steps = [
+            Step(
+                r["seq"],
+                r["element"],
+                r["action"],
+                r["phase"],
+                r["stack_name"],
+                r["status"],
+                r["idempotency_key"],
+                r["attempt"],
+                r["note"],
+                r["error"],
+            )
+            for r in self._all("SELECT * FROM steps WHERE operation_id = ? ORDER BY seq", (operation_id,))
+        ]
         return op
 
     def operations(self, instance: str) -> list[Operation]:
         """The instance's operations, oldest first (without steps)."""
-        return [_operation(r) for r in
-                self._all("SELECT * FROM operations WHERE instance = ? ORDER BY started_at, rowid", (instance,))]
+        return [
+            _operation(r)
+            for r in self._all(
+                "SELECT * FROM operations WHERE instance = ? ORDER BY started_at, rowid", (instance,)
+            )
+        ]
 
     def last_operation(self, instance: str) -> Operation | None:
         """The instance's newest operation (with steps)."""
@@ -317,8 +354,11 @@ class Journal:
         now = time.time()
         if status == "started":
             step.attempt += 1
-            sql = ("UPDATE steps SET status = ?, attempt = ?, started_at = ?, error = NULL, note = COALESCE(?, note) "
-                   "WHERE operation_id = ? AND seq = ?")
+            sql = (
+                "UPDATE steps SET status = ?, attempt = ?, started_at = ?, error = NULL, "
+                "note = COALESCE(?, note) "
+                "WHERE operation_id = ? AND seq = ?"
+            )
             args: tuple = (status, step.attempt, now, note, op.id, step.seq)
         else:
             sql = ("UPDATE steps SET status = ?, error = ?, ended_at = ?, note = COALESCE(?, note) "
@@ -332,14 +372,26 @@ class Journal:
     # ---- transactions, properties, hook cache -------------------------------------------------
     def add_transaction(self, instance: str, element: str, operation_id: str, record: Any) -> None:
         """Keep a transaction record an action reported for an element."""
-        self._write([("INSERT INTO transactions (instance, element, operation_id, record, created_at) "
-                      "VALUES (?, ?, ?, ?, ?)", (instance, element, operation_id, json.dumps(record), time.time()))],
-                    boundary=False)
+        self._write(
+            [
+                (
+                    "INSERT INTO transactions (instance, element, operation_id, record, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (instance, element, operation_id, json.dumps(record), time.time()),
+                )
+            ],
+            boundary=False,
+        )
 
     def transactions(self, instance: str, element: str) -> list[Any]:
         """The element's transaction records, oldest first."""
-        return [json.loads(r["record"]) for r in self._all(
-            "SELECT record FROM transactions WHERE instance = ? AND element = ? ORDER BY id", (instance, element))]
+        return [
+            json.loads(r["record"])
+            for r in self._all(
+                "SELECT record FROM transactions WHERE instance = ? AND element = ? ORDER BY id",
+                (instance, element),
+            )
+        ]
 
     def set_property(self, instance: str, name: str, value: str) -> None:
         """Keep a (non-secret) property of the instance."""
@@ -348,7 +400,10 @@ class Journal:
 
     def properties(self, instance: str) -> dict[str, str]:
         """The instance's stored properties."""
-        return {r["name"]: r["value"] for r in self._all("SELECT * FROM properties WHERE instance = ?", (instance,))}
+        return {
+            r["name"]: r["value"]
+            for r in self._all("SELECT * FROM properties WHERE instance = ?", (instance,))
+        }
 
     def hook_key(self, instance: str, hook: str) -> str | None:
         """The cache key a hook last succeeded with."""
@@ -357,7 +412,9 @@ class Journal:
 
     def set_hook_key(self, instance: str, hook: str, key: str) -> None:
         """Remember the cache key a hook succeeded with."""
-        self._write([("INSERT OR REPLACE INTO hook_cache VALUES (?, ?, ?)", (instance, hook, key))], boundary=False)
+        self._write(
+            [("INSERT OR REPLACE INTO hook_cache VALUES (?, ?, ?)", (instance, hook, key))], boundary=False
+        )
 
     # ---- revisions ----------------------------------------------------------------------------
     def add_revision(self, op: Operation, *, version: str | None, source: str, inputs: dict[str, Any],
@@ -367,7 +424,9 @@ class Journal:
 
         Idempotent per operation: a retried operation whose revision was already written gets that one.
         """
-        done = self._one("SELECT * FROM revisions WHERE instance = ? AND operation_id = ?", (op.instance, op.id))
+        done = self._one(
+            "SELECT * FROM revisions WHERE instance = ? AND operation_id = ?", (op.instance, op.id)
+        )
         if done is not None:
             return _revision(done)
         with self._mutex:
@@ -379,8 +438,13 @@ class Journal:
         statements.append(("INSERT INTO revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            (op.instance, number, op.id, version, source, json.dumps(inputs, sort_keys=True),
                             json.dumps(regions), json.dumps(elements, sort_keys=True), now)))
-        statements.append(("UPDATE instances SET revision = ?, version = ?, regions = ?, status = ?, updated_at = ? "
-                           "WHERE name = ?", (number, version, json.dumps(regions), status, now, op.instance)))
+        statements.append(
+            (
+                "UPDATE instances SET revision = ?, version = ?, regions = ?, status = ?, updated_at = ? "
+                "WHERE name = ?",
+                (number, version, json.dumps(regions), status, now, op.instance),
+            )
+        )
         self._write(statements)
         return Revision(op.instance, number, op.id, version, source, inputs, regions, elements, now)
 

@@ -16,9 +16,10 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from formwright.engine.cfn import CallCounter
 from formwright.errors import FormwrightError
@@ -225,7 +226,9 @@ class Daemon:
         if outcome.requeue is None:
             self.store.forget(key)
             self._records.pop(key, None)
-            self.log(f"{key}: object deleted" + (f"; {what} deleted" if destroy else f"; {what} left in place"))
+            self.log(
+                f"{key}: object deleted" + (f"; {what} deleted" if destroy else f"; {what} left in place")
+            )
             return
         self._record_outcome(key, record, outcome)
         self.schedule(DELETE, key, outcome.requeue)

@@ -44,8 +44,8 @@ def parse_duration(text: str | int | float) -> float:
 def format_duration(seconds: float) -> str:
     """Seconds as a short Go-style duration: `90s` → `1m30s`."""
     if seconds < 1:
-        return f"{int(round(seconds * 1000))}ms"
-    whole = int(round(seconds))
+        return f"{round(seconds * 1000)}ms"
+    whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "") + (f"{secs}s" if secs else "")
@@ -150,7 +150,7 @@ class StackSpec(_Model):
         return value
 
     @model_validator(mode="after")
-    def _one_source(self) -> "StackSpec":
+    def _one_source(self) -> StackSpec:
         if self.project_path is not None and self.template_path is not None:
             raise ValueError("give templatePath or projectPath, not both")
         if self.project_path is None and not self.stack_name:
@@ -168,7 +168,7 @@ class GitRef(_Model):
     commit: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{7,40}$")
 
     @model_validator(mode="after")
-    def _supported(self) -> "GitRef":
+    def _supported(self) -> GitRef:
         if self.semver or self.name:
             raise ValueError("ref.semver and ref.name are not supported; use branch, tag or commit")
         return self
@@ -196,7 +196,9 @@ class GitSpec(BaseModel):
     def _scheme(cls, value: str) -> str:
         if not re.match(r"^(https?|ssh|file|git)://", value) and not re.match(r"^[\w.-]+@[\w.-]+:", value) \
                 and not value.startswith("/"):
-            raise ValueError(f"'{value}' is not a git URL (https://, ssh://, git@host:path, file:// or /path)")
+            raise ValueError(
+                f"'{value}' is not a git URL (https://, ssh://, git@host:path, file:// or /path)"
+            )
         return value
 
 
@@ -286,7 +288,9 @@ class StackObject:
     @property
     def spec_hash(self) -> str:
         """A hash of the spec as written; a new one means a new generation."""
-        text = json.dumps(self.spec.model_dump(mode="json", by_alias=True, exclude={"suspend"}), sort_keys=True)
+        text = json.dumps(
+            self.spec.model_dump(mode="json", by_alias=True, exclude={"suspend"}), sort_keys=True
+        )
         return hashlib.sha256(text.encode()).hexdigest()
 
     @property
@@ -367,7 +371,9 @@ def parse_document(document: Any, *, file: str | None = None) -> StackObject | G
         try:
             doc = StackDoc.model_validate(document)
         except ValidationError as err:
-            raise _validation_error(err, document, file, f"CloudFormationStack {_name_of(document)}") from None
+            raise _validation_error(
+                err, document, file, f"CloudFormationStack {_name_of(document)}"
+            ) from None
         spec = document.get("spec") or {}
         return StackObject(doc.metadata.namespace, doc.metadata.name, doc.spec, doc.metadata.generation,
                            file, line, raw_spec=dict(spec) if isinstance(spec, dict) else {})

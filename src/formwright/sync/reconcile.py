@@ -24,9 +24,10 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
@@ -91,7 +92,9 @@ class _Named:
 class StackInventory:
     """One DescribeStacks listing per `max_age` seconds, shared by every object (steady state only)."""
 
-    def __init__(self, cfn: CloudFormation, max_age: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, cfn: CloudFormation, max_age: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.cfn = cfn
         self.max_age = max_age
         self.clock = clock
@@ -173,8 +176,14 @@ class Reconciler:
                 return self._failed(st, "ArtifactFailed", str(err), obj, generation)
             return self._reconcile_template(obj, generation, st, artifact, desired)
         except (ClientError, BotoCoreError, ResponseParserError) as err:
-            return self._failed(st, "CloudFormationApiCallFailed", str(translate(err, where=spec.stack_name)), obj,
-                                generation, transient=True)
+            return self._failed(
+                st,
+                "CloudFormationApiCallFailed",
+                str(translate(err, where=spec.stack_name)),
+                obj,
+                generation,
+                transient=True,
+            )
         except FormwrightError as err:
             return self._failed(st, "CloudFormationApiCallFailed", str(err), obj, generation, transient=True)
 
@@ -223,7 +232,9 @@ class Reconciler:
             if hit is not None:
                 self._desired.move_to_end(cache_key)
                 return hit
-        path = resolve_inside(artifact.path, obj.template_path, what="templatePath", revision=artifact.revision)
+        path = resolve_inside(
+            artifact.path, obj.template_path, what="templatePath", revision=artifact.revision
+        )
         if not path.is_file():
             raise SourceError(f"templatePath '{obj.template_path}' is not a file")
         try:
@@ -286,8 +297,13 @@ class Reconciler:
             st.set_ready(UNKNOWN, "Progressing", "stack was UPDATE_ROLLBACK_FAILED: continuing the rollback")
             return Outcome(st, spec.poll_interval)
         if info is not None and info.status in UNRECOVERABLE:
-            return self._failed(st, "UnrecoverableStackFailure", f"stack is {info.status}: {info.reason}".rstrip(": "),
-                                obj, generation)
+            return self._failed(
+                st,
+                "UnrecoverableStackFailure",
+                f"stack is {info.status}: {info.reason}".rstrip(": "),
+                obj,
+                generation,
+            )
         if info is not None and info.status != "REVIEW_IN_PROGRESS" and st.applied_digest == desired.digest \
                 and st.stack_id == info.stack_id:
             return self._up_to_date(obj, generation, st, revision, info)
@@ -297,7 +313,12 @@ class Reconciler:
 
     def _current(self, stack_name: str, st: Status, desired: Desired, obj: StackObject) -> StackInfo | None:
         """The stack: from the shared listing in the steady state, else one DescribeStacks."""
-        if self.inventory is not None and not st.phase and st.applied_digest == desired.digest and st.stack_id:
+        if (
+            self.inventory is not None
+            and not st.phase
+            and st.applied_digest == desired.digest
+            and st.stack_id
+        ):
             listed = self.inventory.lookup(stack_name)
             if listed is not None and listed.stack_id == st.stack_id and listed.settled_ok:
                 return listed
@@ -334,24 +355,44 @@ class Reconciler:
         try:
             argument = self._runner.template_argument(_Named(obj.key.replace("/", "-")), desired.body)  # type: ignore[arg-type]
         except (ClientError, BotoCoreError, ResponseParserError, FormwrightError) as err:
-            return self._failed(st, "TemplateUploadFailed", str(translate(err, where=stack_name)), obj, generation,
-                                transient=True)
-        st.phase, st.last_attempted_change_set, st.last_attempted_revision = "created", name, artifact.revision
+            return self._failed(
+                st,
+                "TemplateUploadFailed",
+                str(translate(err, where=stack_name)),
+                obj,
+                generation,
+                transient=True,
+            )
+        st.phase, st.last_attempted_change_set, st.last_attempted_revision = (
+            "created",
+            name,
+            artifact.revision,
+        )
         # the previous change set's ARN goes with the write-ahead: kept, a restart would take that (executed)
         # change set for this one and report this revision applied without applying it
         st.change_set_id = ""
         self.save_status(obj.key, st)  # write-ahead: a restart finds this change set by name
         try:
             st.change_set_id = self.cfn.create_change_set(
-                StackName=stack_name, ChangeSetName=name, ChangeSetType="CREATE" if create else "UPDATE",
-                Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in sorted(desired.parameters.items())],
+                StackName=stack_name,
+                ChangeSetName=name,
+                ChangeSetType="CREATE" if create else "UPDATE",
+                Parameters=[
+                    {"ParameterKey": k, "ParameterValue": v} for k, v in sorted(desired.parameters.items())
+                ],
                 Tags=[{"Key": k, "Value": v} for k, v in sorted(desired.tags.items())],
-                Capabilities=CAPABILITIES, Description=f"formwright sync {obj.key} {artifact.revision}"[:1024],
-                **argument)
+                Capabilities=CAPABILITIES,
+                Description=f"formwright sync {obj.key} {artifact.revision}"[:1024],
+                **argument,
+            )
         except ClientError as err:
             if error_code(err) != "AlreadyExistsException":
                 st.phase = ""
-                reason = "ChangeSetFailed" if error_code(err) == "ValidationError" else "CloudFormationApiCallFailed"
+                reason = (
+                    "ChangeSetFailed"
+                    if error_code(err) == "ValidationError"
+                    else "CloudFormationApiCallFailed"
+                )
                 return self._failed(st, reason, f"cannot create change set {name}: {error_message(err)}", obj,
                                     generation, transient=reason != "ChangeSetFailed")
         self.save_status(obj.key, st)  # its ARN: change set names are per stack, ARNs are global
@@ -412,8 +453,15 @@ class Reconciler:
         st.set_ready(UNKNOWN, "Progressing", f"change set {name} was {execution}; creating it again")
         return Outcome(st, spec.poll_interval)
 
-    def _after_execute(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
-                       info: StackInfo | None) -> Outcome:
+    def _after_execute(
+        self,
+        obj: StackObject,
+        generation: int,
+        st: Status,
+        artifact: Artifact,
+        desired: Desired,
+        info: StackInfo | None,
+    ) -> Outcome:
         """Judge an executed change set by where the stack ended."""
         spec = obj.spec
         stack_name = str(spec.stack_name)
@@ -422,7 +470,11 @@ class Reconciler:
             st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}")
             return Outcome(st, spec.poll_interval)
         desc = self._describe_change_set(stack_name, self._ref(st, name), name) if info is not None else None
-        if desc is not None and desc.get("Status") == "CREATE_COMPLETE" and desc.get("ExecutionStatus") == "AVAILABLE":
+        if (
+            desc is not None
+            and desc.get("Status") == "CREATE_COMPLETE"
+            and desc.get("ExecutionStatus") == "AVAILABLE"
+        ):
             st.phase = "created"  # stopped between the write-ahead and the call: execute it now
             return self._advance(obj, generation, st, artifact, desired, info, name)
         if info is not None and info.status in APPLIED:
@@ -437,18 +489,24 @@ class Reconciler:
         status = info.status if info is not None else "DELETE_COMPLETE"
         reasons = failure_reasons(self.cfn.events_since(stack_name, None, limit_pages=1)) if info else []
         detail = "; ".join(reasons[:3]) or (info.reason if info else "the stack is gone")
-        return self._failed(st, "ChangeSetFailed", f"change set {name} ended in {status}: {detail}", obj, generation)
+        return self._failed(
+            st, "ChangeSetFailed", f"change set {name} ended in {status}: {detail}", obj, generation
+        )
 
     @staticmethod
     def _ref(st: Status, name: str) -> str:
         """The change set's ARN when we created it (names are only unique per stack), else its name."""
         return st.change_set_id if st.change_set_id and st.last_attempted_change_set == name else name
 
-    def _describe_change_set(self, stack_name: str, ref: str, name: str | None = None) -> dict[str, Any] | None:
+    def _describe_change_set(
+        self, stack_name: str, ref: str, name: str | None = None
+    ) -> dict[str, Any] | None:
         """The change set by ARN or by name on this stack; None when there is none (or, looked up by an ARN,
         it is another change set than `name`)."""
         try:
-            desc: dict[str, Any] = self.cfn.call("describe_change_set", ChangeSetName=ref, StackName=stack_name)
+            desc: dict[str, Any] = self.cfn.call(
+                "describe_change_set", ChangeSetName=ref, StackName=stack_name
+            )
         except ClientError as err:
             if error_code(err) in ("ChangeSetNotFound", "ChangeSetNotFoundException") or \
                     "does not exist" in error_message(err):
@@ -624,8 +682,9 @@ class Reconciler:
 
     def delete_project(self, key: str, project_path: str, destroy: bool, status: Status, *,
                        artifact: Artifact | None = None) -> Outcome:
-        """A projectPath object is gone: with `destroy`, delete its project's stacks through StackGroup.delete()
-        (reverse dependency order), from the copy of the revision last deployed; else leave them.
+        """A projectPath object is gone: with `destroy`, delete its project's stacks through
+        StackGroup.delete() (reverse dependency order), from the copy of the revision last deployed;
+        else leave them.
 
         `artifact` (the source's current checkout) is used only when no copy was kept (say, state lost).
         Blocks until the stacks are deleted, as the project's deploy does. requeue None = finished.
@@ -641,8 +700,11 @@ class Reconciler:
             return Outcome(st, None)
         try:
             meta = json.loads((snapshot / "snapshot.json").read_text())
-            root, project_path, revision = snapshot / "checkout", str(meta.get("projectPath") or project_path), \
-                str(meta.get("revision", ""))
+            root, project_path, revision = (
+                snapshot / "checkout",
+                str(meta.get("projectPath") or project_path),
+                str(meta.get("revision", "")),
+            )
         except (OSError, ValueError):
             if artifact is None:
                 if not st.last_applied_revision and st.phase != "deleting":
@@ -719,4 +781,6 @@ def _unsupported(err: Exception) -> bool:
     if isinstance(err, ClientError):
         return error_code(err) in ("NotImplemented", "InternalFailure", "InternalError", "501", "500",
                                    "UnknownOperationException", "InvalidAction")
-    return "Internal Server Error" in str(err) or "invalid XML" in str(err) or "not yet implemented" in str(err)
+    return (
+        "Internal Server Error" in str(err) or "invalid XML" in str(err) or "not yet implemented" in str(err)
+    )

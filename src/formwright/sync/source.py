@@ -19,9 +19,10 @@ import tarfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Literal
 
 from formwright.errors import FormwrightError, InputError
 from formwright.sync.objects import GitRepository
@@ -58,7 +59,9 @@ def run_git(args: list[str], *, cwd: Path | None = None, timeout: float = GIT_TI
     """Run git without a shell; a failure becomes a one-line SourceError with git's message."""
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout, env=env, check=False)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, env=env, check=False
+        )
     except FileNotFoundError:
         raise SourceError("the git program is not installed", hint="install git") from None
     except subprocess.TimeoutExpired:
@@ -82,7 +85,7 @@ def _safe_members(members: list[tarfile.TarInfo], dest: str) -> list[tarfile.Tar
     return kept
 
 
-def extract_tree(data: bytes, dest: Path, *, mode: str = "r:") -> None:
+def extract_tree(data: bytes, dest: Path, *, mode: Literal["r:", "r:gz", "r:*"] = "r:") -> None:
     """Extract a tar (or tar.gz with mode `r:gz`) to `dest` atomically, dropping unsafe members."""
     if dest.exists():
         return
@@ -176,7 +179,9 @@ def fetch_artifact(source: str, url: str, digest: str, revision: str, root: Path
         data = (opener or _download)(url)
         actual = hashlib.new(algorithm, data).hexdigest()
         if actual != expected:
-            raise SourceError(f"artifact digest mismatch for {url}: expected {digest}, got {algorithm}:{actual}")
+            raise SourceError(
+                f"artifact digest mismatch for {url}: expected {digest}, got {algorithm}:{actual}"
+            )
         extract_tree(data, checkout, mode="r:*")
         prune(checkout.parent, keep=KEEP_CHECKOUTS)
     return Artifact(source, revision or digest, checkout)

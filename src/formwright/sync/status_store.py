@@ -68,7 +68,7 @@ class Status:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Status":
+    def from_json(cls, data: dict[str, Any]) -> Status:
         """Back from `to_json` (unknown keys ignored)."""
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
@@ -92,22 +92,31 @@ class Status:
         }
 
     @classmethod
-    def from_k8s(cls, status: dict[str, Any] | None) -> "Status":
+    def from_k8s(cls, status: dict[str, Any] | None) -> Status:
         """A Status from an object's `.status` (what a previous operator wrote)."""
         status = status or {}
-        ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {})
+        ready: dict[str, Any] = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "Ready"), {}
+        )
         extra = status.get("formwright") or {}
-        return cls(ready=ready.get("status", UNKNOWN), reason=ready.get("reason", "Progressing"),
-                   message=ready.get("message", ""), observed_generation=int(status.get("observedGeneration") or 0),
-                   last_attempted_revision=status.get("lastAttemptedRevision") or "",
-                   last_applied_revision=status.get("lastAppliedRevision") or "",
-                   last_attempted_change_set=status.get("lastAttemptedChangeSet") or "",
-                   last_applied_change_set=status.get("lastAppliedChangeSet") or "",
-                   phase=extra.get("phase", ""), change_set_id=extra.get("changeSetId", ""),
-                   applied_digest=extra.get("appliedDigest", ""),
-                   stack_id=extra.get("stackId", ""), drift=extra.get("drift", ""),
-                   drift_detection_id=extra.get("driftDetectionId", ""), correction=extra.get("correction", ""),
-                   failures=int(extra.get("failures") or 0))
+        return cls(
+            ready=ready.get("status", UNKNOWN),
+            reason=ready.get("reason", "Progressing"),
+            message=ready.get("message", ""),
+            observed_generation=int(status.get("observedGeneration") or 0),
+            last_attempted_revision=status.get("lastAttemptedRevision") or "",
+            last_applied_revision=status.get("lastAppliedRevision") or "",
+            last_attempted_change_set=status.get("lastAttemptedChangeSet") or "",
+            last_applied_change_set=status.get("lastAppliedChangeSet") or "",
+            phase=extra.get("phase", ""),
+            change_set_id=extra.get("changeSetId", ""),
+            applied_digest=extra.get("appliedDigest", ""),
+            stack_id=extra.get("stackId", ""),
+            drift=extra.get("drift", ""),
+            drift_detection_id=extra.get("driftDetectionId", ""),
+            correction=extra.get("correction", ""),
+            failures=int(extra.get("failures") or 0),
+        )
 
 
 @dataclass
@@ -204,8 +213,10 @@ class StatusStore:
             if record.spec_hash != spec_hash or (obj.generation and obj.generation != record.generation):
                 record.generation = obj.generation or record.generation + 1
                 record.spec_hash, record.spec = spec_hash, json.loads(spec_json)
-                self._db.execute("UPDATE objects SET spec_hash = ?, generation = ?, spec = ?, updated = ? "
-                                 "WHERE key = ?", (spec_hash, record.generation, spec_json, time.time(), obj.key))
+                self._db.execute(
+                    "UPDATE objects SET spec_hash = ?, generation = ?, spec = ?, updated = ? WHERE key = ?",
+                    (spec_hash, record.generation, spec_json, time.time(), obj.key),
+                )
             return record
 
     def save(self, key: str, status: Status) -> None:
@@ -249,7 +260,9 @@ class StatusStore:
     def register_daemon(self, pid: int) -> None:
         """Record the running daemon's process id."""
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO daemon (id, pid, started) VALUES (1, ?, ?)", (pid, time.time()))
+            self._db.execute(
+                "INSERT OR REPLACE INTO daemon (id, pid, started) VALUES (1, ?, ?)", (pid, time.time())
+            )
 
     def unregister_daemon(self, pid: int) -> None:
         """Forget the daemon (on a clean stop)."""

@@ -23,7 +23,7 @@ _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 class Mapping(dict):
     """A dict that remembers the source line of itself and of each key."""
 
-    __slots__ = ("line", "key_lines", "file")
+    __slots__ = ("file", "key_lines", "line")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -306,7 +306,9 @@ _TaggedDumper.add_representer(Mapping, _represent_tagged)
 def dump_yaml(data: Any, *, short_form: bool = True) -> str:
     """Template data as YAML; intrinsic functions as short-form tags unless `short_form=False`."""
     dumper = _TaggedDumper if short_form else _PlainDumper
-    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
+    return yaml.dump(
+        data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000
+    )
 
 
 def dump_json(data: Any, *, indent: int | None = 2) -> str:

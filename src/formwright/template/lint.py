@@ -22,9 +22,12 @@ class LintFinding:
         return f"{self.file}:{self.line}: {self.rule}: {self.message}"
 
 
-def lint(template: Any, *, file: str, regions: list[str] | None = None, text: str | None = None) -> list[LintFinding]:
+def lint(
+    template: Any, *, file: str, regions: list[str] | None = None, text: str | None = None
+) -> list[LintFinding]:
     """Lint a template (data, or its source `text` for exact lines) and return the findings."""
-    from cfnlint.api import ManualArgs, lint as cfn_lint
+    from cfnlint.api import ManualArgs
+    from cfnlint.api import lint as cfn_lint
 
     source = text if text is not None else dump_json(plain(template))
     args = ManualArgs(regions=regions or ["us-east-1"])

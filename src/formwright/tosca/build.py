@@ -72,7 +72,9 @@ def _operations(registry: TypeRegistry, node_type: str, tpl: dict, doc: Document
                 merged = interfaces.setdefault("Standard", {})
                 merged.update({k: v for k, v in body.items() if k in LIFECYCLE})
     ops: dict[str, Operation] = {}
-    template_standard = next((v for k, v in (tpl.get("interfaces") or {}).items() if k in STANDARD_NAMES), {})
+    template_standard: object = next(
+        (v for k, v in (tpl.get("interfaces") or {}).items() if k in STANDARD_NAMES), {}
+    )
     for name, value in interfaces.get("Standard", {}).items():
         line = line_of(template_standard, name) if isinstance(template_standard, dict) else None
         ops[name] = _operation(name, value, Location(doc.shown, line or line_of(tpl)))
@@ -99,7 +101,9 @@ def _requirements(name: str, node_type: str, tpl: dict, doc: Document, registry:
         definition = registry.requirement_definition(node_type, req)
         rel_def = definition.get("relationship")
         rel_def = rel_def.get("type") if isinstance(rel_def, dict) else rel_def
-        rel_type = registry.canonical(explicit or rel_def or "tosca.relationships.DependsOn", "relationship_types")
+        rel_type = registry.canonical(
+            explicit or rel_def or "tosca.relationships.DependsOn", "relationship_types"
+        )
         properties: dict[str, Any] = {}
         if isinstance(value, dict) and isinstance(value.get("relationship"), str) and \
                 value["relationship"] in rel_templates:
@@ -121,8 +125,11 @@ def _inputs(doc: Document, parsed: list) -> dict[str, Input]:
     for item in parsed:
         definition = raw.get(item.name) or {}
         out[item.name] = Input(
-            name=item.name, type=str(definition.get("type", "string")), description=definition.get("description"),
-            default=definition.get("default"), required=bool(definition.get("required", True)),
+            name=item.name,
+            type=str(definition.get("type", "string")),
+            description=definition.get("description"),
+            default=definition.get("default"),
+            required=bool(definition.get("required", True)),
             constraints=list(definition.get("constraints") or []),
             location=Location(doc.shown, line_of(raw, item.name)),
         )
@@ -149,7 +156,9 @@ def build_model(doc: Document, registry: TypeRegistry, tosca: Any, root: Any) ->
     for name, tpl in raw_nodes.items():
         node_type = registry.canonical(str(tpl["type"])) or str(tpl["type"])
         nt = parsed[name]
-        capabilities: dict[str, dict[str, Any]] = {cap: {} for cap in registry.merged(node_type, "capabilities")}
+        capabilities: dict[str, dict[str, Any]] = {
+            cap: {} for cap in registry.merged(node_type, "capabilities")
+        }
         for cap, value in (tpl.get("capabilities") or {}).items():
             capabilities[cap] = dict((value or {}).get("properties") or {}) if isinstance(value, dict) else {}
         attributes = {k: (v.get("default") if isinstance(v, dict) else None)

@@ -172,9 +172,9 @@ class Resolver:
     def _dig(values: Any, path: list) -> tuple[bool, Any]:
         current = values
         for key in path:
-            if isinstance(current, dict) and key in current:
-                current = current[key]
-            elif isinstance(current, list) and isinstance(key, int) and 0 <= key < len(current):
+            if (isinstance(current, dict) and key in current) or (
+                isinstance(current, list) and isinstance(key, int) and 0 <= key < len(current)
+            ):
                 current = current[key]
             else:
                 return False, None

@@ -55,7 +55,7 @@ def _check_constraints(item: Input, value: Any) -> None:
         ((name, expected),) = raw.items()
         try:
             Constraint(item.name, item.type, {name: expected}).validate(value)
-        except Exception as err:  # tosca-parser's ValidationError and friends
+        except Exception as err:  # noqa: BLE001 - tosca-parser's ValidationError and friends
             message = getattr(err, "message", None) or str(err)
             raise InputError(f"input '{item.name}': {message}",
                              file=item.location.file if item.location else None,

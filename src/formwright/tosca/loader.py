@@ -30,7 +30,9 @@ def check_hosting(model: EffectiveModel) -> None:
         while current is not None:
             if current.name in path:
                 cycle = " -> ".join([*path[path.index(current.name):], current.name])
-                rel = next(r for r in model.nodes[path[-1]].requirements if r.is_a("tosca.relationships.HostedOn"))
+                rel = next(
+                    r for r in model.nodes[path[-1]].requirements if r.is_a("tosca.relationships.HostedOn")
+                )
                 loc = rel.location
                 raise InputError(f"HostedOn cycle: {cycle}", file=loc.file if loc else None,
                                  line=loc.line if loc else None)

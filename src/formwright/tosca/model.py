@@ -6,9 +6,10 @@ resolves them. Every node, relationship, operation and output knows the `file:li
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 LIFECYCLE = ("create", "configure", "start", "stop", "delete")
 STANDARD = "tosca.interfaces.node.lifecycle.Standard"

@@ -56,7 +56,7 @@ def run_tosca_parser(documents: Documents, params: dict[str, Any]) -> Any:
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             return ToscaTemplate(yaml_dict_tpl=tpl, parsed_params=params or None, a_file=False)
-    except Exception as err:  # tosca-parser raises its own and Python's exception types
+    except Exception as err:  # noqa: BLE001 - tosca-parser raises its own and Python's exception types
         text = getattr(err, "message", None) or str(err) or type(err).__name__
         first, more = _first_error(str(text))
         message = f"TOSCA validation failed: {first}" + (f" (and {more} more)" if more else "")

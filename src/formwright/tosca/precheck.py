@@ -56,10 +56,12 @@ def check_structure(doc: Document, registry: TypeRegistry) -> None:
     unknown: list[tuple[str, int | None]] = []
     for name, tpl in nodes.items():
         if not isinstance(tpl, dict) or "type" not in tpl:
-            raise InputError(f"node template '{name}' has no type", file=doc.shown, line=doc.line(nodes, name))
+            raise InputError(
+                f"node template '{name}' has no type", file=doc.shown, line=doc.line(nodes, name)
+            )
         if registry.canonical(str(tpl["type"])) is None:
             unknown.append((str(tpl["type"]), doc.line(tpl, "type")))
-    for name, tpl in rel_templates.items():
+    for tpl in rel_templates.values():
         if isinstance(tpl, dict) and registry.canonical(str(tpl.get("type")), "relationship_types") is None:
             unknown.append((str(tpl.get("type")), doc.line(tpl, "type")))
     for name, tpl in nodes.items():
@@ -132,7 +134,9 @@ def check_function_references(doc: Document, registry: TypeRegistry) -> None:
                                      line=where, hint=f"known nodes: {', '.join(sorted(nodes))}")
                 if name == "get_property" and len(args) == 2 and target in nodes:
                     tpl = nodes[target]
-                    known = set(registry.merged(str(tpl["type"]), "properties")) | set(tpl.get("properties") or {})
+                    known = set(registry.merged(str(tpl["type"]), "properties")) | set(
+                        tpl.get("properties") or {}
+                    )
                     if args[1] not in known:
                         raise InputError(f"get_property: node '{target}' has no property '{args[1]}'",
                                          file=doc.shown, line=where)

@@ -41,7 +41,7 @@ class Source:
             shutil.rmtree(self._tempdir, ignore_errors=True)
             self._tempdir = None
 
-    def __enter__(self) -> "Source":
+    def __enter__(self) -> Source:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -77,7 +77,9 @@ def _from_folder(folder: Path) -> Source:
     meta = folder / META_PATH
     if meta.is_file():
         entry = _entry_from_meta(meta.read_text(encoding="utf-8", errors="replace"), str(meta))
-        return Source(entry=_inside(folder.resolve(), entry, str(meta)), root=folder.resolve(), display=str(folder))
+        return Source(
+            entry=_inside(folder.resolve(), entry, str(meta)), root=folder.resolve(), display=str(folder)
+        )
     candidates = sorted(p for p in folder.iterdir() if p.suffix.lower() in YAML_SUFFIXES and p.is_file())
     if len(candidates) != 1:
         found = ", ".join(p.name for p in candidates) or "none"
@@ -137,12 +139,17 @@ def _from_csar(csar: Path) -> Source:
             root = tempdir.resolve()
             if META_PATH in names:
                 meta_text = archive.read(META_PATH).decode("utf-8", errors="replace")
-                entry = _inside(root, _entry_from_meta(meta_text, f"{csar}!{META_PATH}"), f"{csar}!{META_PATH}")
+                entry = _inside(
+                    root, _entry_from_meta(meta_text, f"{csar}!{META_PATH}"), f"{csar}!{META_PATH}"
+                )
             else:
                 top = sorted(n for n in names if "/" not in n and n.lower().endswith(YAML_SUFFIXES))
                 if len(top) != 1:
-                    raise InputError("CSAR has no entry definitions", file=str(csar),
-                                     hint=f"add {META_PATH} with Entry-Definitions, or one top-level YAML file")
+                    raise InputError(
+                        "CSAR has no entry definitions",
+                        file=str(csar),
+                        hint=f"add {META_PATH} with Entry-Definitions, or one top-level YAML file",
+                    )
                 entry = root / top[0]
         except BaseException:
             shutil.rmtree(tempdir, ignore_errors=True)

@@ -40,7 +40,7 @@ class Plugin(abc.ABC):
     def write_artifact(self, folder: Path) -> None:
         """Write the artifact (templates, files, scripts, README) into the empty `folder`."""
 
-    def cleanup(self) -> None:
+    def cleanup(self) -> None:  # noqa: B027 - an optional hook: most plugins hold nothing
         """Release whatever the run held (temporary files); always called."""
 
 

@@ -48,10 +48,7 @@ def _first(index: Any, key: tuple[str, str]) -> Any:
     """The first value a kopf index holds for `key` (None when it has none)."""
     if index is None:
         return None
-    try:
-        values = index[key] if key in index else None
-    except KeyError:
-        values = None
+    values = index.get(key)  # Mapping.get: a key gone between check and read is None too
     return next(iter(values), None) if values is not None else None
 
 
@@ -62,7 +59,9 @@ class Operator:
         self.state_dir = state_dir
         self.store = StatusStore(state_dir)
         self.sources = Sources(state_dir / "sources")
-        self.reconciler = Reconciler(target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift)
+        self.reconciler = Reconciler(
+            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift
+        )
         self.next_run: dict[str, float] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -127,8 +126,15 @@ class Operator:
                 found = _first(cloudformation_stacks, (namespace, name))
                 return Status.from_k8s(found) if found is not None else None
 
-            outcome = self.reconciler.reconcile(obj, record.generation, record.status, suspended=obj.spec.suspend,
-                                                repository=repository, artifact=artifact, ready_of=ready_of)
+            outcome = self.reconciler.reconcile(
+                obj,
+                record.generation,
+                record.status,
+                suspended=obj.spec.suspend,
+                repository=repository,
+                artifact=artifact,
+                ready_of=ready_of,
+            )
             self._write(obj.key, outcome.status, outcome.requeue, patch)
             return outcome.requeue
 
@@ -208,13 +214,13 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
 
 
 @kopf.index(SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL)
-def git_repositories(namespace: str, name: str, spec: Mapping, status: Mapping, **_: Any) -> dict:
+def git_repositories(namespace: str | None, name: str, spec: Mapping, status: Mapping, **_: Any) -> dict:
     """GitRepositories by (namespace, name): their spec and the source-controller's artifact."""
     return {(namespace, name): {"spec": plain(spec), "status": plain(status or {})}}
 
 
 @kopf.index(STACK_API_GROUP, VERSION, PLURAL)
-def cloudformation_stacks(namespace: str, name: str, status: Mapping, **_: Any) -> dict:
+def cloudformation_stacks(namespace: str | None, name: str, status: Mapping, **_: Any) -> dict:
     """CloudFormationStack statuses by (namespace, name), for dependsOn."""
     return {(namespace, name): plain(status or {})}
 
@@ -229,8 +235,14 @@ def apply(body: Mapping, patch: Any, git_repositories: Any = None, cloudformatio
 
 
 @kopf.timer(STACK_API_GROUP, VERSION, PLURAL, interval=TICK, initial_delay=TICK)
-def tick(body: Mapping, meta: Mapping, patch: Any, git_repositories: Any = None, cloudformation_stacks: Any = None,
-         **_: Any) -> None:
+def tick(
+    body: Mapping,
+    meta: Mapping,
+    patch: Any,
+    git_repositories: Any = None,
+    cloudformation_stacks: Any = None,
+    **_: Any,
+) -> None:
     """The object's timer: run the next pass when it is due."""
     key = f"{meta.get('namespace', 'default')}/{meta.get('name')}"
     if operator().due(key):
@@ -239,5 +251,6 @@ def tick(body: Mapping, meta: Mapping, patch: Any, git_repositories: Any = None,
 
 @kopf.on.delete(STACK_API_GROUP, VERSION, PLURAL)
 def delete(body: Mapping, patch: Any, git_repositories: Any = None, **_: Any) -> None:
-    """The object is being deleted: destroy its stack (or project's stacks) only with destroyStackOnDeletion."""
+    """The object is being deleted: destroy its stack (or project's stacks)
+    only with destroyStackOnDeletion."""
     operator().delete(body, patch, git_repositories)

@@ -13,12 +13,12 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
+from formwright.tosca import load_model, open_source
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER
 from formwright.transform.cloudformation.plugin import CloudFormationPlugin
 from formwright.transform.cloudformation.upload import upload_files
 from formwright.transform.collector import collector_paused
 from formwright.transform.plugin import run_plugin
-from formwright.tosca import load_model, open_source
 
 __all__ = ["CloudFormationPlugin", "PreparedStack", "TransformResult", "prepare_stack", "transform_tosca"]
 
@@ -73,8 +73,16 @@ def generate_password(length: int = 24) -> str:
     return "".join(secrets.choice(_ALPHABET) for _ in range(length))
 
 
-def prepare_stack(src: pathlib.Path, *, inputs: dict[str, str], region: str, out_dir: pathlib.Path,
-                  s3_client=None, bucket: str | None = None, bucket_owner: str | None = None) -> PreparedStack:
+def prepare_stack(
+    src: pathlib.Path,
+    *,
+    inputs: dict[str, str],
+    region: str,
+    out_dir: pathlib.Path,
+    s3_client=None,
+    bucket: str | None = None,
+    bucket_owner: str | None = None,
+) -> PreparedStack:
     """Transform SRC into OUT_DIR, upload OUT_DIR/files/ to `bucket` (when given; checked to be
     `bucket_owner`'s) and return the stack."""
     result = transform_tosca(src, out_dir, inputs=inputs, region=region)

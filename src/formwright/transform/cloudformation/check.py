@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from formwright.errors import InputError
-from formwright.transform.cloudformation.kinds import SUPPORTED_NODES, SUPPORTED_RELATIONSHIPS
 from formwright.tosca.model import EffectiveModel, Location
+from formwright.transform.cloudformation.kinds import SUPPORTED_NODES, SUPPORTED_RELATIONSHIPS
 
 
 def check_supported(model: EffectiveModel) -> None:

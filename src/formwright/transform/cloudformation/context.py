@@ -15,9 +15,9 @@ from typing import Any
 import troposphere
 from troposphere import Parameter, Template
 
-from formwright.transform.cloudformation.prepare import Plan
 from formwright.tosca.functions import Resolver
 from formwright.tosca.model import EffectiveModel, Location
+from formwright.transform.cloudformation.prepare import Plan
 
 BUCKET_PARAMETER = "ArtifactBucket"
 DIGEST_CHARS = 16      # hex digits of the SHA-256 naming a file's folder under files/ (and in the bucket)
@@ -98,8 +98,8 @@ class Build:
     depends_on: dict[str, set[str]] = field(default_factory=dict)   # resource id -> resource ids
     instance_roles: set[str] = field(default_factory=set)           # computes needing the S3 read role
     capabilities: set[str] = field(default_factory=set)
-    db_passwords: dict[str, Any] = field(default_factory=dict)        # rds owner -> password expression
-    source_files: dict[str, bool] = field(default_factory=dict)       # relative path -> is a file (asked once)
+    db_passwords: dict[str, Any] = field(default_factory=dict)  # rds owner -> password expression
+    source_files: dict[str, bool] = field(default_factory=dict)  # relative path -> is a file (asked once)
 
     def is_source_file(self, relative: str) -> bool:
         """True when `relative` names a file of the source; each path is looked up on disk only once."""

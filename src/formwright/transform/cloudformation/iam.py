@@ -12,7 +12,9 @@ BEANSTALK_PROFILE = "BeanstalkInstanceProfile"
 BEANSTALK_ROLE = "BeanstalkInstanceRole"
 _EC2_TRUST = {
     "Version": "2012-10-17",
-    "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+    "Statement": [
+        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    ],
 }
 
 

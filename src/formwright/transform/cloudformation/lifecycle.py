@@ -17,11 +17,11 @@ from importlib import resources
 from pathlib import PurePosixPath
 
 from formwright.errors import InputError
+from formwright.tosca.functions import Context
+from formwright.tosca.model import Location, Node
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.names import camel
 from formwright.transform.cloudformation.values import Renderer
-from formwright.tosca.functions import Context
-from formwright.tosca.model import Location, Node
 
 DEPLOY_OPERATIONS = ("create", "configure", "start")
 BASE = "/opt/formwright"
@@ -33,8 +33,9 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 @functools.cache
 def runner_script() -> str:
     """The text of the `formwright-run` wrapper installed on every instance (read once per process)."""
-    return (resources.files("formwright.transform.cloudformation") / "scripts" / "formwright-run.sh.j2").read_text(
-        encoding="utf-8")
+    return (
+        resources.files("formwright.transform.cloudformation") / "scripts" / "formwright-run.sh.j2"
+    ).read_text(encoding="utf-8")
 
 
 RUNNER_NAME = "formwright-run"
@@ -83,7 +84,9 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
         op = node.operations.get(name)
         if op is None or not op.implementation:
             continue
-        script = _source_file(build, op.implementation, op.location, f"implementation of '{node.name}.{name}'")
+        script = _source_file(
+            build, op.implementation, op.location, f"implementation of '{node.name}.{name}'"
+        )
         for relative in [script, *op.dependencies]:
             relative = _source_file(build, relative, op.location, "operation file")
             path, entry = _file_entry(build, node, relative, "000755" if relative == script else "000644")
@@ -98,10 +101,17 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
         env: dict[str, object] = {}
         for key, raw in op.inputs.items():
             if not _IDENTIFIER.match(key):
-                raise InputError(f"operation input '{key}' of '{node.name}.{op.name}' is not a valid environment "
-                                 "variable name", file=op.location.file if op.location else None,
-                                 line=op.location.line if op.location else None)
+                raise InputError(
+                    f"operation input '{key}' of '{node.name}.{op.name}' is not a valid environment "
+                    "variable name",
+                    file=op.location.file if op.location else None,
+                    line=op.location.line if op.location else None,
+                )
             env[key] = renderer.text(renderer.value(raw, Context(node, location=op.location)))
         env["FW_INPUTS"] = " ".join(op.inputs)
-        command = {"command": " ".join(shlex.quote(p) for p in (RUNNER, node.name, op.name, script)), "env": env, "cwd": BASE}
+        command = {
+            "command": " ".join(shlex.quote(p) for p in (RUNNER, node.name, op.name, script)),
+            "env": env,
+            "cwd": BASE,
+        }
         build.add_config(compute, f"{camel(node.name)}{camel(op.name)}", {"commands": {"run": command}})

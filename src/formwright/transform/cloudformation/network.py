@@ -17,7 +17,9 @@ def group_for(build: Build, owner: str, description: str) -> str:
     """The security group of `owner` (a compute, RDS owner or Java app), created on first use."""
     if owner not in build.security_groups:
         build.security_groups[owner] = build.plan.namer.name(owner, "SecurityGroup")
-        build.template.add_resource(ec2.SecurityGroup(build.security_groups[owner], GroupDescription=description))
+        build.template.add_resource(
+            ec2.SecurityGroup(build.security_groups[owner], GroupDescription=description)
+        )
     return build.security_groups[owner]
 
 
@@ -33,7 +35,9 @@ def open_to_group(build: Build, group: str, port: int, source: str, description:
 
 def add_ingress_rules(build: Build) -> None:
     """Write the collected rules: world rules inline, group-to-group rules as separate resources."""
-    groups = {res.title: res for res in build.template.resources.values() if isinstance(res, ec2.SecurityGroup)}
+    groups = {
+        res.title: res for res in build.template.resources.values() if isinstance(res, ec2.SecurityGroup)
+    }
     for rule in build.ingress:
         if rule.cidr:
             group = groups[rule.group]

@@ -7,10 +7,10 @@ from typing import Any
 
 from troposphere import Output
 
-from formwright.transform.cloudformation.context import Build
-from formwright.transform.cloudformation.values import Renderer, expression
 from formwright.tosca.functions import Context
 from formwright.tosca.model import Input
+from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.values import Renderer, expression
 
 _SECRET = re.compile(r"password|secret|passphrase|token|private_key", re.IGNORECASE)
 _NUMBER_TYPES = {"integer", "float"}

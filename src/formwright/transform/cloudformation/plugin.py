@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from formwright.errors import InputError
+from formwright.tosca.functions import Resolver
+from formwright.tosca.model import EffectiveModel, Node
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.check import check_supported
 from formwright.transform.cloudformation.context import LIMITS, Build
@@ -14,14 +16,19 @@ from formwright.transform.cloudformation.prepare import Plan, prepare_plan
 from formwright.transform.cloudformation.visitors import compute, visitor_for
 from formwright.transform.cloudformation.write import write_artifact
 from formwright.transform.plugin import Plugin
-from formwright.tosca.functions import Resolver
-from formwright.tosca.model import EffectiveModel, Node
 
 DESCRIPTION_LIMIT = 1024
 
 
-SECTION_ORDER = ("AWSTemplateFormatVersion", "Description", "Parameters", "Mappings", "Conditions", "Resources",
-                 "Outputs")
+SECTION_ORDER = (
+    "AWSTemplateFormatVersion",
+    "Description",
+    "Parameters",
+    "Mappings",
+    "Conditions",
+    "Resources",
+    "Outputs",
+)
 RESOURCE_ORDER = ("Type", "DependsOn", "Condition", "CreationPolicy", "DeletionPolicy", "UpdateReplacePolicy",
                   "Metadata", "Properties")
 
@@ -38,7 +45,8 @@ def ordered(template: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_limits(build: Build) -> None:
-    """Fail with one line when the template has more resources, parameters or outputs than CloudFormation takes."""
+    """Fail with one line when the template has more resources, parameters or outputs
+        than CloudFormation takes."""
     template = build.template
     for section, limit in LIMITS.items():
         count = len(getattr(template, section))
@@ -50,11 +58,14 @@ def check_limits(build: Build) -> None:
             first = next((n.location for n in build.model.nodes.values() if n.location), None)
             where = first
         source = f"; the {limit + 1}st comes from {what}" if what else ""
-        raise InputError(f"the topology needs {count} CloudFormation {section}, over the limit of {limit} per "
-                         f"template{source}", file=where.file if where else build.model.entry,
-                         line=where.line if where else None,
-                         hint="split the topology into several service templates, each deployed as its own stack; "
-                              "stacks of formwright.yaml pass values to each other with !ref")
+        raise InputError(
+            f"the topology needs {count} CloudFormation {section}, over the limit of {limit} per "
+            f"template{source}",
+            file=where.file if where else build.model.entry,
+            line=where.line if where else None,
+            hint="split the topology into several service templates, each deployed as its own stack; "
+            "stacks of formwright.yaml pass values to each other with !ref",
+        )
 
 
 class CloudFormationPlugin(Plugin):
@@ -97,7 +108,9 @@ class CloudFormationPlugin(Plugin):
         self.build = build
         template = build.template
         template.set_version("2010-09-09")
-        template.set_description((self.model.description or f"TOSCA topology {self.model.entry}")[:DESCRIPTION_LIMIT])
+        template.set_description(
+            (self.model.description or f"TOSCA topology {self.model.entry}")[:DESCRIPTION_LIMIT]
+        )
         add_input_parameters(build)
         nodes = list(self.model.nodes.values())
         mysql_first = [n for n in nodes if kinds.is_mysql(n)] + [n for n in nodes if not kinds.is_mysql(n)]
@@ -108,7 +121,7 @@ class CloudFormationPlugin(Plugin):
                 if visit is not None:
                     visit(build, self._at(node))
         self._cross_host_dependencies(build)
-        for compute_name, software in self.plan.software.items():
+        for software in self.plan.software.values():
             for name in software:
                 visit = visitor_for(self.model.nodes[name])
                 if visit is not None:

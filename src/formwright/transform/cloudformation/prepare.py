@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from formwright.errors import InputError
+from formwright.tosca.model import EffectiveModel, Node
 from formwright.transform.cloudformation import kinds
 from formwright.transform.cloudformation.names import Namer
-from formwright.tosca.model import EffectiveModel, Node
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Plan:
     namer: Namer = field(default_factory=Namer)
     instances: dict[str, str] = field(default_factory=dict)       # compute -> EC2 logical id
     software: dict[str, list[str]] = field(default_factory=dict)  # compute -> nodes installed, in order
-    rds: dict[str, str] = field(default_factory=dict)             # rds owner (DBMS or database) -> DBInstance id
+    rds: dict[str, str] = field(default_factory=dict)  # rds owner (DBMS or database) -> DBInstance id
     rds_of: dict[str, str] = field(default_factory=dict)          # MySQL node -> rds owner
     beanstalk: dict[str, str] = field(default_factory=dict)       # java app -> environment id
     beanstalk_of: dict[str, str] = field(default_factory=dict)    # java runtime/app -> java app
@@ -45,8 +45,11 @@ def _order(model: EffectiveModel, names: list[str]) -> list[str]:
         if state.get(name) == 1:
             cycle = " -> ".join([*path[path.index(name):], name])
             node = model.nodes[name]
-            raise InputError(f"dependency cycle between nodes: {cycle}", file=node.location.file if node.location
-                             else None, line=node.location.line if node.location else None)
+            raise InputError(
+                f"dependency cycle between nodes: {cycle}",
+                file=node.location.file if node.location else None,
+                line=node.location.line if node.location else None,
+            )
         state[name] = 1
         for rel in model.nodes[name].requirements:
             if rel.target in members:
@@ -83,8 +86,14 @@ def prepare_plan(model: EffectiveModel) -> Plan:
     plan = Plan()
     nodes = list(model.nodes.values())
     for node in nodes:
-        if node.is_a(kinds.MYSQL_DBMS) or (node.is_a(kinds.MYSQL_DATABASE) and not any(
-                model.nodes[r.target].is_a(kinds.MYSQL_DBMS) for r in node.requirements if r.is_a(kinds.HOSTED_ON))):
+        if node.is_a(kinds.MYSQL_DBMS) or (
+            node.is_a(kinds.MYSQL_DATABASE)
+            and not any(
+                model.nodes[r.target].is_a(kinds.MYSQL_DBMS)
+                for r in node.requirements
+                if r.is_a(kinds.HOSTED_ON)
+            )
+        ):
             plan.rds[node.name] = plan.namer.name(node.name, "Db")
     for node in nodes:
         if kinds.is_mysql(node):
@@ -98,8 +107,8 @@ def prepare_plan(model: EffectiveModel) -> Plan:
                 plan.beanstalk_of[runtime.name] = node.name
         if node.is_a(kinds.BLOCK_STORAGE):
             plan.volumes[node.name] = plan.namer.name(node.name, "Volume")
-    for owner in plan.rds:
-        plan.rds_of.setdefault(owner, owner)
+    for rds_name in plan.rds:
+        plan.rds_of.setdefault(rds_name, rds_name)
     for node in nodes:
         if node.is_a(kinds.COMPUTE):
             _place_compute(plan, model, node)

@@ -21,7 +21,7 @@ def _scalar(value: object, unit: str, where: Location | None) -> float:
         return float(value)
     try:
         return float(ScalarUnit_Size(str(value)).get_num_from_scalar_unit(unit))
-    except Exception:  # tosca-parser's ValueError subclasses
+    except Exception:  # noqa: BLE001 - tosca-parser's ValueError subclasses
         raise InputError(f"'{value}' is not a size (like '2 GB')", file=where.file if where else None,
                          line=where.line if where else None) from None
 

@@ -14,7 +14,8 @@ from formwright.cloud.s3 import ensure_bucket, put_if_changed
 
 
 def upload_files(s3: Any, bucket: str, files: Path, region: str, owner: str | None = None) -> int:
-    """Upload every file under `files` with its relative path as key, skipping unchanged ones; return how many."""
+    """Upload every file under `files` with its relative path as key, skipping unchanged ones;
+    return how many."""
     ensure_bucket(s3, bucket, region, owner)
     count = 0
     for path in sorted(p for p in files.rglob("*") if p.is_file()):

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from formwright.errors import InputError
-from formwright.transform.cloudformation import kinds
-from formwright.transform.cloudformation.context import Build
 from formwright.tosca.functions import AttributeRef, Concat, Context, InputRef, OperationOutputRef
 from formwright.tosca.model import Location, Node
+from formwright.transform.cloudformation import kinds
+from formwright.transform.cloudformation.context import Build
 
 PRIVATE_IP = "@@FW_PRIVATE_IP@@"
 PUBLIC_IP = "@@FW_PUBLIC_IP@@"
@@ -75,8 +75,10 @@ class Renderer:
         """A placeholder for an earlier operation's output on the same host."""
         host = self.build.plan.host_of.get(ref.node)
         if self.run_host is None or host != self.run_host:
-            self._fail(f"get_operation_output of node '{ref.node}' can only be used by operations on the same "
-                       "host", where)
+            self._fail(
+                f"get_operation_output of node '{ref.node}' can only be used by operations on the same host",
+                where,
+            )
         return f"@@FW_OUTPUT:{ref.node}/{ref.operation}/{ref.output}@@"
 
     def rds_address(self, owner: str, attribute: str) -> dict:
@@ -98,7 +100,9 @@ class Renderer:
         if attribute == "port":
             self._fail(f"attribute 'port' of node '{node.name}' is not known at deploy time", where)
         if not node.is_a(kinds.COMPUTE):
-            return self.attribute(AttributeRef(model.root_host(node).name, attribute, None, ref.seen_from), where)
+            return self.attribute(
+                AttributeRef(model.root_host(node).name, attribute, None, ref.seen_from), where
+            )
         database = self._connected_mysql(ref.seen_from, node) if attribute != "public_address" else None
         if database is not None:
             return self.rds_address(plan.rds_of[database.name], attribute)

@@ -9,6 +9,7 @@ PyYAML's C emitter with the same settings. Anything else (another type, a shared
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -21,9 +22,11 @@ _Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
-_SCALARS = {bool: ("tag:yaml.org,2002:bool", lambda v: "true" if v else "false"),
-            int: ("tag:yaml.org,2002:int", str),
-            type(None): ("tag:yaml.org,2002:null", lambda v: "null")}
+_SCALARS: dict[type, tuple[str, Callable[[Any], str]]] = {
+    bool: ("tag:yaml.org,2002:bool", lambda v: "true" if v else "false"),
+    int: ("tag:yaml.org,2002:int", str),
+    type(None): ("tag:yaml.org,2002:null", lambda v: "null"),
+}
 _DICTS = (dict, Mapping)  # the exact types dump_yaml has representers for
 _LISTS = (list, Sequence)
 

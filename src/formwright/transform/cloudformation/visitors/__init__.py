@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
+from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.visitors import java, mysql, software, storage
-from formwright.tosca.model import Node
 
 Visitor = Callable[[Build, Node], None]
 

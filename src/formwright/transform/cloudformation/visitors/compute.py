@@ -9,6 +9,7 @@ so the stack completes only when the software is installed.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from troposphere import Base64, GetAtt, Ref, Sub, Tags, ec2
 from troposphere.cloudformation import (
@@ -21,18 +22,19 @@ from troposphere.cloudformation import (
 )
 from troposphere.policies import CreationPolicy, ResourceSignal
 
+from formwright.tosca.model import Node
 from formwright.transform.cloudformation import iam, network
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.lifecycle import AUTH, runtime_config
 from formwright.transform.cloudformation.sizes import gigabytes, instance_type, megabytes
 from formwright.transform.cloudformation.visitors.software import literal
-from formwright.tosca.model import Node
 
 IMAGE_PARAMETER = "ImageId"
 IMAGE_DEFAULT = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
 SIGNAL_TIMEOUT = "PT30M"
 USER_DATA = """#!/bin/bash -x
-/opt/aws/bin/cfn-init -v --stack ${AWS::StackName} --resource %(id)s --configsets default --region ${AWS::Region}
+/opt/aws/bin/cfn-init -v --stack ${AWS::StackName} --resource %(id)s --configsets default \
+--region ${AWS::Region}
 /opt/aws/bin/cfn-signal -e $? --stack ${AWS::StackName} --resource %(id)s --region ${AWS::Region}
 """
 
@@ -42,8 +44,12 @@ def _host_properties(build: Build, node: Node) -> tuple[str, int | None]:
     cpus = literal(build, node, host.get("num_cpus"))
     memory = literal(build, node, host.get("mem_size"))
     disk = literal(build, node, host.get("disk_size"))
-    kind = instance_type(int(cpus) if cpus else None, megabytes(memory, node.location) if memory else None,
-                         node.location)
+    # num_cpus is an integer property (tosca-parser checks it, inputs included): int() takes it as is
+    kind = instance_type(
+        int(cast("int | str", cpus)) if cpus else None,
+        megabytes(memory, node.location) if memory else None,
+        node.location,
+    )
     size = max(8, math.ceil(gigabytes(disk, node.location))) if disk else None
     return kind, size
 
@@ -68,11 +74,18 @@ def assemble(build: Build, node: Node) -> None:
     instance_id = build.plan.instances[node.name]
     kind, disk = _host_properties(build, node)
     group = network.group_for(build, node.name, f"{node.name}: instance")
-    image = build.parameter(IMAGE_PARAMETER, Type="AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>",
-                            Default=IMAGE_DEFAULT, Description="Image of the instances (an SSM parameter path).")
+    image = build.parameter(
+        IMAGE_PARAMETER,
+        Type="AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>",
+        Default=IMAGE_DEFAULT,
+        Description="Image of the instances (an SSM parameter path).",
+    )
     properties: dict = {
-        "ImageId": Ref(image), "InstanceType": kind, "SecurityGroupIds": [GetAtt(group, "GroupId")],
-        "UserData": Base64(Sub(USER_DATA % {"id": instance_id})), "Tags": Tags(Name=Sub("${AWS::StackName}-" + node.name)),
+        "ImageId": Ref(image),
+        "InstanceType": kind,
+        "SecurityGroupIds": [GetAtt(group, "GroupId")],
+        "UserData": Base64(Sub(USER_DATA % {"id": instance_id})),
+        "Tags": Tags(Name=Sub("${AWS::StackName}-" + node.name)),
         "Metadata": _metadata(build, node),
         "CreationPolicy": CreationPolicy(ResourceSignal=ResourceSignal(Count=1, Timeout=SIGNAL_TIMEOUT)),
     }

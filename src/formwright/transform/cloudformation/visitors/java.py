@@ -5,17 +5,18 @@ version). Start-operation inputs and the database of a ConnectsTo become environ
 
 from __future__ import annotations
 
-from troposphere import GetAtt, Ref, Sub, elasticbeanstalk as eb
+from troposphere import GetAtt, Ref, Sub
+from troposphere import elasticbeanstalk as eb
 
 from formwright.errors import InputError
+from formwright.tosca.functions import Context
+from formwright.tosca.model import Node
 from formwright.transform.cloudformation import iam, kinds, network
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.lifecycle import _source_file
 from formwright.transform.cloudformation.values import Renderer, cname_prefix, expression
 from formwright.transform.cloudformation.visitors.mysql import databases
 from formwright.transform.cloudformation.visitors.software import literal, port_of
-from formwright.tosca.functions import Context
-from formwright.tosca.model import Node
 
 SOLUTION_STACKS = {
     "11": "64bit Amazon Linux 2023 v4.5.0 running Corretto 11",
@@ -75,15 +76,23 @@ def visit(build: Build, node: Node) -> None:
     app_id = build.plan.namer.name(node.name, "Application")
     version_id = build.plan.namer.name(node.name, "Version")
     build.template.add_resource(eb.Application(app_id, Description=f"TOSCA node {node.name}"))
-    build.template.add_resource(eb.ApplicationVersion(version_id, ApplicationName=Ref(app_id), SourceBundle=eb.SourceBundle(
-        S3Bucket=Ref(build.bucket()), S3Key=_jar(build, node))))
+    build.template.add_resource(
+        eb.ApplicationVersion(
+            version_id,
+            ApplicationName=Ref(app_id),
+            SourceBundle=eb.SourceBundle(S3Bucket=Ref(build.bucket()), S3Key=_jar(build, node)),
+        )
+    )
     variables: dict[str, object] = {"PORT": str(port_of(build, node, 5000))}
     if node.properties.get("vm_options"):
-        variables["JAVA_TOOL_OPTIONS"] = renderer.text(renderer.value(node.properties["vm_options"], Context(node)))
+        variables["JAVA_TOOL_OPTIONS"] = renderer.text(
+            renderer.value(node.properties["vm_options"], Context(node))
+        )
     variables.update(_database_settings(build, node))
     start = node.operations.get("start")
-    for key, raw in (start.inputs if start else {}).items():
-        variables[key] = renderer.text(renderer.value(raw, Context(node, location=start.location)))
+    if start is not None:
+        for key, raw in start.inputs.items():
+            variables[key] = renderer.text(renderer.value(raw, Context(node, location=start.location)))
     group = network.group_for(build, node.name, f"{node.name}: Beanstalk instances")
     options = [
         eb.OptionSetting(Namespace="aws:autoscaling:launchconfiguration", OptionName="IamInstanceProfile",
@@ -91,7 +100,10 @@ def visit(build: Build, node: Node) -> None:
         eb.OptionSetting(Namespace="aws:autoscaling:launchconfiguration", OptionName="SecurityGroups",
                          Value=GetAtt(group, "GroupId")),
     ]
-    options += [eb.OptionSetting(Namespace=ENVIRONMENT, OptionName=k, Value=expression(v)) for k, v in variables.items()]
+    options += [
+        eb.OptionSetting(Namespace=ENVIRONMENT, OptionName=k, Value=expression(v))
+        for k, v in variables.items()
+    ]
     build.template.add_resource(eb.Environment(
         env_id, ApplicationName=Ref(app_id), VersionLabel=Ref(version_id),
         SolutionStackName=Ref(_stack_parameter(build, runtime)), CNAMEPrefix=Sub(cname_prefix(node.name)),

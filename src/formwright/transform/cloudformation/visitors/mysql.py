@@ -6,15 +6,17 @@ parameter, a literal of at least 8 characters passed at deploy time, or one gene
 
 from __future__ import annotations
 
+from typing import cast
+
 from troposphere import GetAtt, Ref, rds
 
 from formwright.errors import InputError
+from formwright.tosca.functions import Context, InputRef
+from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.values import Renderer, expression
 from formwright.transform.cloudformation.visitors.software import literal
-from formwright.tosca.functions import Context, InputRef
-from formwright.tosca.model import Node
 
 MIN_PASSWORD = 8
 DEFAULT_USER = "root"
@@ -41,9 +43,12 @@ def _password(build: Build, owner: Node, node: Node, raw: object, db_id: str) ->
         build.secret_parameters.add(parameter)
         if value.value is not None:
             if len(str(value.value)) < MIN_PASSWORD:
-                raise InputError(f"input '{value.name}' is the password of MySQL '{owner.name}' and must have at "
-                                 f"least {MIN_PASSWORD} characters", file=where.file if where else None,
-                                 line=where.line if where else None)
+                raise InputError(
+                    f"input '{value.name}' is the password of MySQL '{owner.name}' and must have at "
+                    f"least {MIN_PASSWORD} characters",
+                    file=where.file if where else None,
+                    line=where.line if where else None,
+                )
             build.parameter_values[parameter] = str(value.value)
         return Ref(parameter)
     parameter = build.parameter(f"{db_id}Password", Type="String", NoEcho=True, MinLength=MIN_PASSWORD,
@@ -77,14 +82,17 @@ def visit(build: Build, node: Node) -> None:
     }
     if primary.is_a(kinds.DATABASE) and primary.properties.get("name"):
         properties["DBName"] = expression(renderer.value(primary.properties["name"], ctx))
-    build.template.add_resource(rds.DBInstance(db_id, DeletionPolicy="Snapshot", UpdateReplacePolicy="Snapshot",
-                                               **properties))
+    build.template.add_resource(
+        rds.DBInstance(db_id, DeletionPolicy="Snapshot", UpdateReplacePolicy="Snapshot", **properties)
+    )
     members = {node.name, *(d.name for d in served)}
     for member in members:
         for rel in build.model.sources_of(build.model.nodes[member], kinds.CONNECTS_TO):
             peer = peer_group(build, rel.source)
             if peer is not None:
-                network.open_to_group(build, group, int(port), peer, f"{rel.source} connects to {member}")
+                # port is a PortDef property (an integer tosca-parser checks) or DEFAULT_PORT
+                network.open_to_group(build, group, int(cast("int | str", port)), peer,
+                                      f"{rel.source} connects to {member}")
 
 
 def peer_group(build: Build, source: str) -> str | None:

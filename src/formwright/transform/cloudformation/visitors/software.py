@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from formwright.errors import InputError
+from formwright.tosca.functions import Context, InputRef
+from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.lifecycle import add_operations
 from formwright.transform.cloudformation.names import camel
-from formwright.tosca.functions import Context, InputRef
-from formwright.tosca.model import Node
 
 
 def compute_of(build: Build, node: Node) -> str:

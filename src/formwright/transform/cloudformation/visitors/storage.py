@@ -7,11 +7,11 @@ import math
 from troposphere import GetAtt, Ref, ec2
 
 from formwright.errors import InputError
+from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.sizes import gigabytes
 from formwright.transform.cloudformation.visitors.software import literal
-from formwright.tosca.model import Node
 
 DEFAULT_DEVICE = "/dev/sdf"
 
