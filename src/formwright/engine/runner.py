@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -258,9 +259,13 @@ class StackRunner:
 
         `request_token` (optional) is passed as ClientRequestToken so a retried execution is recognised.
         """
+        return self._guarded(stack, lambda: self._deploy(stack, outputs, force, request_token))
+
+    def _guarded(self, stack: Stack, work: Callable[[], StackResult]) -> StackResult:
+        """Run one stack's work, turning every error into a failed result (one line, never a traceback)."""
         started = time.monotonic()
         try:
-            result = self._deploy(stack, outputs, force, request_token)
+            result = work()
         except FormwrightError as err:
             result = StackResult(
                 stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
@@ -329,21 +334,7 @@ class StackRunner:
                request_token: str | None = None) -> StackResult:
         """Delete one stack, refusing while another stack imports its exports
         (optional ClientRequestToken)."""
-        started = time.monotonic()
-        try:
-            result = self._delete(stack, importers, request_token)
-        except FormwrightError as err:
-            result = StackResult(
-                stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
-            )
-        except Exception as err:  # noqa: BLE001 - as in deploy(): one line, never a traceback
-            error = translate(err, where=stack.name)
-            result = StackResult(
-                stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code
-            )
-        result.elapsed = time.monotonic() - started
-        self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
-        return result
+        return self._guarded(stack, lambda: self._delete(stack, importers, request_token))
 
     def _delete(self, stack: Stack, importers: dict[str, list[str]],
                 request_token: str | None = None) -> StackResult:
