@@ -8,6 +8,7 @@ with StrictUndefined (`{{ env.NAME }}`), so a missing variable is an error, not 
 from __future__ import annotations
 
 import difflib
+import functools
 import graphlib
 import os
 import re
@@ -186,19 +187,26 @@ def _check_keys(mapping: Mapping, known: dict[str, str], file: str, what: str) -
             )
 
 
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(text: str) -> jinja2.Template:
+    """The compiled template of one value (a project is loaded several times per operation)."""
+    return _JINJA.from_string(text)
+
+
 class _Renderer:
     """Renders `{{ … }}` in string values with StrictUndefined; errors carry the value's line."""
 
     def __init__(self, context: dict[str, Any], file: str) -> None:
-        self.env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
-                                      keep_trailing_newline=True)
         self.context = context
         self.file = file
 
     def render(self, value: Any, line: int | None) -> Any:
         if isinstance(value, str) and ("{{" in value or "{%" in value):
             try:
-                return self.env.from_string(value).render(self.context)
+                return _compiled(value).render(self.context)
             except jinja2.UndefinedError as err:
                 raise ProjectError(
                     f"undefined in '{value}': {err.message}",
