@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from formwright.engine.cfn import CallCounter
@@ -55,3 +56,14 @@ class Harness:
             if outcome.status.ready != UNKNOWN:
                 return outcome.status
         raise AssertionError(f"{name} did not settle: {outcome.status}")
+
+
+def wait_for(predicate, what: str, timeout: float = 60.0):
+    """Poll `predicate` until it returns something true (a generous bound, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")

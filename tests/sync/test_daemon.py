@@ -20,21 +20,12 @@ from formwright.sync.daemon import Daemon
 from formwright.sync.status_store import StatusStore
 
 from .conftest import QUEUE, objects_yaml
+from .harness import wait_for
 from .test_reconcile import PROJECT, TWO_QUEUES
 
 pytestmark = pytest.mark.cloud
 FORMWRIGHT = str(Path(sys.executable).parent / "formwright")
 
-
-def wait_for(predicate, what: str, timeout: float = 40.0):
-    """Poll `predicate` until it returns something true (a generous bound, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def status_of(state: Path, key: str):

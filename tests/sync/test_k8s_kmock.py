@@ -14,7 +14,6 @@ import asyncio
 import importlib
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -29,6 +28,7 @@ from formwright.engine.cfn import CloudFormation  # noqa: E402
 from formwright.sync.k8s import operator as op  # noqa: E402
 
 from .conftest import QUEUE  # noqa: E402
+from .harness import wait_for  # noqa: E402
 from .test_reconcile import PROJECT  # noqa: E402
 
 pytestmark = pytest.mark.cloud
@@ -166,16 +166,6 @@ def operator(registry, cloud, tmp_path, monkeypatch):
     monkeypatch.setattr(op, "OPERATOR", instance)
     return instance
 
-
-def wait_for(predicate, what: str, timeout: float = 60.0):
-    """Poll until `predicate` returns something true (a generous bound, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def ready_of(obj: dict | None) -> dict:

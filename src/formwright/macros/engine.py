@@ -54,16 +54,7 @@ def has_macros(template: Any) -> bool:
     """True when the template has a Transform section or any Fn::Transform."""
     if isinstance(template, dict) and TRANSFORM in template:
         return True
-    stack = [template]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if FN_TRANSFORM in node:
-                return True
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
-    return False
+    return _find_key(template, FN_TRANSFORM) is not None
 
 
 def _find_key(node: Any, key: str) -> dict | None:
