@@ -335,11 +335,12 @@ Exit 1 if any failed."""
         tgt = connect(project, target)
         only = selection(project, stack, dependencies=True)
         names = list(only or project.order())
+        if not yes and (output is Output.json or not sys.stdin.isatty()):
+            confirm("Deploy these changes?", yes, output)  # nobody can answer: say so before any work
+        # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
+        stacks = prepare_stacks(project, target=tgt, only=only, **macro_mode(macros))
         if not yes:
-            if output is Output.json or not sys.stdin.isatty():  # nobody can answer: say so before any work
-                confirm("Deploy these changes?", yes, output)
-            with Progress(names, enabled=False) as quiet:
-                plans = make_group(project, tgt, only, max_concurrency, quiet, macros=macros).plan()
+            plans = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency).plan()
             print_plans(plans, project.order())
             if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
                 console.print("nothing to deploy")
@@ -347,7 +348,8 @@ Exit 1 if any failed."""
             confirm("Deploy these changes?", yes)
         counter = CallCounter()
         with Progress(names, enabled=output is Output.text) as progress:
-            group = make_group(project, tgt, only, max_concurrency, progress, counter, macros=macros)
+            group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
+                               counter=counter)
             results = group.deploy(force=force)
         order = [n for n in project.order() if n in results]
         outputs = {n: r.outputs for n, r in results.items() if r.ok}
