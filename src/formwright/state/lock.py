@@ -1,0 +1,92 @@
+"""A lock file for one writer at a time: `with WriterLock(path, "deploy of app"):`.
+
+The lock is an exclusive `flock` on the file, so the kernel drops it when its holder dies, whatever
+the way. The file names the holder (pid, host, start time, what it does) so that a second writer is
+told who holds it (LockHeldError, exit 3). A file still naming a process that is gone (it was killed)
+is a stale lock: it is taken over and `note` says so.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from formwright.errors import LockHeldError
+
+
+def describe_holder(holder: dict[str, Any]) -> str:
+    """`pid 123 on host, since 2026-11-22 11:03:12 UTC`."""
+    since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(holder.get("started_at", 0))))
+    return f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, since {since}"
+
+
+def read_holder(path: Path) -> dict[str, Any] | None:
+    """What the lock file says about its holder (None when empty or unreadable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "null")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class WriterLock:
+    """An exclusive lock on `path` for one writer; `what` says what the holder does."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = Path(path)
+        self.what = what
+        self.note: str | None = None
+        self._fd: int | None = None
+
+    def acquire(self) -> str | None:
+        """Take the lock, or raise LockHeldError naming its holder. Returns a note on a stale takeover."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            holder = None
+            for _ in range(20):  # the holder may be writing its name right now
+                holder = read_holder(self.path)
+                if holder:
+                    break
+                time.sleep(0.05)
+            who = f"{holder.get('what', 'another writer')} ({describe_holder(holder)})" if holder \
+                else "another writer"
+            raise LockHeldError(f"locked by {who}", file=str(self.path),
+                                hint="wait for it to finish; the lock is released when it ends") from None
+        previous = read_holder(self.path)
+        self.note = None
+        if previous:  # a holder that never released: the flock is free, so its process is gone
+            self.note = (f"took over a stale lock of {previous.get('what', 'a writer')} "
+                         f"({describe_holder(previous)}): its process is gone")
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": time.time(), "what": self.what}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me).encode("utf-8"), 0)
+        os.fsync(fd)
+        self._fd = fd
+        return self.note
+
+    def release(self) -> None:
+        """Clear the holder's name and drop the lock."""
+        if self._fd is None:
+            return
+        try:
+            os.ftruncate(self._fd, 0)
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> WriterLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
