@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FW := $(BIN)/formwright
 export FORMWRIGHT_HOME ?= $(CURDIR)/.formwright-home
 
-.PHONY: demo test install test-deps lint bench clean stop
+.PHONY: demo test install test-deps lint bench conformance clean stop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ lint: install
 	$(BIN)/python -m pip install --quiet ruff mypy
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy src
+
+# One score line per corpus of ../shared/conformance (read in place, never copied): tests/conformance/run.py.
+# Flags for the runner: make conformance ARGS="langext --verbose".
+conformance: install
+	$(BIN)/python tests/conformance/run.py $(ARGS)
 
 bench: install
 	$(BIN)/python bench/deploy.py
