@@ -10,6 +10,8 @@ EXIT_OK = 0
 EXIT_CLOUD_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_LOCKED = 3
+EXIT_CANCELLED = 4  # a confirmation prompt was declined: nothing changed
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 class FormwrightError(Exception):

@@ -155,14 +155,17 @@ def test_help_lists_every_command_group_and_each_loads_alone(run_cli) -> None:
     listing = run_cli("--help")
     assert listing.code == 0
     for group in ("deploy", "local-cloud", "expand", "transform", "instance", "history", "sync"):
-        assert f"│ {group} " in listing.out, group
+        assert f"\n  {group} " in listing.out, group
         assert run_cli(group, "--help").code == 0, group
 
 
 def test_json_output_never_prompts(three_tier: Path, run_cli, cloud) -> None:
     result = run_cli("deploy", str(three_tier), "--output", "json")
-    assert result.code == 2 and result.out == ""
-    assert "--output json cannot ask" in result.err
+    # issue #16: in JSON mode the error is the JSON envelope on stdout, with the same exit code
+    assert result.code == 2
+    error = result.json()["errors"][0]
+    assert result.json()["ok"] is False and "--output json cannot ask" in error["message"]
+    assert error["hint"] == "add --yes (-y)"
 
 
 def test_markup_in_messages_is_printed_as_written(tmp_path: Path, run_cli) -> None:

@@ -1,14 +1,28 @@
-"""What every command shares: the --output flag, JSON/text emission, the error handler."""
+"""The CLI's conventions, in one place: every command builds its arguments from these definitions.
+
+- `[DIR]`: the project folder is an optional positional argument; without it the nearest folder upward
+  holding `formwright.yaml` is used, as git finds its repository (`project_dir`).
+- `--output text|json`: the format of the result; `-o/--out PATH`: a file or folder to write to.
+- `-s/--stack NAME` (repeatable), `-y/--yes`, `--target local|aws`, `--macros DIR|remote`,
+  `--param K=V` (template parameters) and `--input K=V` (instance and TOSCA inputs).
+- In JSON mode everything on stdout is JSON, errors too: `{"ok": false, "errors": [{"file", "line",
+  "message", "hint"}]}` with the same exit code as in text mode (`error_envelope`).
+
+This module is imported by every command, so it imports nothing heavy.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+
+PROJECT_FILE = "formwright.yaml"
 
 
 def _console(stream) -> Console:
@@ -27,13 +41,127 @@ class Output(str, Enum):  # noqa: UP042 - StrEnum would change str() of the memb
     json = "json"
 
 
-OutputOption = typer.Option(Output.text, "--output", help="text for people, json for scripts.")
-TargetOption = typer.Option(
-    None, "--target", help="local (the embedded local cloud, default) or aws; env FORMWRIGHT_TARGET."
+# ---- shared argument and option definitions -----------------------------------------------------
+DirArgument = typer.Argument(
+    None,
+    metavar="DIR",
+    show_default=False,
+    help="The project folder (or its formwright.yaml); default: the nearest folder upward with one.",
 )
+OutputOption = typer.Option(Output.text, "--output", help="text for people, json for scripts.")
+OutOption = typer.Option(None, "--out", "-o", metavar="PATH", help="Write the result to this path.")
+StackOption = typer.Option(
+    None, "--stack", "-s", metavar="STACK", help="Only this stack (repeatable).",
+    autocompletion=lambda ctx, incomplete: complete_stacks(ctx, incomplete),
+)
+YesOption = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
+TargetOption = typer.Option(
+    None, "--target", metavar="local|aws",
+    help="local (the embedded local cloud, default) or aws; env FORMWRIGHT_TARGET.",
+)
+MacrosOption = typer.Option(
+    None,
+    "--macros",
+    metavar="DIR|remote",
+    help="A folder of user macros (file name = macro name), or `remote` to "
+    "send templates as written with CAPABILITY_AUTO_EXPAND and let CloudFormation expand them.",
+)
+ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
+                           help="A template parameter (repeatable).")
+InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
 
 
+def project_dir(directory: Path | None) -> Path:
+    """The project folder for a `[DIR]` argument: as given, or the nearest folder upward with a
+    formwright.yaml (from the current folder up to the root, as git finds its repository)."""
+    if directory is not None:
+        return directory
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_FILE).is_file():
+            return folder
+    from formwright.errors import InputError
+
+    raise InputError(
+        f"no {PROJECT_FILE} in {here} or any folder above it",
+        hint="pass the project folder as DIR, cd into it, or create one with `formwright init`",
+    )
+
+
+# ---- emitting results and errors ----------------------------------------------------------------
 def emit_json(data: Any) -> None:
     """Print `data` as JSON on stdout (the whole result of a command run with --output json)."""
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+def json_requested(argv: list[str]) -> bool:
+    """True when the command line asks for `--output json` (read before parsing, so that even a usage
+    error is answered in JSON)."""
+    for i, arg in enumerate(argv):
+        if arg == "--output=json" or (arg == "--output" and i + 1 < len(argv) and argv[i + 1] == "json"):
+            return True
+    return False
+
+
+def error_entry(message: str, *, file: str | None = None, line: int | None = None,
+                hint: str | None = None) -> dict[str, Any]:
+    """One error of the JSON envelope."""
+    return {"file": file, "line": line, "message": message, "hint": hint}
+
+
+def error_envelope(errors: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """The JSON answer of a command that failed: `{"ok": false, "errors": [...]}` (plus `extra`)."""
+    return {"ok": False, "errors": errors, **extra}
+
+
+def error_of(err: Exception) -> dict[str, Any]:
+    """A FormwrightError (or anything with file/line/hint attributes) as an envelope entry."""
+    message = getattr(err, "message", None) or str(err)
+    where = getattr(err, "where", None)
+    file = getattr(err, "file", None)
+    if where and not file:
+        message = f"{where}: {message}"
+    return error_entry(message, file=file, line=getattr(err, "line", None), hint=getattr(err, "hint", None))
+
+
+# ---- shell completion of names ------------------------------------------------------------------
+def _completion_dir(ctx: typer.Context) -> Path | None:
+    """The project folder a command line being completed points at (its DIR, or the one upward)."""
+    given = (ctx.params or {}).get("directory") or (ctx.params or {}).get("project")
+    try:
+        return project_dir(Path(given) if given else None)
+    except Exception:  # noqa: BLE001 - completion never fails loudly
+        return None
+
+
+def complete_stacks(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Stack names of the project, for `-s/--stack` completion."""
+    folder = _completion_dir(ctx)
+    if folder is None:
+        return []
+    try:
+        from formwright.model.project import load_project
+
+        names = list(load_project(folder).stacks)
+    except Exception:  # noqa: BLE001 - a broken project completes nothing
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def complete_instances(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Instance names kept in the project's journal, for instance NAME completion."""
+    folder = _completion_dir(ctx)
+    if folder is None:
+        return []
+    try:
+        from formwright.lifecycle.operations import Lifecycle
+
+        lifecycle = Lifecycle(folder)
+        try:
+            names = [i.name for i in lifecycle.instances()]
+        finally:
+            lifecycle.close()
+    except Exception:  # noqa: BLE001 - no journal yet completes nothing
+        return []
+    return [n for n in names if n.startswith(incomplete)]

@@ -141,7 +141,7 @@ makes a new revision."""
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
-        from formwright.cli.project_cmds import confirm
+        from formwright.cli.project import confirm
 
         confirm(f"Delete instance '{name}' and its stacks?", yes)
         _operate(project, target, output, name, force_unlock, lambda lc: lc.delete(name))

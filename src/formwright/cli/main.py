@@ -1,7 +1,9 @@
 """The `formwright` program: one typer application, a module per command group.
 
-Errors a user can cause print one line and exit 2 (bad input), 1 (the cloud said no) or 3 (a lock);
-anything else is a bug and still prints one line (with FORMWRIGHT_DEBUG=1, the traceback).
+Exit codes: 0 fine, 1 the cloud said no (a stack failed; `diff --exit-code`: differences), 2 bad input
+(one line with file:line and a hint), 3 a lock is held, 4 a confirmation prompt was declined ("Cancelled;
+nothing changed."), 130 interrupted (Ctrl-C), 70 a bug (one line; FORMWRIGHT_DEBUG=1 shows the traceback).
+With `--output json` every answer on stdout is JSON, errors too (see formwright.cli.common).
 """
 
 from __future__ import annotations
@@ -10,13 +12,21 @@ import importlib
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 import typer
 from rich.markup import escape
 
 from formwright import __version__
-from formwright.cli.common import err_console
-from formwright.errors import FormwrightError
+from formwright.cli.common import (
+    emit_json,
+    err_console,
+    error_entry,
+    error_envelope,
+    error_of,
+    json_requested,
+)
+from formwright.errors import EXIT_INTERRUPTED, FormwrightError
 
 app = typer.Typer(
     name="formwright",
@@ -26,6 +36,7 @@ app = typer.Typer(
     "`--target aws` uses your ordinary boto3 configuration.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help in the usual style (no `<bool>` type column), and faster
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -46,61 +57,90 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 # Each command group is imported only when its command runs (all of them for --help or a typo): the
 # engine pulls in boto3, the sync objects pydantic, the TOSCA plugin tosca-parser and troposphere, and
 # no command should pay for the others' start-up.
-PROJECT_COMMANDS = (
-    "init",
-    "validate",
-    "build",
-    "plan",
-    "deploy",
-    "delete",
-    "status",
-    "outputs",
-    "diff",
-    "graph",
-)
-COMMAND_MODULES = {
-    **{name: "formwright.cli.project_cmds" for name in PROJECT_COMMANDS},
-    "local-cloud": "formwright.cli.local_cloud",
-    "expand": "formwright.cli.expand",
-    "transform": "formwright.cli.transform",
-    "instance": "formwright.cli.instance",
-    "history": "formwright.cli.instance",
-    "sync": "formwright.cli.sync",
+COMMANDS = {  # name: (module, the line `formwright --help` shows without importing the module)
+    "init": ("formwright.cli.author_cmds", "Create a project: formwright.yaml, two templates, .gitignore."),
+    "validate": ("formwright.cli.author_cmds", "Check the project as deploy would, without cloud calls."),
+    "build": ("formwright.cli.author_cmds", "Write each stack's processed template to .formwright/build/."),
+    "graph": ("formwright.cli.author_cmds", "The stacks' dependency graph (DOT, SVG, PNG or JSON)."),
+    "plan": ("formwright.cli.deploy_cmds", "Show what deploy would change, from real change sets."),
+    "deploy": ("formwright.cli.deploy_cmds", "Plan and execute in dependency order, stacks in parallel."),
+    "delete": ("formwright.cli.deploy_cmds", "Delete stacks in reverse dependency order."),
+    "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
+    "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
+    "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),
+    "expand": ("formwright.cli.expand", "Run a template's macros locally; print the processed template."),
+    "transform": ("formwright.cli.transform", "Transform other descriptions (TOSCA) into CloudFormation."),
+    "instance": ("formwright.cli.instance", "Deployment instances: create, upgrade, roll back, retry, run."),
+    "history": ("formwright.cli.instance", "An instance's operations and revisions (= instance history)."),
+    "sync": ("formwright.cli.sync", "Keep stacks in step with git (Flux's CloudFormationStack objects)."),
+    "local-cloud": ("formwright.cli.local_cloud", "The embedded local cloud on 127.0.0.1 (the default)."),
+    "completion": ("formwright.cli.completion", "Print a bash, zsh or fish completion script."),
 }
+COMMAND_MODULES = {name: module for name, (module, _) in COMMANDS.items()}
 
 
 def register_groups(argv: list[str]) -> None:
-    """Register the command modules the command line needs (all of them when unsure)."""
+    """Register the command module the command line needs; for `--help`, `--version` or a typo only
+    one-line stand-ins, so that they start fast; for shell completion all of them."""
     command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
-    wanted = (
-        [COMMAND_MODULES[command]]
-        if command in COMMAND_MODULES
-        else list(dict.fromkeys(COMMAND_MODULES.values()))
-    )
-    for module in wanted:
-        importlib.import_module(module).register(app)
+    if command in COMMAND_MODULES:
+        importlib.import_module(COMMAND_MODULES[command]).register(app)
+    elif os.environ.get("_FORMWRIGHT_COMPLETE"):
+        for module in dict.fromkeys(COMMAND_MODULES.values()):
+            importlib.import_module(module).register(app)
+    else:
+        for name, (_, summary) in COMMANDS.items():
+            app.command(name, help=summary, add_help_option=False)(_stand_in)
 
 
-def fail(err: FormwrightError) -> None:
-    """Print the error on one line and exit with its code."""
-    err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+def _stand_in() -> None:
+    """Never runs: a stand-in is only registered when no command was named."""
+
+
+def fail(err: FormwrightError, as_json: bool) -> NoReturn:
+    """Print the error (one line, or the JSON envelope on stdout) and exit with its code."""
+    if as_json:
+        emit_json(error_envelope([error_of(err)]))
+    else:
+        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+    sys.exit(err.exit_code)
+
+
+def _usage_error(err: typer.TyperException) -> NoReturn:
+    """A usage error in JSON mode: the JSON envelope with click's message, same exit code (2)."""
+    ctx = getattr(err, "ctx", None)
+    hint = f"see: {ctx.command_path} --help" if ctx is not None else None
+    emit_json(error_envelope([error_entry(err.format_message(), hint=hint)]))
     sys.exit(err.exit_code)
 
 
 def main() -> None:
     """Entry point of the console script."""
+    as_json = json_requested(sys.argv[1:])
     register_groups(sys.argv)
     try:
-        app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
+        if not as_json:
+            app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
+            return
+        code = app(standalone_mode=False)  # usage errors come back as exceptions, to answer in JSON
     except FormwrightError as err:
-        fail(err)
+        fail(err, as_json)
+    except typer.TyperException as err:
+        _usage_error(err)
+    except typer.Abort:
+        emit_json(error_envelope([error_entry("interrupted")]))
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as err:  # noqa: BLE001 - AWS errors outside a stack are one line too; anything else is a bug
         if type(err).__module__.startswith("botocore"):
             from formwright.cloud.errors import translate
 
-            fail(translate(err))
+            fail(translate(err), as_json)
         if os.environ.get("FORMWRIGHT_DEBUG"):
             traceback.print_exc()
-        err_console.print(f"[red]internal error:[/] {type(err).__name__}: {escape(str(err))} "
-                          "(a bug in formwright; FORMWRIGHT_DEBUG=1 shows the traceback)", highlight=False)
+        message = f"{type(err).__name__}: {err} (a bug in formwright; FORMWRIGHT_DEBUG=1 shows the traceback)"
+        if as_json:
+            emit_json(error_envelope([error_entry(f"internal error: {message}")]))
+        else:
+            err_console.print(f"[red]internal error:[/] {escape(message)}", highlight=False)
         sys.exit(70)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,140 @@
+"""Project commands that change or preview the cloud: plan, deploy, delete."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from formwright.cli.common import (
+    DirArgument,
+    MacrosOption,
+    Output,
+    OutputOption,
+    StackOption,
+    TargetOption,
+    YesOption,
+    console,
+    emit_json,
+)
+from formwright.cli.project import confirm, connect, macro_mode, make_group, open_project, selection
+
+MaxConcurrencyOption = typer.Option(8, "--max-concurrency", metavar="N", help="Stacks worked on at once.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add plan, deploy and delete to the application."""
+
+    @app.command()
+    def plan(
+        directory: Path | None = DirArgument,
+        stack: list[str] | None = StackOption,
+        keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
+        target: str | None = TargetOption,
+        output: Output = OutputOption,
+        macros: str | None = MacrosOption,
+        max_concurrency: int = MaxConcurrencyOption,
+    ) -> None:
+        """Show what deploy would change, per stack, from real change sets. Never executes."""
+        from formwright.cli.progress import Progress
+        from formwright.cli.render import print_plans
+
+        project = open_project(directory, stack)
+        tgt = connect(project, target)
+        only = selection(project, stack)
+        with Progress(list(only or project.order()), enabled=output is Output.text) as progress:
+            group = make_group(project, tgt, only, max_concurrency, progress, macros=macros)
+            plans = group.plan(keep=keep)
+        if output is Output.json:
+            emit_json({"ok": True, "plans": {n: p.to_json() for n, p in plans.items()}})
+        else:
+            print_plans(plans, project.order())
+
+    @app.command()
+    def deploy(
+        directory: Path | None = DirArgument,
+        stack: list[str] | None = StackOption,
+        yes: bool = YesOption,
+        force: bool = typer.Option(False, "--force", help="Ignore the applied cache; plan every stack."),
+        max_concurrency: int = MaxConcurrencyOption,
+        target: str | None = TargetOption,
+        output: Output = OutputOption,
+        macros: str | None = MacrosOption,
+    ) -> None:
+        """Plan and execute in dependency order, stacks in parallel; outputs at the end. \
+--stack adds its dependencies. Exit 1 if any stack failed."""
+        from formwright.cli.progress import Progress
+        from formwright.cli.render import outputs_table, print_plans, summary_table
+        from formwright.engine.cfn import CallCounter
+        from formwright.engine.group import StackGroup
+        from formwright.engine.results import exit_code_of
+        from formwright.engine.stack import prepare_stacks
+
+        project = open_project(directory, stack)
+        tgt = connect(project, target)
+        only = selection(project, stack, dependencies=True)
+        names = list(only or project.order())
+        if not yes and (output is Output.json or not sys.stdin.isatty()):
+            confirm("Deploy these changes?", yes, output)  # nobody can answer: say so before any work
+        # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
+        stacks = prepare_stacks(project, target=tgt, only=only, **macro_mode(macros))
+        if not yes:
+            plans = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency).plan()
+            print_plans(plans, project.order())
+            if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
+                console.print("nothing to deploy")
+                return
+            confirm("Deploy these changes?", yes)
+        counter = CallCounter()
+        with Progress(names, enabled=output is Output.text) as progress:
+            group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
+                               counter=counter)
+            results = group.deploy(force=force)
+        order = [n for n in project.order() if n in results]
+        outputs = {n: r.outputs for n, r in results.items() if r.ok}
+        failed = [r for r in results.values() if not r.ok]
+        if output is Output.json:
+            emit_json(
+                {
+                    "ok": not failed,
+                    "stacks": {n: results[n].to_json() for n in order},
+                    "outputs": outputs,
+                    "calls": dict(counter.calls),
+                    "write_calls": counter.writes,
+                }
+            )
+        else:
+            console.print(summary_table(results, order))
+            if not failed:
+                console.print(outputs_table(outputs, order))
+        if failed:
+            raise typer.Exit(exit_code_of(results))
+
+    @app.command()
+    def delete(directory: Path | None = DirArgument, stack: list[str] | None = StackOption,
+               yes: bool = YesOption, max_concurrency: int = MaxConcurrencyOption,
+               target: str | None = TargetOption, output: Output = OutputOption) -> None:
+        """Delete stacks in reverse dependency order (a stack's dependents go first)."""
+        from formwright.cli.progress import Progress
+        from formwright.cli.render import summary_table
+        from formwright.engine.results import exit_code_of
+
+        project = open_project(directory, stack)
+        tgt = connect(project, target)
+        only = selection(project, stack, dependents=True)
+        names = list(reversed(project.order())) if only is None else sorted(only)
+        if output is Output.text:
+            console.print("will delete: " + ", ".join(project.stacks[n].stack_name for n in names))
+        confirm(f"Delete {len(names)} stack(s)?", yes, output)
+        with Progress(names, enabled=output is Output.text) as progress:
+            group = make_group(project, tgt, only, max_concurrency, progress)
+            results = group.delete()
+        failed = [r for r in results.values() if not r.ok]
+        order = [n for n in reversed(project.order()) if n in results]
+        if output is Output.json:
+            emit_json({"ok": not failed, "stacks": {n: results[n].to_json() for n in order}})
+        else:
+            console.print(summary_table(results, order))
+        if failed:
+            raise typer.Exit(exit_code_of(results))

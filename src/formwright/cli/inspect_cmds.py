@@ -1,0 +1,117 @@
+"""Project commands that read the cloud: status, outputs, diff, events."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from formwright.cli.common import (
+    DirArgument,
+    Output,
+    OutputOption,
+    StackOption,
+    TargetOption,
+    console,
+    emit_json,
+)
+from formwright.cli.project import check_stacks, connect, deployed, open_project, selection
+from formwright.errors import InputError
+
+
+def split_outputs_args(args: list[str]) -> tuple[Path | None, str | None, str | None]:
+    """`[DIR] [STACK [KEY]]`: the first word is DIR when it names a project folder or file."""
+    words = list(args)
+    directory = None
+    if words:
+        first = Path(words[0])
+        if (first / "formwright.yaml").is_file() or (first.is_file() and first.suffix in (".yaml", ".yml")):
+            directory = first
+            words.pop(0)
+    if len(words) > 2:
+        raise InputError(f"unexpected argument '{words[2]}'",
+                         hint="usage: formwright outputs [DIR] [STACK [KEY]]")
+    return directory, (words[0] if words else None), (words[1] if len(words) > 1 else None)
+
+
+def register(app: typer.Typer) -> None:
+    """Add status, outputs, diff and events to the application."""
+
+    @app.command()
+    def status(directory: Path | None = DirArgument, target: str | None = TargetOption,
+               output: Output = OutputOption) -> None:
+        """Each stack's CloudFormation status and last update."""
+        project = open_project(directory)
+        rows = {}
+        for name, info in deployed(project, connect(project, target)).items():
+            rows[name] = {"stack_name": project.stacks[name].stack_name,
+                          "status": info.status if info else "NOT_DEPLOYED",
+                          "updated": info.updated.isoformat() if info and info.updated else None,
+                          "reason": info.reason if info else ""}
+        if output is Output.json:
+            emit_json({"ok": True, "stacks": rows})
+            return
+        table = Table()
+        for column in ("stack", "cloud name", "status", "updated"):
+            table.add_column(column)
+        for name, row in rows.items():
+            table.add_row(name, row["stack_name"], row["status"], row["updated"] or "")
+        console.print(table)
+
+    @app.command()
+    def outputs(args: list[str] | None = typer.Argument(
+                    None, metavar="[DIR] [STACK [KEY]]", show_default=False,
+                    help="The project folder, a stack, one output key."),
+                target: str | None = TargetOption, output: Output = OutputOption) -> None:
+        """The outputs of every deployed stack; with STACK its outputs, with KEY just the value \
+(for scripts: `url=$(formwright outputs app Url)`)."""
+        from formwright.cli.render import outputs_table
+
+        directory, stack, key = split_outputs_args(args or [])
+        project = open_project(directory, [stack] if stack else None)
+        values = {name: info.outputs for name, info in deployed(project, connect(project, target)).items()
+                  if info is not None and (stack is None or name == stack)}
+        if stack is not None and stack not in values:
+            from formwright.errors import CloudError
+
+            raise CloudError(f"stack '{stack}' is not deployed",
+                             hint=f"deploy it: formwright deploy -s {stack}")
+        if key is not None:
+            assert stack is not None
+            if key not in values[stack]:
+                raise InputError(f"stack '{stack}' has no output '{key}'",
+                                 hint=f"outputs: {', '.join(sorted(values[stack])) or 'none'}")
+            if output is Output.json:
+                emit_json({"ok": True, "stack": stack, "key": key, "value": values[stack][key]})
+            else:
+                sys.stdout.write(values[stack][key] + "\n")
+            return
+        if output is Output.json:
+            emit_json({"ok": True, "outputs": values})
+        else:
+            console.print(outputs_table(values, project.order()))
+
+    @app.command()
+    def diff(directory: Path | None = DirArgument, stack: list[str] | None = StackOption,
+             target: str | None = TargetOption, output: Output = OutputOption,
+             exit_code: bool = typer.Option(False, "--exit-code",
+                                            help="Exit 1 when anything differs.")) -> None:
+        """Unified diff of the local processed template against the deployed one (both normalised)."""
+        from formwright.cli.diffing import stack_diffs
+
+        project = open_project(directory, stack)
+        check_stacks(project, stack)
+        tgt = connect(project, target)
+        diffs = stack_diffs(project, tgt, selection(project, stack))
+        if output is Output.json:
+            emit_json({"ok": True, "diffs": diffs, "changed": [n for n, d in diffs.items() if d]})
+        else:
+            for name, text in diffs.items():
+                console.print(f"[bold]{escape(name)}[/]: " + ("no differences" if not text else ""))
+                if text:
+                    sys.stdout.write(text)
+        if exit_code and any(diffs.values()):
+            raise typer.Exit(1)

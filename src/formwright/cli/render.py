@@ -1,0 +1,74 @@
+"""How results look in text mode: plans, the deploy/delete summary, outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.table import Table
+
+from formwright.cli.common import console
+
+if TYPE_CHECKING:
+    from formwright.engine.results import StackPlan, StackResult
+
+_COLORS = {"+": "green", "~": "yellow", "-": "red"}
+
+
+def plan_table(plan: StackPlan) -> Table:
+    """`+ add`, `~ modify (replacement …)`, `- remove` rows for one stack, then parameters and tags."""
+    table = Table(box=None, show_header=False, pad_edge=False)
+    for _ in range(4):
+        table.add_column()
+    for change in plan.resources:
+        extra = f"(replacement {change.replacement})" if change.action == "Modify" else ""
+        c = _COLORS.get(change.symbol, "white")
+        table.add_row(f"[{c}]{change.symbol} {change.action.lower()}[/]", escape(change.logical_id),
+                      escape(change.resource_type), extra)
+    for title, values in (("parameter", plan.parameters), ("tag", plan.tags)):
+        for v in values:
+            symbol = "+" if v.old is None else "-" if v.new is None else "~"
+            shown = f"{v.old if v.old is not None else ''} -> {v.new if v.new is not None else ''}"
+            table.add_row(f"[{_COLORS[symbol]}]{symbol} {title}[/]", escape(v.key), escape(shown), "")
+    return table
+
+
+def print_plans(plans: dict[str, StackPlan], order: list[str]) -> None:
+    """Every stack's plan, in dependency order."""
+    for name in order:
+        plan = plans.get(name)
+        if plan is None:
+            continue
+        head = f"[bold]{escape(name)}[/] ({escape(plan.stack_name)}): {plan.kind}"
+        if plan.note:
+            head += f" [dim]- {escape(plan.note)}[/]"
+        console.print(head)
+        if plan.kind not in ("no changes", "unchanged"):
+            console.print(plan_table(plan))
+
+
+def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:
+    """stack, outcome, status, seconds, error."""
+    table = Table(title="summary", title_justify="left")
+    for column in ("stack", "outcome", "status", "time", "error"):
+        table.add_column(column)
+    for name in order:
+        r = results.get(name)
+        if r is None:
+            continue
+        style = "red" if not r.ok else "green"
+        table.add_row(
+            escape(name), f"[{style}]{r.outcome}[/]", r.status, f"{r.elapsed:.1f}s", escape(r.error or "")
+        )
+    return table
+
+
+def outputs_table(outputs: dict[str, dict[str, str]], order: list[str]) -> Table:
+    """stack, output key, value."""
+    table = Table(title="outputs", title_justify="left")
+    for column in ("stack", "output", "value"):
+        table.add_column(column)
+    for name in order:
+        for key, value in sorted(outputs.get(name, {}).items()):
+            table.add_row(escape(name), escape(key), escape(value))
+    return table
