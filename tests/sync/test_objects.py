@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from formwright.errors import InputError
-from formwright.sync.objects import load_objects, parse_duration
+from formwright.sync.objects import load_objects, parse_duration, parse_interval
 from formwright.sync.reconcile import backoff, change_set_name
 
 FLUX_OBJECT = """\
@@ -77,6 +77,12 @@ def test_retry_interval_defaults_to_interval_and_template_path_to_template_yaml(
     "old,new,line,words",
     [
         ("  interval: 1h\n", "  interval: soon\n", 23, "spec.interval"),
+        # issue 17: NaN, infinite and absurd intervals are refused, not scheduled
+        ("  interval: 1h\n", "  interval: .nan\n", 23, "spec.interval"),
+        ("  interval: 1h\n", "  interval: .inf\n", 23, "spec.interval"),
+        ("  interval: 1h\n", "  interval: 1ns\n", 23, "too short"),
+        ("  interval: 1h\n", "  interval: 100000h\n", 23, "too long"),
+        ("  interval: 1h\n", "  interval: -5\n", 23, "spec.interval"),
         ("  - key: ParamKey\n", "  - kee: ParamKey\n", 26, "spec.stackParameters[0]"),
         (
             "  templatePath: ./my-cloudformation-template.yaml",
@@ -111,6 +117,10 @@ def test_durations_and_names():
     assert parse_duration("1h30m") == 5400 and parse_duration("500ms") == 0.5 and parse_duration(3) == 3
     with pytest.raises(ValueError):
         parse_duration("5 minutes")
+    for bad in (float("nan"), float("inf"), -1, "1ns", "999ms"):  # issue 17: refused with a clear error
+        with pytest.raises(ValueError):
+            parse_interval(bad)
+    assert parse_interval("200ms", minimum=0.1) == 0.2
     name = change_set_name(3, "main@sha1:" + "a" * 40)
     assert name == "formwright-3-main-sha1-" + "a" * 40
     assert len(change_set_name(1, "x" * 300)) == 128

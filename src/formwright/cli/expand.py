@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from formwright import sandbox
 from formwright.cli.common import Output, TargetOption, emit_json
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
@@ -83,6 +84,7 @@ def register(app: typer.Typer) -> None:
         if macros == "remote":
             raise InputError("--macros remote leaves expansion to CloudFormation; expand runs macros locally",
                              hint="give a folder of macros, or leave --macros out")
+        sandbox.anchor(template.resolve().parent)
         document = load(template)
         project = project_macros(template)
         registry = MacroRegistry.build(

@@ -48,10 +48,27 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+# Commands that run the project's own code by design (lifecycle hooks) or confine on their own (sync).
+UNSANDBOXED = ("instance", "history", "sync", "local-cloud")
+
+
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+def _root(ctx: typer.Context,
+          version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit."),
+          sandbox: bool = typer.Option(
+              False, "--sandbox", help="Treat the project as untrusted: it reads nothing outside its folder "
+              "(symlinks resolved), its own macro code never runs (only --macros DIR), `env` is empty."),
+          ) -> None:
     """formwright."""
+    if sandbox:
+        if ctx.invoked_subcommand in UNSANDBOXED:
+            raise FormwrightError(f"--sandbox does not cover `{ctx.invoked_subcommand}`",
+                                  hint="sync confines every synced repository on its own; lifecycle hooks "
+                                  "run project code by design")
+        from formwright import sandbox as policy
+
+        policy.request()
 
 
 # Each command group is imported only when its command runs (all of them for --help or a typo): the

@@ -19,6 +19,9 @@ from formwright.sync.status_store import UNKNOWN, Record, StatusStore
 DirOption = typer.Option(Path("."), "--dir", "-d", help="The folder with the CloudFormationStack objects.")
 StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
 RegionOption = typer.Option(None, "--region", help="The AWS region (default: the target's).")
+MacrosOption = typer.Option(
+    None, "--macros", help="The folder of macros synced templates may use: the only macro code sync runs "
+    "(a repository's own macro code never runs on this host).", exists=True, file_okay=False)
 
 
 def _state(directory: Path, state: Path | None) -> Path:
@@ -98,19 +101,23 @@ def register(app: typer.Typer) -> None:
             "30s", "--requeue-dependency", help="Retry after this long while dependsOn is not Ready."
         ),
         reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
+        macros: Path | None = MacrosOption,
         output: Output = OutputOption,
     ) -> None:
         """Reconcile every object in DIR until Ctrl-C or SIGTERM \
 (a daemon; state in <DIR>/.formwright/sync)."""
         from formwright.cloud.session import resolve_target
         from formwright.sync.daemon import Daemon
-        from formwright.sync.objects import parse_duration
+        from formwright.sync.objects import parse_interval
 
         try:
-            dependency_requeue = parse_duration(requeue_dependency)
-            reload_every = parse_duration(reload_interval)
+            dependency_requeue = parse_interval(requeue_dependency)
         except ValueError as err:
-            raise InputError(str(err)) from None
+            raise InputError(f"--requeue-dependency: {err}") from None
+        try:
+            reload_every = parse_interval(reload_interval, minimum=0.1)
+        except ValueError as err:
+            raise InputError(f"--reload-interval: {err}") from None
         load_objects(directory)  # bad input first, as one line, before the target is needed
         tgt = resolve_target(target, region)
 
@@ -122,7 +129,8 @@ def register(app: typer.Typer) -> None:
                 err_console.print(f"{stamp} {line}", highlight=False, soft_wrap=True)
 
         daemon = Daemon(directory, tgt, state_dir=state, workers=workers, drift=drift,
-                        dependency_requeue=dependency_requeue, reload_interval=reload_every, log=log)
+                        dependency_requeue=dependency_requeue, reload_interval=reload_every, log=log,
+                        macros_dir=macros)
         log(f"syncing {len(daemon.objects.stacks)} object(s) from {len(daemon.objects.sources)} source(s) "
             f"with {workers} worker(s); state in {daemon.state_dir}")
         daemon.run_forever()
@@ -165,6 +173,7 @@ def register(app: typer.Typer) -> None:
                   target: str | None = TargetOption, region: str | None = RegionOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
                   timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
+                  macros: Path | None = MacrosOption,
                   output: Output = OutputOption) -> None:
         """Reconcile one object now: through the running daemon, or here when none runs. \
 Exit 1 if not Ready."""
@@ -184,7 +193,7 @@ Exit 1 if not Ready."""
                     time.sleep(0.2)
                 via = "daemon"
             else:
-                record = _reconcile_here(objects, obj, store, state_dir, target, region, timeout)
+                record = _reconcile_here(objects, obj, store, state_dir, target, region, timeout, macros)
                 via = "in-process"
         finally:
             store.close()
@@ -235,14 +244,15 @@ Exit 1 if not Ready."""
 
 
 def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path,
-                    target: str | None, region: str | None, timeout: float) -> Record:
+                    target: str | None, region: str | None, timeout: float, macros: Path | None) -> Record:
     """No daemon: reconcile in this process until the object settles (Ready True or False)."""
     from formwright.cloud.session import resolve_target
     from formwright.sync.reconcile import Reconciler
     from formwright.sync.source import Sources
 
     tgt = resolve_target(target, region)
-    reconciler = Reconciler(tgt, Sources(state_dir / "sources"), state_dir=state_dir, save=store.save)
+    reconciler = Reconciler(tgt, Sources(state_dir / "sources"), state_dir=state_dir, save=store.save,
+                            macros_dir=macros)
     record = store.observe(obj)
     suspended = record.suspended if record.suspended is not None else obj.spec.suspend
     if suspended:

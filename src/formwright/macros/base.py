@@ -23,6 +23,8 @@ class MacroEnv:
     s3_client: Any = None
     #: Names in the template's Transform section, in order (built-ins check their position).
     section_names: list[str] = field(default_factory=list)
+    #: The sandbox (formwright.sandbox.Sandbox) local files are confined to, or None.
+    sandbox: Any = None
 
 
 class Macro:

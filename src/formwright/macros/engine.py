@@ -276,7 +276,7 @@ def run(
         base_dir = Path(file).parent if file else Path.cwd()
     env = MacroEnv(region=region, account_id=account_id,
                    parameter_values=template_parameter_values(template, parameter_values),
-                   base_dir=base_dir, file=file, s3_client=s3_client)
+                   base_dir=base_dir, file=file, s3_client=s3_client, sandbox=registry.sandbox)
     expander = Expander(registry, env)
     # Expansion allocates many small containers and no cycles; the cyclic collector's full passes
     # over a growing heap would make large expansions superlinear.

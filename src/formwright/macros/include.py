@@ -96,6 +96,9 @@ def read_location(location: str, env: MacroEnv) -> str:
                               hint="use s3://bucket/key (or, locally, a path relative to the template)")
         path = Path(location)
         path = path if path.is_absolute() else env.base_dir / path
+        if env.sandbox is not None and not env.sandbox.contains(path):
+            raise MacroFailed(f"Location {location} is outside the checkout (refused by the sandbox)",
+                              hint="include a file inside the repository, or from s3://")
         try:
             body = path.read_bytes()
         except OSError as err:

@@ -15,7 +15,14 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.macros.base import Macro
-from formwright.macros.runners import DEFAULT_TIMEOUT, EntryPointMacro, ExecutableMacro, PythonFileMacro
+from formwright.macros.runners import (
+    DEFAULT_TIMEOUT,
+    EntryPointMacro,
+    ExecutableMacro,
+    PythonFileMacro,
+    UnavailableMacro,
+)
+from formwright.sandbox import Sandbox, active
 
 ENTRY_POINT_GROUP = "formwright.macros"
 
@@ -66,6 +73,8 @@ class MacroRegistry:
 
     def __init__(self) -> None:
         self._macros: dict[str, tuple[int, Macro]] = {}
+        #: The sandbox in force when the registry was built (formwright.sandbox); macros it expands obey it.
+        self.sandbox: Sandbox | None = active()
 
     # -- construction -----------------------------------------------------------------------------
     @classmethod
@@ -86,6 +95,9 @@ class MacroRegistry:
         for name, relative in (project_macros or {}).items():
             if not isinstance(name, str) or not isinstance(relative, str):
                 raise InputError(f"macros: {name!r} must map a macro name to a path", where="formwright.yaml")
+            if registry.sandbox is not None:
+                raise registry.sandbox.refuse_code(f"macro {name} ({relative}) of formwright.yaml",
+                                                   file=str(base / "formwright.yaml"))
             registry.add(macro_from_path(name, base / relative, timeout=timeout, where="formwright.yaml"),
                          PRIORITY_PROJECT)
         if macros_dir is not None:
@@ -131,6 +143,9 @@ class MacroRegistry:
 
         found = macros_in_template(template, Path(base_dir) if base_dir is not None else Path.cwd())
         for macro in found:
+            if self.sandbox is not None:  # defined, but its code comes with the template: never run here
+                macro = UnavailableMacro(macro.name, macro.source, str(self.sandbox.refuse_code(
+                    f"the code of macro {macro.name} ({macro.source})")))
             self.add(macro, PRIORITY_TEMPLATE)
         return [macro.name for macro in found]
 

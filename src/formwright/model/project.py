@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 import yaml
 
+from formwright import sandbox
 from formwright.errors import ProjectError, TemplateError
 from formwright.model.tree import Node
 from formwright.template.document import Mapping, Sequence, TemplateLoader
@@ -187,7 +189,9 @@ def _check_keys(mapping: Mapping, known: dict[str, str], file: str, what: str) -
             )
 
 
-_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+# Sandboxed: `{{ cycler.__init__.__globals__.os.popen(...) }}` in a project file must not run code.
+_JINJA = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
+                                             keep_trailing_newline=True)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -232,14 +236,15 @@ def _with_lines(original: Mapping, items: dict) -> Mapping:
 
 
 def default_context() -> dict[str, Any]:
-    """What `{{ … }}` sees in every project: `env` (the process environment)."""
-    return {"env": dict(os.environ)}
+    """What `{{ … }}` sees in every project: `env` (the process environment; empty under the sandbox)."""
+    return {"env": {} if sandbox.active() is not None else dict(os.environ)}
 
 
 def load_project(path: str | Path | None = None, *, context: dict[str, Any] | None = None) -> Project:
     """Load and check formwright.yaml (a file or its folder) into a Project."""
     file_path = find_project_file(path)
     file = str(file_path)
+    sandbox.anchor(file_path.parent)
     try:
         text = file_path.read_text(encoding="utf-8")
     except OSError as err:
@@ -322,7 +327,8 @@ def _load_stack(
     for key in ("template", "tosca"):
         if key in body:
             rel = renderer.render(body[key], body.line_of(key))
-            path = (project.directory / str(rel)).resolve()
+            path = sandbox.confine(str(rel), what=f"{key} of stack '{name}'", base=project.directory,
+                                   file=file, line=body.line_of(key)).resolve()
             if not path.exists():
                 raise ProjectError(f"{key} '{rel}' of stack '{name}' not found", file=file,
                                    line=body.line_of(key), hint=f"looked for {path}")

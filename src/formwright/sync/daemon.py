@@ -53,7 +53,8 @@ class Daemon:
     def __init__(self, directory: Path, target: Any, *, state_dir: Path | None = None, workers: int = 4,
                  drift: bool = True, dependency_requeue: float = DEPENDENCY_REQUEUE,
                  reload_interval: float = 2.0, list_stacks: bool | None = None,
-                 counter: CallCounter | None = None, log: Callable[[str], None] = lambda line: None) -> None:
+                 counter: CallCounter | None = None, log: Callable[[str], None] = lambda line: None,
+                 macros_dir: Path | None = None) -> None:
         if workers < 1:
             raise FormwrightError("--workers must be at least 1")
         self.directory = directory
@@ -68,7 +69,7 @@ class Daemon:
             list_stacks = len(self.objects.stacks) >= LIST_STACKS_FROM
         self.reconciler = Reconciler(target, self.sources, state_dir=self.state_dir, save=self.store.save,
                                      counter=counter, drift=drift, dependency_requeue=dependency_requeue,
-                                     list_stacks=list_stacks)
+                                     list_stacks=list_stacks, macros_dir=macros_dir)
         self.stats = Stats()
         self._records: dict[str, Record] = self.store.all()
         self._heap: list[tuple[float, int, str, str]] = []

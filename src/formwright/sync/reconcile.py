@@ -37,6 +37,7 @@ from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, failur
 from formwright.engine.results import no_progress
 from formwright.engine.runner import StackRunner
 from formwright.errors import FormwrightError, InputError
+from formwright.sandbox import Sandbox, confined
 from formwright.sync.objects import GitRepository, StackObject
 from formwright.sync.source import Artifact, SourceError, Sources, resolve_inside
 from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Status
@@ -127,8 +128,10 @@ class Reconciler:
                  save: Callable[[str, Status], None] = lambda key, status: None,
                  counter: CallCounter | None = None, drift: bool = True,
                  dependency_requeue: float = DEPENDENCY_REQUEUE, cfn: CloudFormation | None = None,
-                 list_stacks: bool = False) -> None:
+                 list_stacks: bool = False, macros_dir: Path | None = None) -> None:
         self.target = target
+        #: The operator's macros folder: the only macro code a synced repository can run (formwright.sandbox).
+        self.macros_dir = macros_dir
         self.sources = sources
         self.state_dir = state_dir
         self.save = save
@@ -167,14 +170,16 @@ class Reconciler:
                     artifact, _ = self.sources.get(repository, force=force_fetch)
             except FormwrightError as err:
                 return self._failed(st, "ArtifactFailed", str(err), obj, generation, transient=True)
-            if spec.project_path is not None:
-                return self._reconcile_project(obj, generation, st, artifact, force_fetch)
-            try:
-                desired = self.desired(obj, artifact, st.correction)
-            except FormwrightError as err:
-                st.last_attempted_revision = artifact.revision
-                return self._failed(st, "ArtifactFailed", str(err), obj, generation)
-            return self._reconcile_template(obj, generation, st, artifact, desired)
+            # the repository is data: it reads nothing outside its checkout and runs no code of its own
+            with confined(Sandbox(artifact.path)):
+                if spec.project_path is not None:
+                    return self._reconcile_project(obj, generation, st, artifact, force_fetch)
+                try:
+                    desired = self.desired(obj, artifact, st.correction)
+                except FormwrightError as err:
+                    st.last_attempted_revision = artifact.revision
+                    return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+                return self._reconcile_template(obj, generation, st, artifact, desired)
         except (ClientError, BotoCoreError, ResponseParserError) as err:
             return self._failed(
                 st,
@@ -263,7 +268,7 @@ class Reconciler:
             return None  # passed through as written; CloudFormation expands it (CAPABILITY_AUTO_EXPAND)
         if not needs_auto_expand(template):
             return None
-        registry = MacroRegistry.build(base_dir=base_dir)
+        registry = MacroRegistry.build(base_dir=base_dir, macros_dir=self.macros_dir)
         registry.register_template_macros(template, base_dir)
         expanded = expand(template, registry=registry, parameter_values=parameters, region=self.target.region,
                           file=where, base_dir=base_dir)
@@ -619,7 +624,7 @@ class Reconciler:
         target = self._project_target(project)
         st.last_attempted_revision = artifact.revision
         try:
-            stacks = prepare_stacks(project, target=target)
+            stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir)
             group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
         except FormwrightError as err:
             return self._failed(st, "ArtifactFailed", str(err), obj, generation)
@@ -720,13 +725,14 @@ class Reconciler:
         st.phase = "deleting"
         self.save_status(key, st)
         try:
-            folder = resolve_inside(root, project_path, what="projectPath", revision=revision)
-            _link(folder, self._project_state(key))
-            project = load_project(folder)
-            target = self._project_target(project)
-            group = StackGroup(project, prepare_stacks(project, target=target), target, max_concurrency=4,
-                               counter=self.counter)
-            results = group.delete()
+            with confined(Sandbox(root)):
+                folder = resolve_inside(root, project_path, what="projectPath", revision=revision)
+                _link(folder, self._project_state(key))
+                project = load_project(folder)
+                target = self._project_target(project)
+                stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir)
+                group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
+                results = group.delete()
         except FormwrightError as err:
             st.failures += 1
             st.set_ready(FALSE, "ArtifactFailed", f"cannot delete the stacks of {key}: {err}")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from formwright.errors import FormwrightError, InputError
+from formwright.sandbox import Sandbox
 from formwright.sync.objects import GitRepository
 
 GIT_TIMEOUT = 300.0
@@ -112,10 +113,7 @@ def resolve_inside(root: Path, relative: str, *, what: str = "path", revision: s
     """`root/relative`, refusing anything that resolves outside `root` (`..`, symlinks)."""
     if Path(relative).is_absolute() or ".." in Path(relative).parts:
         raise InputError(f"{what} '{relative}' must stay inside the repository")
-    base = root.resolve()
-    target = (base / relative).resolve()
-    if target != base and not target.is_relative_to(base):
-        raise InputError(f"{what} '{relative}' leaves the checkout (a symlink out of the repository)")
+    target = Sandbox(root).confine(relative, what=what)
     if not target.exists():
         at = f" at {revision}" if revision else ""
         raise SourceError(f"{what} '{relative}' not found in the source{at}")

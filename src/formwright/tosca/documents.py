@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from formwright import sandbox
 from formwright.errors import InputError
 from formwright.template import line_of, loads
 from formwright.tosca.source import Source
@@ -80,7 +81,11 @@ def _resolve_import(name: str, line: int | None, doc: Document, source: Source) 
     if _URL.match(name):
         raise InputError(f"import '{name}' is a URL; imports must be local files", file=doc.shown, line=line,
                          hint="download the file next to the service template and import it by path")
-    target = (doc.path.parent / name).resolve()
+    if source.is_archive:  # extracted to a private folder, confined to it below
+        target = (doc.path.parent / name).resolve()
+    else:
+        target = sandbox.confine(name, what=f"import '{name}'", base=doc.path.parent, file=doc.shown,
+                                 line=line).resolve()
     if source.is_archive and not target.is_relative_to(source.root):
         raise InputError(f"import '{name}' points outside the archive", file=doc.shown, line=line)
     if not target.is_file():

@@ -14,6 +14,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from formwright import sandbox
 from formwright.errors import InputError
 
 META_PATH = "TOSCA-Metadata/TOSCA.meta"
@@ -63,6 +64,8 @@ def open_source(src: Path) -> Source:
     """Resolve SRC (a service template, a folder holding one, or a CSAR) to a `Source`."""
     if not src.exists():
         raise InputError("no such file or folder", file=str(src))
+    sandbox.anchor(src if src.is_dir() else src.parent)
+    sandbox.confine(src, what="TOSCA source", base=Path.cwd())
     if src.is_dir():
         return _from_folder(src)
     if src.suffix.lower() in CSAR_SUFFIXES or zipfile.is_zipfile(src):

@@ -15,6 +15,8 @@ from typing import Any
 import troposphere
 from troposphere import Parameter, Template
 
+from formwright import sandbox
+from formwright.sandbox import Sandbox
 from formwright.tosca.functions import Resolver
 from formwright.tosca.model import EffectiveModel, Location
 from formwright.transform.cloudformation.prepare import Plan
@@ -137,6 +139,8 @@ class Build:
         key = self.upload_keys.get(relative)
         if key is None:
             path = self.model.root / relative
+            if sandbox.active() is not None:  # a symlink out of the source would upload a host file
+                path = Sandbox(self.model.root).confine(relative, what="artifact file")
             with path.open("rb") as stream:
                 data = stream.read(SMALL_FILE + 1)
                 if len(data) > SMALL_FILE:
