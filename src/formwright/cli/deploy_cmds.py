@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,6 +22,30 @@ from formwright.cli.common import (
 from formwright.cli.project import confirm, connect, macro_mode, make_group, open_project, selection
 
 MaxConcurrencyOption = typer.Option(8, "--max-concurrency", metavar="N", help="Stacks worked on at once.")
+
+
+def fill_values(plans: dict[str, Any], group: Any) -> None:
+    """Old -> new values of each changed property the change set names without values, from the
+    deployed processed template (get_template) and the local one the plan wrote to the build folder."""
+    from botocore.exceptions import ClientError
+
+    from formwright.template import loads
+
+    for name, plan in plans.items():
+        changes = [c for c in plan.resources
+                   if c.action == "Modify" and (not c.details or any(not p.known for p in c.details))]
+        if not changes or name not in group.stacks:
+            continue
+        try:
+            body = group.cfn.call("get_template", StackName=plan.stack_name,
+                                  TemplateStage="Processed")["TemplateBody"]
+            old = loads(body) if isinstance(body, str) else body
+        except ClientError:
+            old = None
+        built = group.stacks[name].build_dir / "processed.json"
+        new = loads(built.read_text(encoding="utf-8")) if built.is_file() else None
+        for change in changes:
+            change.fill_values(old, new)
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +71,7 @@ def register(app: typer.Typer) -> None:
         with Progress(list(only or project.order()), enabled=output is Output.text) as progress:
             group = make_group(project, tgt, only, max_concurrency, progress, macros=macros)
             plans = group.plan(keep=keep)
+        fill_values(plans, group)
         if output is Output.json:
             emit_json({"ok": True, "plans": {n: p.to_json() for n, p in plans.items()}})
         else:
@@ -80,7 +106,9 @@ def register(app: typer.Typer) -> None:
         # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
         stacks = prepare_stacks(project, target=tgt, only=only, **macro_mode(macros))
         if not yes:
-            plans = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency).plan()
+            planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency)
+            plans = planner.plan()
+            fill_values(plans, planner)
             print_plans(plans, project.order())
             if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
                 console.print("nothing to deploy")

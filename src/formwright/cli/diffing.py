@@ -1,50 +1,96 @@
-"""`formwright diff`: the local processed template against the deployed one."""
+"""`formwright diff`: the local processed template, parameters and tags against the deployed ones, as a
+unified diff in the template's own format (YAML for a YAML template)."""
 
 from __future__ import annotations
 
 import difflib
-import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
+from formwright.cli.common import console
 from formwright.cli.project import deployed, make_group
 
 if TYPE_CHECKING:
     from formwright.cloud.session import Target
+    from formwright.engine.stack import Stack
     from formwright.model.project import Project
+
+MASK = "****"
 
 
 def stack_diffs(project: Project, tgt: Target, only: list[str] | None) -> dict[str, str]:
     """A unified diff per stack (empty: no differences), in dependency order."""
     group = make_group(project, tgt, only, 8, lambda e: None)
-    deployed_outputs = {
-        name: info.outputs for name, info in deployed(project, tgt).items() if info is not None
-    }
+    infos = deployed(project, tgt)
+    deployed_outputs = {name: info.outputs for name, info in infos.items() if info is not None}
     diffs: dict[str, str] = {}
     for name in [n for n in project.order() if n in group.stacks]:
-        local_stack = group.stacks[name]
-        parameters = local_stack.resolve_parameters(deployed_outputs, partial=True)
-        local_template, _ = local_stack.processed(parameters, region=tgt.region)
+        stack = group.stacks[name]
+        parameters = stack.resolve_parameters(deployed_outputs, partial=True)
+        local_template, _ = stack.processed(parameters, region=tgt.region)
+        fmt = template_format(stack)
+        secrets = stack.secret_parameters(local_template)
+        local_text = render(local_template, fmt) + values_block(
+            effective_parameters(stack, local_template, parameters), stack.config.tags, secrets)
         remote_text = ""
-        if name in deployed_outputs:
-            body = group.cfn.call("get_template", StackName=local_stack.stack_name,
+        info = infos.get(name)
+        if info is not None:
+            body = group.cfn.call("get_template", StackName=stack.stack_name,
                                   TemplateStage="Processed")["TemplateBody"]
-            remote_text = normalised(body)
-        local_text = normalised(local_template)
+            remote_text = render(body, fmt) + values_block(info.parameters, info.tags, secrets)
         # a NoEcho value that macros put into the template (Fn::ToJsonString …) is never shown
-        for secret in local_stack.secret_parameters(local_template):
+        for secret in secrets:
             if len(parameters.get(secret, "")) >= 4:
-                remote_text = remote_text.replace(parameters[secret], "****")
-                local_text = local_text.replace(parameters[secret], "****")
+                remote_text = remote_text.replace(parameters[secret], MASK)
+                local_text = local_text.replace(parameters[secret], MASK)
         diffs[name] = "".join(difflib.unified_diff(
             remote_text.splitlines(keepends=True), local_text.splitlines(keepends=True),
-            fromfile=f"deployed/{local_stack.stack_name}", tofile=f"local/{name}"))
+            fromfile=f"deployed/{stack.stack_name}", tofile=f"local/{name}"))
     return diffs
 
 
-def normalised(template: Any) -> str:
-    """A template as sorted, indented JSON, so two copies diff only where they differ."""
-    from formwright.template import loads, plain
+def template_format(stack: Stack) -> str:
+    """yaml for a YAML source (and for TOSCA, whose output is YAML), else json."""
+    if stack.config.tosca is not None:
+        return "yaml"
+    return "json" if Path(stack.source).suffix.lower() == ".json" else "yaml"
+
+
+def render(template: Any, fmt: str) -> str:
+    """The template as text in `fmt`, in its own key order."""
+    from formwright.template import dump, loads, plain
 
     if isinstance(template, str):
         template = loads(template)
-    return json.dumps(plain(template), indent=2, sort_keys=True, default=str) + "\n"
+    text = dump(plain(template), fmt)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def effective_parameters(stack: Stack, template: dict[str, Any], given: dict[str, str]) -> dict[str, str]:
+    """Every parameter's value as CloudFormation would record it: given ones, else the default."""
+    values = {key: str(decl["Default"]) for key, decl in stack.declared_parameters(template).items()
+              if isinstance(decl, dict) and "Default" in decl}
+    values.update(given)
+    return values
+
+
+def values_block(parameters: dict[str, str], tags: dict[str, str], secrets: set[str]) -> str:
+    """Stack parameters and tags as a trailing YAML-like block, so that the diff covers them too."""
+    lines = ["# stack parameters\n"]
+    lines += [f"  {k}: {MASK if k in secrets else v}\n" for k, v in sorted(parameters.items())]
+    lines.append("# stack tags\n")
+    lines += [f"  {k}: {v}\n" for k, v in sorted(tags.items())]
+    return "".join(lines)
+
+
+def print_diff(text: str) -> None:
+    """A unified diff, coloured on a terminal (+ green, - red, @@ cyan), as is off one."""
+    if not console.is_terminal:
+        console.file.write(text)
+        return
+    for line in text.splitlines():
+        style = ("bold" if line.startswith(("+++", "---")) else "green" if line.startswith("+")
+                 else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
+        console.print(Text(line, style=style), soft_wrap=True)

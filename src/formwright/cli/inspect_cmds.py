@@ -99,8 +99,9 @@ def register(app: typer.Typer) -> None:
              target: str | None = TargetOption, output: Output = OutputOption,
              exit_code: bool = typer.Option(False, "--exit-code",
                                             help="Exit 1 when anything differs.")) -> None:
-        """Unified diff of the local processed template against the deployed one (both normalised)."""
-        from formwright.cli.diffing import stack_diffs
+        """Unified diff of each local processed template, its parameters and tags against the deployed \
+ones, in the template's own format (YAML for YAML); --exit-code exits 1 on differences."""
+        from formwright.cli.diffing import print_diff, stack_diffs
 
         project = open_project(directory, stack)
         check_stacks(project, stack)
@@ -112,6 +113,6 @@ def register(app: typer.Typer) -> None:
             for name, text in diffs.items():
                 console.print(f"[bold]{escape(name)}[/]: " + ("no differences" if not text else ""))
                 if text:
-                    sys.stdout.write(text)
+                    print_diff(text)
         if exit_code and any(diffs.values()):
             raise typer.Exit(1)

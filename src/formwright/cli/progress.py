@@ -1,20 +1,34 @@
-"""Live progress for stack operations: a rich table on a terminal, plain lines otherwise."""
+"""Live progress for stack operations: a header and the stacks that matter on a terminal, plain lines
+otherwise.
+
+On a terminal the display fits the screen: a header line (done / running / failed / total, elapsed),
+running and failed stacks first, then waiting ones as far as there is room, finished ones collapsed to a
+count. It is transient: the command prints one summary when the work ends. Ctrl-C stops at once and says
+which stacks are still in progress in the cloud (CloudFormation finishes what it started without us).
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from formwright.cli.common import err_console
 from formwright.engine.results import ProgressEvent
+from formwright.errors import EXIT_INTERRUPTED
 
+FINISHED = ("done", "failed", "skipped")
+IN_THE_CLOUD = ("planning", "creating", "updating", "deleting")
 _STYLE = {"done": "green", "failed": "red", "skipped": "yellow", "waiting": "dim"}
 
 
@@ -23,31 +37,40 @@ class _Line:
     phase: str = "waiting"
     status: str = ""
     message: str = ""
+    waiting_for: tuple[str, ...] = ()
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
 
 
 class Progress:
-    """Receives ProgressEvents from worker threads and shows one line per stack."""
+    """Receives ProgressEvents from worker threads and shows where every stack is."""
 
     def __init__(self, names: list[str], *, console: Console | None = None, enabled: bool = True) -> None:
         self.console = console or err_console
         self.lines = {name: _Line() for name in names}
         self.enabled = enabled
         self.live_mode = enabled and self.console.is_terminal
+        self.began = time.monotonic()
         self._lock = threading.Lock()
         self._live: Live | None = None
+        self._old_handler: Any = None
 
     def __enter__(self) -> Progress:
         if self.live_mode:
-            self._live = Live(self._table(), console=self.console, refresh_per_second=8, transient=False)
+            self._live = Live(self, console=self.console, refresh_per_second=4, transient=True,
+                              redirect_stdout=False, redirect_stderr=False)
             self._live.__enter__()
+        if threading.current_thread() is threading.main_thread():
+            self._old_handler = signal.signal(signal.SIGINT, self._interrupted)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._old_handler is not None:
+            signal.signal(signal.SIGINT, self._old_handler)
+            self._old_handler = None
         if self._live is not None:
-            self._live.update(self._table())
             self._live.__exit__(None, None, None)
+            self._live = None
 
     def __call__(self, event: ProgressEvent) -> None:
         with self._lock:
@@ -57,11 +80,11 @@ class Progress:
             changed = (event.phase, event.status, event.message) != (line.phase, line.status, line.message)
             line.phase, line.status = event.phase, event.status or line.status
             line.message = event.message or line.message
-            if event.phase in ("done", "failed", "skipped"):
+            if event.waiting_for:
+                line.waiting_for = tuple(event.waiting_for)
+            if event.phase in FINISHED:
                 line.ended = time.monotonic()
-            if self._live is not None:
-                self._live.update(self._table())
-            elif self.enabled and changed and event.phase != "waiting":
+            if self._live is None and self.enabled and changed and event.phase != "waiting":
                 elapsed = (line.ended or time.monotonic()) - line.started
                 parts = [f"{event.stack}:", event.phase]
                 if event.status:
@@ -71,15 +94,95 @@ class Progress:
                 parts.append(f"({elapsed:.1f}s)")
                 print(" ".join(parts), file=sys.stderr, flush=True)
 
-    def _table(self) -> Table:
-        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
-        for column in ("stack", "phase", "status", "elapsed", "latest"):
-            table.add_column(column)
+    # ---- what is shown -----------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """done, running, failed (skipped included), waiting and total."""
+        phases = [line.phase for line in self.lines.values()]
+        failed = sum(p in ("failed", "skipped") for p in phases)
+        done = phases.count("done")
+        waiting = phases.count("waiting")
+        return {"done": done, "running": len(phases) - done - failed - waiting, "failed": failed,
+                "waiting": waiting, "total": len(phases)}
+
+    def header(self) -> str:
+        """`3/60 done · 8 running · 1 failed · 48 waiting · 0:42`."""
+        c = self.counts()
+        elapsed = int(time.monotonic() - self.began)
+        return (f"{c['done']}/{c['total']} done · {c['running']} running · {c['failed']} failed · "
+                f"{c['waiting']} waiting · {elapsed // 60}:{elapsed % 60:02d}")
+
+    def waiting_message(self, line: _Line) -> str:
+        """"waiting for X, Y" while a dependency is unfinished, else "waiting for a free slot"."""
+        pending = [d for d in line.waiting_for if self.lines.get(d, _Line()).phase not in FINISHED]
+        return f"waiting for {', '.join(pending)}" if pending else "waiting for a free slot"
+
+    def __rich__(self) -> Group:
+        with self._lock:
+            return self.render(self.console.size.height)
+
+    def render(self, height: int) -> Group:
+        """The header and as many stack rows as `height` lines allow (running and failed first)."""
         now = time.monotonic()
+        rows = {"running": [], "failed": [], "waiting": []}  # type: dict[str, list[tuple[str, _Line]]]
+        finished = 0
         for name, line in self.lines.items():
-            elapsed = "" if line.phase == "waiting" else f"{(line.ended or now) - line.started:5.1f}s"
+            if line.phase == "done":
+                finished += 1
+            elif line.phase in ("failed", "skipped"):
+                rows["failed"].append((name, line))
+            elif line.phase == "waiting":
+                rows["waiting"].append((name, line))
+            else:
+                rows["running"].append((name, line))
+        ordered = rows["running"] + rows["failed"] + rows["waiting"]
+        room = max(1, height - 4)  # header, table header, the "more" line, the cursor line
+        shown, hidden = ordered[:room], ordered[room:]
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold", expand=False)
+        # fixed widths: rich would otherwise squeeze whole columns away to fit a long `latest`
+        width = self.console.size.width
+        stack_w, status_w = max(12, width // 4), max(8, width // 6)
+        latest_w = max(10, width - stack_w - 8 - status_w - 7 - 4)  # 4 gaps between 5 columns
+        table.add_column("stack", no_wrap=True, overflow="ellipsis", max_width=stack_w)
+        table.add_column("phase", no_wrap=True, min_width=8, max_width=8, overflow="ellipsis")
+        table.add_column("status", no_wrap=True, overflow="ellipsis", max_width=status_w)
+        table.add_column("elapsed", no_wrap=True, min_width=7, max_width=7, justify="right")
+        table.add_column("latest", no_wrap=True, overflow="ellipsis", max_width=latest_w)
+        for name, line in shown:
+            waiting = line.phase == "waiting"
+            elapsed = "" if waiting else f"{(line.ended or now) - line.started:5.1f}s"
+            message = self.waiting_message(line) if waiting else line.message
             style = _STYLE.get(line.phase, "cyan")
-            table.add_row(
-                escape(name), f"[{style}]{line.phase}[/]", line.status, elapsed, escape(line.message[:80])
-            )
-        return table
+            table.add_row(escape(name), f"[{style}]{line.phase}[/]", line.status, elapsed, escape(message))
+        parts: list[Any] = [Text(self.header(), style="bold", no_wrap=True, overflow="ellipsis"), table]
+        tail = []
+        if hidden:
+            hidden_waiting = sum(1 for _, ln in hidden if ln.phase == "waiting")
+            tail.append(f"… {len(hidden)} more ({hidden_waiting} waiting)")
+        if finished:
+            tail.append(f"{finished} done")
+        if tail:
+            parts.append(Text(" · ".join(tail), style="dim", no_wrap=True, overflow="ellipsis"))
+        return Group(*parts)
+
+    # ---- Ctrl-C ------------------------------------------------------------------------------------
+    def in_the_cloud(self) -> list[tuple[str, str]]:
+        """(stack, status) of every stack whose operation CloudFormation is still carrying out."""
+        return [(name, line.status or line.phase) for name, line in self.lines.items()
+                if line.phase in IN_THE_CLOUD]
+
+    def _interrupted(self, _signum: int, _frame: object) -> None:
+        """Stop now; say what goes on in the cloud without us."""
+        if self._live is not None:
+            self._live.stop()
+        busy = self.in_the_cloud()
+        say = self.console.print
+        if busy:
+            listed = ", ".join(f"{name} ({status})" for name, status in busy)
+            say(f"interrupted: still in progress in the cloud: {escape(listed)}", highlight=False)
+            say("CloudFormation finishes these without formwright; watch them with "
+                "`formwright events -s STACK --follow` or `formwright status`", highlight=False)
+        else:
+            say("interrupted: no stack operation was in progress in the cloud", highlight=False)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)  # worker threads poll the cloud; nothing local is left half-written

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -15,20 +16,42 @@ if TYPE_CHECKING:
 _COLORS = {"+": "green", "~": "yellow", "-": "red"}
 
 
+def shown_value(value: Any) -> str:
+    """A property value on one line: scalars as written, structures as compact JSON."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
 def plan_table(plan: StackPlan) -> Table:
-    """`+ add`, `~ modify (replacement …)`, `- remove` rows for one stack, then parameters and tags."""
+    """`+ add`, `~ modify … replacement …` with the changed properties (old → new), `- remove` rows for
+    one stack, then parameters and tags."""
     table = Table(box=None, show_header=False, pad_edge=False)
     for _ in range(4):
         table.add_column()
     for change in plan.resources:
-        extra = f"(replacement {change.replacement})" if change.action == "Modify" else ""
         c = _COLORS.get(change.symbol, "white")
+        extra = ""
+        if change.action == "Modify":
+            style = {"True": "bold red", "Conditional": "yellow"}.get(change.replacement, "dim")
+            extra = f"[{style}]replacement {change.replacement}[/]"
         table.add_row(f"[{c}]{change.symbol} {change.action.lower()}[/]", escape(change.logical_id),
                       escape(change.resource_type), extra)
-    for title, values in (("parameter", plan.parameters), ("tag", plan.tags)):
-        for v in values:
+        for prop in change.details:
+            if prop.known:
+                old, new = escape(shown_value(prop.old)), escape(shown_value(prop.new))
+                values = f"[red]{old}[/] → [green]{new}[/]"
+            else:
+                values = "[yellow](changed)[/]"
+            recreation = "" if prop.requires_recreation in ("Never", "") else \
+                f"[dim]recreation {prop.requires_recreation.lower()}[/]"
+            table.add_row("", f"  [yellow]~[/] {escape(prop.name)}", values, recreation)
+    for title, changes in (("parameter", plan.parameters), ("tag", plan.tags)):
+        for v in changes:
             symbol = "+" if v.old is None else "-" if v.new is None else "~"
-            shown = f"{v.old if v.old is not None else ''} -> {v.new if v.new is not None else ''}"
+            shown = f"{v.old if v.old is not None else ''} → {v.new if v.new is not None else ''}"
             table.add_row(f"[{_COLORS[symbol]}]{symbol} {title}[/]", escape(v.key), escape(shown), "")
     return table
 

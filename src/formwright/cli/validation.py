@@ -1,21 +1,47 @@
-"""`formwright validate`: the project as deploy would see it, without cloud calls, linted."""
+"""`formwright validate`: the project as deploy would see it, without cloud calls, linted.
+
+Each distinct template is linted once (thirty stacks sharing one template are one cfn-lint run), several
+at once in worker processes. A template that cfn-lint reads as written (no macros, or only the transforms
+cfn-lint expands itself) is linted from its source text; a template expanded by formwright is linted in
+its processed form and every finding is mapped back to the line of the source template it comes from.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from formwright.cli.common import Output, console, emit_json, error_entry
+from formwright.cli.common import Output, console, emit_json, err_console, error_entry
 from formwright.cli.project import macro_mode
 from formwright.errors import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
     from formwright.engine.stack import Stack
-    from formwright.model.project import Project
     from formwright.template.lint import LintFinding
+
+# cfn-lint expands these itself (SAM through aws-sam-translator, ForEach & co. natively): linting the
+# source keeps its exact lines and its own knowledge of what the transform accepts
+CFN_LINT_TRANSFORMS = {"AWS::Serverless-2016-10-31", "AWS::LanguageExtensions"}
+# Rules a formwright expansion can trip although the source is fine: a parameter that only a macro
+# reads is gone from the processed template
+EXPANSION_ONLY = {"W2001"}
+
+
+@dataclass
+class LintJob:
+    """One distinct template to lint, and the stacks that share it."""
+
+    file: str  # the source template, where findings point
+    text: str  # what cfn-lint reads
+    expanded: bool  # text is formwright's processed form (map lines back through `original`)
+    stacks: list[str]
 
 
 def run_validate(directory: Path, *, output: Output, macros: str | None, lint_templates: bool) -> None:
@@ -26,35 +52,106 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     project = load_for_validation(directory)
     stacks = prepare_stacks(project, **macro_mode(macros))
     check_output_references(stacks, project)
-    findings: list[LintFinding] = []
+    region = project.region or "us-east-1"
+    jobs: dict[str, LintJob] = {}
+    originals: dict[str, Any] = {}
     for stack in stacks.values():
-        template, _ = stack.processed(stack.resolve_parameters({}, partial=True),
-                                      region=project.region or "us-east-1")
+        _, body = stack.processed(stack.resolve_parameters({}, partial=True), region=region)
         if lint_templates:
-            findings.extend(_lint_stack(stack, template, project))
+            job = lint_job(stack, body)
+            key = hashlib.sha256(f"{job.file}\0{job.text}".encode()).hexdigest()
+            if key in jobs:
+                jobs[key].stacks.append(stack.name)
+            else:
+                jobs[key] = job
+            originals[job.file] = stack.original
+    findings = lint_jobs(list(jobs.values()), originals, region, show=output is Output.text)
     errors = [f for f in findings if f.level == "error"]
     if output is Output.json:
         emit_json({"ok": not errors, "project": project.name, "stacks": list(stacks), "valid": not errors,
+                   "templates_linted": len(jobs),
                    "errors": [error_entry(f"{f.rule}: {f.message}", file=f.file, line=f.line)
                               for f in errors],
-                   "findings": [f.__dict__ for f in findings]})
+                   "findings": [{k: v for k, v in f.__dict__.items() if k != "path"} for f in findings]})
     else:
         for finding in findings:
             print(str(finding), file=sys.stderr if finding.level == "error" else sys.stdout)
-        console.print(f"{project.name}: {len(stacks)} stacks, {len(errors)} errors, "
-                      f"{len(findings) - len(errors)} warnings")
+        console.print(f"{project.name}: {len(stacks)} stacks, {len(jobs)} distinct templates linted, "
+                      f"{len(errors)} errors, {len(findings) - len(errors)} warnings", highlight=False)
     if errors:
         raise typer.Exit(EXIT_BAD_INPUT)
 
 
-def _lint_stack(stack: Stack, template: dict[str, Any], project: Project) -> list[LintFinding]:
-    """cfn-lint findings with lines in the file the user wrote (or in the processed build output)."""
+def lint_job(stack: Stack, body: str) -> LintJob:
+    """What to lint for this stack: its source text when cfn-lint can read it as written, else the
+    processed body (TOSCA output, user macros, AWS::Include)."""
+    source = Path(stack.source)
+    transforms = stack.original.get("Transform") if isinstance(stack.original, dict) else None
+    names = set(transforms if isinstance(transforms, list) else [transforms] if transforms else [])
+    cfn_lint_expands = bool(names) and names <= CFN_LINT_TRANSFORMS and not _has_fn_transform(stack.original)
+    as_written = (stack.config.tosca is None and source.is_file()
+                  and (not stack.uses_macros() or cfn_lint_expands))
+    if as_written:
+        return LintJob(str(source), source.read_text(encoding="utf-8"), False, [stack.name])
+    if stack.config.tosca is not None:  # the generated template is the nearest thing to a source
+        generated = stack.build_dir / "tosca" / "template.yaml"
+        if generated.is_file():
+            return LintJob(str(generated), generated.read_text(encoding="utf-8"), False, [stack.name])
+        return LintJob(str(stack.write_build(stack.original)), body, True, [stack.name])
+    return LintJob(str(source), body, True, [stack.name])
+
+
+def _has_fn_transform(original: Any) -> bool:
+    """True when the template calls a macro inline (Fn::Transform, e.g. AWS::Include)."""
+    from formwright.macros.engine import has_macros
+
+    return has_macros({k: v for k, v in original.items() if k != "Transform"})
+
+
+def lint_jobs(jobs: list[LintJob], originals: dict[str, Any], region: str, *,
+              show: bool) -> list[LintFinding]:
+    """Lint every job (in worker processes when there are several), findings in source terms."""
+    results: dict[int, list[LintFinding]] = {}
+    if len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = _lint_one(job.text, job.file, region)
+    else:
+        workers = min(len(jobs), os.cpu_count() or 1)
+        status = err_console.status(f"linting {len(jobs)} templates") if show and err_console.is_terminal \
+            else None
+        if status is not None:
+            status.start()
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(_lint_one, job.text, job.file, region): i
+                           for i, job in enumerate(jobs)}
+                for done, future in enumerate(as_completed(futures), start=1):
+                    results[futures[future]] = future.result()
+                    if status is not None:
+                        status.update(f"linting templates: {done}/{len(jobs)} done")
+        finally:
+            if status is not None:
+                status.stop()
+    findings: dict[LintFinding, None] = {}  # copies a macro made of one resource say the same thing once
+    for i, job in enumerate(jobs):
+        for finding in results[i]:
+            if job.expanded:
+                if finding.rule in EXPANSION_ONLY:
+                    continue
+                finding = _to_source(finding, originals.get(job.file))
+            findings[finding] = None
+    return list(findings)
+
+
+def _lint_one(text: str, file: str, region: str) -> list[LintFinding]:
     from formwright.template.lint import lint
 
-    source = Path(stack.source)
-    if not stack.uses_macros() and source.is_file() and stack.config.tosca is None:
-        return lint(template, file=str(source), regions=[project.region or "us-east-1"],
-                    text=source.read_text(encoding="utf-8"))
-    path = stack.write_build(template)
-    return lint(template, file=str(path), regions=[project.region or "us-east-1"],
-                text=path.read_text(encoding="utf-8"))
+    return lint(None, file=file, regions=[region], text=text)
+
+
+def _to_source(finding: LintFinding, original: Any) -> LintFinding:
+    """The finding with the line of the source template (its path walked in the original)."""
+    from formwright.template.lint import source_line
+
+    line = source_line(original, finding.path) if original is not None else None
+    return replace(finding, line=line or 1, path=())

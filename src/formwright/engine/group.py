@@ -85,7 +85,8 @@ class StackGroup:
                 self.progress(ProgressEvent(name, "waiting", "", "queued"))
             else:
                 self.progress(
-                    ProgressEvent(name, "waiting", "", "waiting for " + ", ".join(sorted(graph[name])))
+                    ProgressEvent(name, "waiting", "", "waiting for " + ", ".join(sorted(graph[name])),
+                                  waiting_for=tuple(sorted(graph[name])))
                 )
         with ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix="stack") as pool:
             while sorter.is_active():

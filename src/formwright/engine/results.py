@@ -18,18 +18,90 @@ def exit_code_of(results: dict[str, StackResult]) -> int:
 
 
 @dataclass
+class PropertyChange:
+    """One changed property of a resource (from the change set's Details), with values where known."""
+
+    name: str  # the property, e.g. VisibilityTimeout (Tags for a tag change)
+    requires_recreation: str = "Never"  # Never | Conditionally | Always ("" when not known)
+    old: Any = None
+    new: Any = None
+    known: bool = False  # old and new were found (in the change set or the two processed templates)
+
+
+# Replacement from the Details when the change set leaves it out: the worst property decides
+_REPLACEMENT_OF = {"Always": "True", "Conditionally": "Conditional", "Never": "False"}
+
+
+@dataclass
 class ResourceChange:
     """One line of a change set: + add, ~ modify (with replacement), - remove."""
 
     action: str  # Add | Modify | Remove | Import | Dynamic
     logical_id: str
     resource_type: str
-    replacement: str | None = None  # True | False | Conditional (Modify only)
+    replacement: str = "False"  # True | False | Conditional; never None (False where not applicable)
+    details: list[PropertyChange] = field(default_factory=list)
 
     @property
     def symbol(self) -> str:
         """`+`, `~` or `-`."""
         return {"Add": "+", "Modify": "~", "Remove": "-"}.get(self.action, "?")
+
+    @classmethod
+    def from_change_set(cls, change: dict[str, Any]) -> ResourceChange:
+        """A ResourceChange from one element of describe_change_set's Changes (Replacement and Details as
+        documented in the CloudFormation API's ResourceChange and ResourceChangeDetail)."""
+        rc = change.get("ResourceChange", {})
+        details: dict[str, PropertyChange] = {}
+        for detail in rc.get("Details") or []:
+            target = detail.get("Target") or {}
+            name = target.get("Name") or target.get("Attribute") or "?"
+            if target.get("Attribute") == "Tags":
+                name = "Tags"
+            recreation = target.get("RequiresRecreation") or "Never"
+            prop = details.setdefault(name, PropertyChange(name, recreation))
+            if _rank(recreation) > _rank(prop.requires_recreation):
+                prop.requires_recreation = recreation
+            if "BeforeValue" in target or "AfterValue" in target:
+                prop.old, prop.new, prop.known = target.get("BeforeValue"), target.get("AfterValue"), True
+        replacement = rc.get("Replacement")
+        if replacement not in ("True", "False", "Conditional"):
+            worst = max((p.requires_recreation for p in details.values()), key=_rank, default="Never")
+            replacement = _REPLACEMENT_OF.get(worst, "False") if rc.get("Action") == "Modify" else "False"
+        return cls(rc.get("Action", "?"), rc.get("LogicalResourceId", "?"), rc.get("ResourceType", ""),
+                   replacement, list(details.values()))
+
+    def fill_values(self, old_template: dict[str, Any] | None, new_template: dict[str, Any] | None) -> None:
+        """Old and new values of the changed properties from the deployed and the local processed
+        templates, where the change set did not carry them."""
+        old_props = _properties(old_template, self.logical_id)
+        new_props = _properties(new_template, self.logical_id)
+        if not self.details and self.action == "Modify" and old_props is not None and new_props is not None:
+            # no Details in the change set: the properties that differ between the two templates
+            # (whether each needs recreation is then not known)
+            self.details = [PropertyChange(key, "", old_props.get(key), new_props.get(key), True)
+                            for key in sorted(set(old_props) | set(new_props))
+                            if old_props.get(key) != new_props.get(key)]
+            return
+        for prop in self.details:
+            if prop.known or (old_props is None and new_props is None):
+                continue
+            source = "Tags" if prop.name == "Tags" else prop.name
+            prop.old = (old_props or {}).get(source)
+            prop.new = (new_props or {}).get(source)
+            prop.known = True
+
+
+def _rank(recreation: str) -> int:
+    return {"Never": 0, "Conditionally": 1, "Always": 2}.get(recreation, 0)
+
+
+def _properties(template: dict[str, Any] | None, logical_id: str) -> dict[str, Any] | None:
+    resource = ((template or {}).get("Resources") or {}).get(logical_id)
+    if not isinstance(resource, dict):
+        return None
+    props = resource.get("Properties")
+    return props if isinstance(props, dict) else {}
 
 
 @dataclass
@@ -93,6 +165,7 @@ class ProgressEvent:
     phase: str  # waiting | planning | creating | updating | deleting | done | failed | skipped
     status: str = ""
     message: str = ""
+    waiting_for: tuple[str, ...] = ()  # while waiting: the stacks it depends on (finished ones included)
 
 
 ProgressCallback = Callable[[ProgressEvent], None]

@@ -401,10 +401,7 @@ def _event_floor() -> datetime:
 
 def resource_change(change: dict[str, Any]) -> ResourceChange:
     """A ResourceChange from one element of describe_change_set's Changes."""
-    rc = change.get("ResourceChange", {})
-    replacement = rc.get("Replacement") if rc.get("Action") == "Modify" else None
-    return ResourceChange(rc.get("Action", "?"), rc.get("LogicalResourceId", "?"), rc.get("ResourceType", ""),
-                          replacement)
+    return ResourceChange.from_change_set(change)
 
 
 def value_changes(old: dict[str, str], new: dict[str, str], secrets: set[str]) -> list[ValueChange]:

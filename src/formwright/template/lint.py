@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from formwright.template.document import dump_json, plain
+from formwright.template.document import dump_json, line_of, plain
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class LintFinding:
     rule: str
     message: str
     level: str  # error | warning | informational
+    path: tuple[str | int, ...] = ()  # where in the template, e.g. ("Resources", "Queue", "Properties")
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.rule}: {self.message}"
@@ -35,5 +36,27 @@ def lint(
     for match in cfn_lint(source, config=args):
         rule = match.rule.id
         level = {"E": "error", "W": "warning", "I": "informational"}.get(rule[:1], "error")
-        findings.append(LintFinding(file, match.linenumber, rule, match.message, level))
+        # cfn-lint's strings are node classes that do not pickle: plain values cross process boundaries
+        path = tuple(p if isinstance(p, int) else str(p) for p in getattr(match, "path", None) or ())
+        findings.append(LintFinding(file, int(match.linenumber), str(rule), str(match.message), level, path))
     return findings
+
+
+def source_line(original: Any, path: tuple[str | int, ...]) -> int | None:
+    """The line in the source document of the deepest part of `path` it has (None: not even the first
+    key), so that a finding in a processed template points at what the user wrote."""
+    node, line = original, None
+    for key in path:
+        if isinstance(node, dict) and key not in node:
+            # a macro's copy of a resource (Queue -> Queue1, Queue2) points at the resource it copies
+            key = max((k for k in node if isinstance(k, str) and str(key).startswith(k)), key=len,
+                      default=key)
+        if isinstance(node, dict) and key in node:
+            line = line_of(node, str(key)) or line
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            line = line_of(node[key]) or line
+            node = node[key]
+        else:
+            break
+    return line

@@ -1,0 +1,67 @@
+"""Start-up benchmark: `formwright --help`, `--version` and `status` against `python -c pass` and
+`python -c "import boto3"`, each as a fresh process.
+
+Targets (issue 16): `--help` and `--version` <= 0.2 s, `status` <= 0.5 s on a quiet machine. `status`
+runs against the embedded local cloud (started here if none runs) on a one-stack project.
+
+    .venv/bin/python bench/startup.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PY = sys.executable
+FW = [PY, "-m", "formwright"]
+if (Path(PY).parent / "formwright").exists():
+    FW = [str(Path(PY).parent / "formwright")]  # the console script, as a user runs it
+
+
+def timed(command: list[str], runs: int, cwd: Path | None = None) -> float:
+    """The median wall time of `runs` runs."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=cwd, check=False)
+        times.append(time.perf_counter() - start)
+        if proc.returncode not in (0,):
+            sys.exit(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Time each command, print a table with the ratios to the two floors and the targets."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    subprocess.run([*FW, "local-cloud", "start"], capture_output=True, check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
+        (folder / "formwright.yaml").write_text("name: startup\nstacks:\n  q: {template: t.yaml}\n")
+        floor = timed([PY, "-c", "pass"], args.runs)
+        boto3 = timed([PY, "-c", "import boto3"], args.runs)
+        rows = [("formwright --help", timed([*FW, "--help"], args.runs), 0.2),
+                ("formwright --version", timed([*FW, "--version"], args.runs), 0.2),
+                ("formwright status", timed([*FW, "status"], args.runs, cwd=folder), 0.5)]
+    print(f"python -c pass:          {floor:.3f} s")
+    print(f"python -c 'import boto3': {boto3:.3f} s")
+    for name, seconds, target in rows:
+        verdict = "met" if seconds <= target else "NOT met"
+        print(f"{name:22s} {seconds:.3f} s  {seconds / floor:5.1f}x python  {seconds / boto3:4.2f}x boto3  "
+              f"target <= {target} s: {verdict}")
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        print(f"note: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; the targets assume a "
+              "quiet machine")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""validate benchmark: `formwright validate` on 30 stacks sharing one 50-resource template, against
+running cfn-lint once on that template (the floor: linting it at all).
+
+Target (issue 16): <= 3 s for the whole project. Both run as their own process, each paying its own
+start-up, on a quiet machine for the target to mean anything.
+
+    .venv/bin/python bench/validate.py [--stacks 30] [--resources 50] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FW = [sys.executable, "-m", "formwright"]
+CFN_LINT = [str(Path(sys.executable).parent / "cfn-lint")]  # its console script, as a user runs it
+
+
+def template(resources: int) -> str:
+    """A YAML template of `resources` resources: queues, topics and SSM parameters that reference them."""
+    lines = ['AWSTemplateFormatVersion: "2010-09-09"', "Parameters:", "  Env:", "    Type: String",
+             "    Default: dev", "Resources:"]
+    for i in range(resources):
+        kind = i % 3
+        if kind == 0:
+            lines += [f"  Queue{i}:", "    Type: AWS::SQS::Queue",
+                      "    Properties:", "      VisibilityTimeout: 60"]
+        elif kind == 1:
+            lines += [f"  Topic{i}:", "    Type: AWS::SNS::Topic"]
+        else:
+            lines += [f"  Param{i}:", "    Type: AWS::SSM::Parameter", "    Properties:",
+                      "      Type: String", f"      Name: !Sub /${{Env}}/${{AWS::StackName}}/p{i}",
+                      f"      Value: !GetAtt Queue{i - 2}.Arn"]
+    lines += ["Outputs:", "  First:", "    Value: !Ref Queue0"]
+    return "\n".join(lines) + "\n"
+
+
+def project(folder: Path, stacks: int, resources: int) -> None:
+    """formwright.yaml with `stacks` stacks, all on templates/shared.yaml."""
+    (folder / "templates").mkdir(parents=True)
+    (folder / "templates" / "shared.yaml").write_text(template(resources))
+    body = ["name: bench-validate", "region: us-east-1", "stacks:"]
+    for i in range(stacks):
+        body += [f"  s{i:02d}:", "    template: templates/shared.yaml", "    parameters:", f"      Env: e{i}"]
+    (folder / "formwright.yaml").write_text("\n".join(body) + "\n")
+
+
+def timed(command: list[str], runs: int) -> float:
+    """The median wall time of `runs` runs (each must succeed)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(command, capture_output=True, text=True, check=False)
+        times.append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            sys.exit(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Run both, print the times and the ratio."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stacks", type=int, default=30)
+    parser.add_argument("--resources", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "project"
+        project(folder, args.stacks, args.resources)
+        fw = timed([*FW, "validate", str(folder)], args.runs)
+        floor = timed([*CFN_LINT, str(folder / "templates" / "shared.yaml")], args.runs)
+    print(f"formwright validate, {args.stacks} stacks on one {args.resources}-resource template: {fw:.2f} s")
+    print(f"cfn-lint once on the template:                                   {floor:.2f} s")
+    verdict = "met" if fw <= 3 else "NOT met"
+    print(f"ratio formwright / cfn-lint: {fw / floor:.2f}x   target: <= 3 s -> {verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The live display scales: rendered into fixed-size terminals with 60 stacks, it keeps its header and
+never runs off the screen (issue #16, item 6)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from formwright.cli.progress import Progress
+from formwright.engine.results import ProgressEvent
+
+NAMES = [f"stack-{i:02d}-with-a-rather-long-name" for i in range(60)]
+
+
+def busy_progress(console: Console) -> Progress:
+    """60 stacks: 20 done, 8 running, 2 failed, the rest waiting (some on unfinished dependencies)."""
+    progress = Progress(NAMES, console=console)
+    for i, name in enumerate(NAMES):
+        deps = (NAMES[i - 30],) if i >= 30 else ()
+        progress(ProgressEvent(name, "waiting", "", "queued", waiting_for=deps))
+    for name in NAMES[:20]:
+        progress(ProgressEvent(name, "creating", "CREATE_IN_PROGRESS", "Queue CREATE_IN_PROGRESS"))
+        progress(ProgressEvent(name, "done", "CREATE_COMPLETE", "created"))
+    for name in NAMES[20:28]:
+        progress(ProgressEvent(name, "creating", "CREATE_IN_PROGRESS", "Topic CREATE_IN_PROGRESS " * 8))
+    for name in NAMES[28:30]:
+        progress(ProgressEvent(name, "failed", "ROLLBACK_COMPLETE", "Queue: Resource handler returned"))
+    return progress
+
+
+def render(width: int, height: int) -> list[str]:
+    console = Console(file=io.StringIO(), width=width, height=height, force_terminal=True, color_system=None)
+    progress = busy_progress(console)
+    console.print(progress.render(height))
+    return console.file.getvalue().splitlines()
+
+
+@pytest.mark.parametrize(("width", "height"), [(160, 45), (80, 30)])
+def test_sixty_stacks_fit_the_terminal_with_the_header_first(width: int, height: int) -> None:
+    lines = render(width, height)
+    assert len(lines) < height  # the live region leaves the cursor line free: nothing scrolls away
+    assert all(len(line) <= width for line in lines)
+    assert lines[0].startswith("20/60 done · 8 running · 2 failed · 30 waiting · ")
+    body = "\n".join(lines)
+    # running and failed stacks come first, finished ones are a count
+    assert all(name[:10] in body for name in NAMES[20:30])
+    assert "stack-00" not in body and "20 done" in lines[-1]
+    # 40 unfinished stacks: all listed in 45 lines; in 30 lines the waiting ones that do not fit are counted
+    assert ("more" in lines[-1]) == (height == 30)
+
+
+def test_waiting_says_for_what_or_for_a_free_slot() -> None:
+    console = Console(file=io.StringIO(), width=200, height=100, force_terminal=True, color_system=None)
+    progress = busy_progress(console)
+    assert progress.waiting_message(progress.lines[NAMES[30]]) == "waiting for a free slot"  # its dep is done
+    assert progress.waiting_message(progress.lines[NAMES[55]]) == f"waiting for {NAMES[25]}"  # still running
+    assert progress.waiting_message(progress.lines[NAMES[40]]) == "waiting for a free slot"  # dependency done
+
+
+def test_the_live_region_is_gone_when_the_work_ends() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=100, height=30, force_terminal=True, color_system=None)
+    with Progress(["a", "b"], console=console) as progress:
+        progress(ProgressEvent("a", "done", "CREATE_COMPLETE", "created"))
+        progress(ProgressEvent("b", "done", "CREATE_COMPLETE", "created"))
+    # transient: the command prints its one summary; the table is not printed a second time
+    final = out.getvalue().rsplit("\x1b[2K", 1)[-1]
+    assert "done" not in final
