@@ -3,6 +3,7 @@ unified diff in the template's own format (YAML for a YAML template)."""
 
 from __future__ import annotations
 
+import ast
 import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +40,8 @@ def stack_diffs(project: Project, tgt: Target, only: list[str] | None) -> dict[s
         if info is not None:
             body = group.cfn.call("get_template", StackName=stack.stack_name,
                                   TemplateStage="Processed")["TemplateBody"]
-            remote_text = render(body, fmt) + values_block(info.parameters, info.tags, secrets)
+            remote_params = {k: as_list_text(v) for k, v in info.parameters.items()}
+            remote_text = render(body, fmt) + values_block(remote_params, info.tags, secrets)
         # a NoEcho value that macros put into the template (Fn::ToJsonString …) is never shown
         for secret in secrets:
             if len(parameters.get(secret, "")) >= 4:
@@ -74,6 +76,19 @@ def effective_parameters(stack: Stack, template: dict[str, Any], given: dict[str
               if isinstance(decl, dict) and "Default" in decl}
     values.update(given)
     return values
+
+
+def as_list_text(value: str) -> str:
+    """A list parameter's value as CloudFormation reports it, comma-separated. moto's server reports it
+    as a Python list (`['a', 'b']`); real CloudFormation as given (`a,b`): both diff as `a,b`."""
+    if value.startswith("[") and value.endswith("]"):
+        try:
+            items = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
+        if isinstance(items, list):
+            return ",".join(str(item) for item in items)
+    return value
 
 
 def values_block(parameters: dict[str, str], tags: dict[str, str], secrets: set[str]) -> str:
