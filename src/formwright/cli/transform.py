@@ -6,8 +6,9 @@ import copy
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
-from formwright.cli.common import Output, OutputOption, console, emit_json
+from formwright.cli.common import Output, OutputOption, console, emit_json, err_console
 from formwright.errors import InputError
 
 # `-o` names the output folder here (as in `formwright transform tosca SRC -o OUT`), so the shared
@@ -21,16 +22,25 @@ def tosca(
     out: Path = typer.Option(None, "-o", "--out", help="Folder for the artifact (default: ./<name>-cfn)."),
     inputs: list[str] = typer.Option([], "--input", "-i", help="A TOSCA input as KEY=VALUE; repeatable."),
     region: str = typer.Option("us-east-1", "--region", help="Region the deploy scripts default to."),
+    strict: bool = typer.Option(False, "--strict", help="Make the warnings (what TOSCAna tolerated) errors."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT when it holds a previous artifact."),
     output: Output = FormatOption,
 ) -> None:
-    """Transform a TOSCA topology into a CloudFormation template, files and deploy scripts."""
+    """Transform a TOSCA topology into a CloudFormation template, files and deploy scripts.
+
+    OUT must be new, empty, or (with --force) a folder this command wrote before; nothing else in
+    it is ever replaced. Deviations TOSCAna accepted (an unknown property, an attribute the type does
+    not declare) are warnings with file:line; --strict makes them errors."""
     from formwright.tosca.inputs import parse_assignments
     from formwright.transform.cloudformation import transform_tosca
 
     target = out if out is not None else Path(f"{src.stem or 'tosca'}-cfn")
     if target.resolve() == src.resolve() or src.resolve().is_relative_to(target.resolve()):
         raise InputError("the output folder would replace the source", file=str(target))
-    result = transform_tosca(src, target, inputs=parse_assignments(inputs), region=region)
+    result = transform_tosca(src, target, inputs=parse_assignments(inputs), region=region, strict=strict,
+                             force=force)
+    for problem in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(str(problem))}", highlight=False, soft_wrap=True)
     template = result.template
     summary = {
         "out": str(result.out),
@@ -38,6 +48,7 @@ def tosca(
         "resources": len(template.get("Resources", {})),
         "parameters": list(template.get("Parameters", {})),
         "outputs": list(template.get("Outputs", {})),
+        "warnings": [str(p) for p in result.warnings],
     }
     if output == Output.json:
         emit_json(summary)

@@ -63,14 +63,24 @@ def _operation(name: str, value: Any, location: Location) -> Operation:
     return Operation(name, implementation, inputs, dependencies, location)
 
 
+def _with_inputs(definition: Any, shared: dict) -> Any:
+    """An operation definition with the interface-level `inputs` (TOSCA 1.2+) under its own."""
+    if not shared:
+        return definition
+    body: dict = {"implementation": definition} if isinstance(definition, str) else dict(definition or {})
+    body["inputs"] = {**shared, **(body.get("inputs") or {})}
+    return body
+
+
 def _operations(registry: TypeRegistry, node_type: str, tpl: dict, doc: Document) -> dict[str, Operation]:
     interfaces: dict[str, dict] = {}
     for source in (registry.merged(node_type, "interfaces"), tpl.get("interfaces") or {}):
         for iname, idef in source.items():
             if iname in STANDARD_NAMES and isinstance(idef, dict):
                 body = idef.get("operations", idef)
+                shared = idef["inputs"] if isinstance(idef.get("inputs"), dict) else {}
                 merged = interfaces.setdefault("Standard", {})
-                merged.update({k: v for k, v in body.items() if k in LIFECYCLE})
+                merged.update({k: _with_inputs(v, shared) for k, v in body.items() if k in LIFECYCLE})
     ops: dict[str, Operation] = {}
     template_standard: object = next(
         (v for k, v in (tpl.get("interfaces") or {}).items() if k in STANDARD_NAMES), {}
@@ -101,9 +111,16 @@ def _requirements(name: str, node_type: str, tpl: dict, doc: Document, registry:
         definition = registry.requirement_definition(node_type, req)
         rel_def = definition.get("relationship")
         rel_def = rel_def.get("type") if isinstance(rel_def, dict) else rel_def
-        rel_type = registry.canonical(
-            explicit or rel_def or "tosca.relationships.DependsOn", "relationship_types"
-        )
+        default = "tosca.relationships.DependsOn"
+        if not definition and isinstance(target, str) and target in (doc.data["topology_template"].get(
+                "node_templates") or {}):
+            # A requirement the type does not declare (TOSCAna's `database_endpoint`): it connects to the
+            # target's capability of the same name, as the spec's requirement/capability naming pairs them.
+            target_type = registry.canonical(str(doc.data["topology_template"]["node_templates"][target].get(
+                "type"))) or ""
+            if req in registry.merged(target_type, "capabilities"):
+                default = "tosca.relationships.ConnectsTo"
+        rel_type = registry.canonical(explicit or rel_def or default, "relationship_types")
         properties: dict[str, Any] = {}
         if isinstance(value, dict) and isinstance(value.get("relationship"), str) and \
                 value["relationship"] in rel_templates:

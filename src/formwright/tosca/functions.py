@@ -13,6 +13,7 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.template import line_of
+from formwright.tosca.diagnostics import Diagnostics, Problem, did_you_mean
 from formwright.tosca.model import EffectiveModel, Location, Node
 
 FUNCTIONS = ("get_input", "get_property", "get_attribute", "concat", "get_operation_output", "token")
@@ -79,8 +80,9 @@ def is_symbolic(value: Any) -> bool:
 class Resolver:
     """Evaluates values of one EffectiveModel."""
 
-    def __init__(self, model: EffectiveModel) -> None:
+    def __init__(self, model: EffectiveModel, diagnostics: Diagnostics | None = None) -> None:
         self.model = model
+        self.diagnostics = diagnostics
 
     def resolve(self, value: Any, ctx: Context) -> Any:
         """`value` with every function evaluated (recursively through lists and maps)."""
@@ -204,6 +206,14 @@ class Resolver:
             if attribute in node.properties:
                 return self.resolve(node.properties[attribute], self._node_ctx(node, ctx))
         what = f"capability or requirement '{capability}' with " if capability else ""
+        if capability is None and self.diagnostics is not None:
+            # TOSCAna resolved such attributes at deploy time; a warning with a did-you-mean here.
+            loc = ctx.location
+            known = [*start.attributes, *start.properties]
+            self.diagnostics.warn(Problem(
+                f"get_attribute: node '{start.name}' has no attribute '{attribute}' in its type",
+                loc.file if loc else None, loc.line if loc else None, did_you_mean(attribute, known)))
+            return AttributeRef(start.name, attribute, None, seen_from)
         self._fail(f"get_attribute: node '{start.name}' has no {what}attribute '{attribute}'", ctx)
 
     def _concat(self, args: Any, ctx: Context) -> Any:
@@ -233,9 +243,10 @@ class Resolver:
         return OperationOutputRef(node.name, str(args[1]), operation, str(args[3]))
 
 
-def check_functions(model: EffectiveModel) -> None:
-    """Evaluate every value of the model once, so a bad reference fails early with its location."""
-    resolver = Resolver(model)
+def check_functions(model: EffectiveModel, diagnostics: Diagnostics | None = None) -> None:
+    """Evaluate every value of the model once, so a bad reference fails early with its location
+    (and a tolerated one is a warning in `diagnostics`)."""
+    resolver = Resolver(model, diagnostics)
     for node in model.nodes.values():
         ctx = Context(node, location=node.location)
         resolver.resolve(node.properties, ctx)

@@ -6,6 +6,7 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.tosca.build import build_model
+from formwright.tosca.diagnostics import Diagnostics
 from formwright.tosca.documents import load_documents
 from formwright.tosca.functions import check_functions
 from formwright.tosca.inputs import assign_inputs
@@ -40,16 +41,22 @@ def check_hosting(model: EffectiveModel) -> None:
             current = model.host_of(current)
 
 
-def load_model(source: Source, inputs: dict[str, Any] | None = None) -> EffectiveModel:
-    """Parse and validate `source` (with tosca-parser) and return its EffectiveModel with inputs applied."""
+def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
+               strict: bool = False) -> EffectiveModel:
+    """Parse and validate `source` (with tosca-parser) and return its EffectiveModel with inputs applied.
+
+    What TOSCAna tolerated is in `model.warnings` (an error when `strict`); errors are raised together."""
+    diagnostics = Diagnostics(strict=strict)
     documents = load_documents(source)
     registry = TypeRegistry(documents)
     check_structure(documents.entry, registry)
     check_function_references(documents.entry, registry)
     given = dict(inputs or {})
-    tosca = run_tosca_parser(documents, {})
+    tosca = run_tosca_parser(documents, registry, diagnostics)
     model = build_model(documents.entry, registry, tosca, source.root)
     check_hosting(model)
     assign_inputs(model.inputs, given, documents.entry.shown)
-    check_functions(model)
+    check_functions(model, diagnostics)
+    diagnostics.raise_errors()
+    model.warnings = list(diagnostics.warnings)
     return model

@@ -119,6 +119,7 @@ class EffectiveModel:
     root: Path
     entry: str
     description: str | None = None
+    warnings: list[Any] = field(default_factory=list)  # diagnostics.Problem, tolerated like TOSCAna
 
     _incoming: dict[str, list[Relationship]] | None = field(default=None, repr=False, compare=False)
     _hosted: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)

@@ -1,7 +1,16 @@
 """Running tosca-parser quietly on an already loaded service template.
 
 tosca-parser validates the topology against the types (required properties, constraints, capabilities,
-relationships). Its log lines and prints are swallowed; its exceptions become one `InputError`.
+relationships). Its log lines and prints are swallowed. Every exception it collected becomes a
+`Problem` at the `file:line` of the template element its message names, and all are raised together;
+what TOSCAna tolerated (an unknown property name) becomes a warning and is left out of a second pass.
+
+Two constructs are kept from tosca-parser because it cannot take them although they are valid
+TOSCA, and formwright checks them itself (`precheck`, `functions`): outputs (1.2 gives them `type`,
+and `get_attribute [node, capability, attribute]` in an output crashes tosca-parser while it writes
+its error message, since the output list is its "context"), and `get_attribute` in interface inputs
+(an attribute a type does not declare is a warning here, an error there). Interface-level `inputs`
+(1.2+) are handed to tosca-parser inside each operation, as the spec defines them.
 """
 
 from __future__ import annotations
@@ -12,55 +21,233 @@ import logging
 import re
 from typing import Any
 
-from formwright.errors import InputError
 from formwright.template import line_of, plain
-from formwright.tosca.documents import Documents
-from formwright.tosca.types import profile_node_types
+from formwright.tosca.diagnostics import Diagnostics, Problem, did_you_mean
+from formwright.tosca.documents import Document, Documents
+from formwright.tosca.extension import ensure_versions
+from formwright.tosca.types import TypeRegistry, profile_node_types
 
 _QUOTED = re.compile(r'"([^"]+)"')
+_UNKNOWN_FIELD = re.compile(
+    r'^"(properties|requirements)" of template "([^"]+)" contains unknown field "([^"]+)"')
+_PLACEHOLDER = "formwright-checked"
+_MAX_PASSES = 12
 
 
-def _first_error(message: str) -> tuple[str, int]:
-    errors = [line.strip() for line in message.splitlines()
-              if line.startswith("\t") and not line.startswith("\t\t") and line.strip()]
-    if not errors:
-        errors = [line.strip() for line in message.splitlines() if line.strip()] or ["unknown error"]
-    return errors[0], len(errors) - 1
+def _find(value: Any, wanted: str, depth: int = 0) -> tuple[list, int | None] | None:
+    """(key path, line) of the first mapping key `wanted`, or key holding the scalar `wanted`, inside
+    `value` (depth first); None when there is none."""
+    if depth > 40 or not isinstance(value, (dict, list)):
+        return None
+    items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
 
+    def line(key: Any) -> int | None:
+        return line_of(value, key) if isinstance(value, dict) else line_of(value)
 
-def _line_for(message: str, documents: Documents) -> int | None:
-    """The line of the first node template the message names by quotes, if any."""
-    topology = documents.entry.data.get("topology_template") or {}
-    nodes = topology.get("node_templates") or {}
-    for name in _QUOTED.findall(message):
-        if name in nodes:
-            return line_of(nodes, name)
+    for key, child in items:
+        if key == wanted or (not isinstance(child, (dict, list)) and str(child) == wanted):
+            return [key], line(key)
+    for key, child in items:
+        found = _find(child, wanted, depth + 1)
+        if found:
+            return [key, *found[0]], found[1] or line(key)
     return None
 
 
-def run_tosca_parser(documents: Documents, params: dict[str, Any]) -> Any:
-    """Validate the entry template (with its imports and formwright's profile); return the ToscaTemplate."""
-    from toscaparser.tosca_template import ToscaTemplate
+def locate(message: str, doc: Document) -> tuple[list, int]:
+    """(key path, line) of the element `message` names: a field or value inside a named node template,
+    the node, a key or value named anywhere in the document; else ([], 1)."""
+    quoted = _QUOTED.findall(message)
+    topology = doc.data.get("topology_template") or {}
+    nodes = topology.get("node_templates") or {}
+    base = ["topology_template", "node_templates"]
+    for name in quoted:
+        if isinstance(nodes, dict) and name in nodes:
+            for other in quoted:
+                if other != name and (found := _find(nodes[name], other)):
+                    return [*base, name, *found[0]], found[1] or line_of(nodes, name) or 1
+            return [*base, name], line_of(nodes, name) or 1
+    for name in quoted:
+        if (found := _find(doc.data, name)) is not None:
+            return found[0], found[1] or 1
+    if "version" in message and "tosca_definitions_version" in doc.data:
+        return ["tosca_definitions_version"], line_of(doc.data, "tosca_definitions_version") or 1
+    return [], 1
 
-    tpl = plain(documents.entry.data)  # tosca-parser rewrites values in place
+
+def _origin(err: BaseException) -> list[str]:
+    """Names of the node template and property being validated when tosca-parser raised `err` on the
+    spot (from the frames of its traceback), quoted as in its messages."""
+    from toscaparser.entity_template import EntityTemplate
+    from toscaparser.properties import Property
+
+    node, prop = None, None
+    tb = err.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, EntityTemplate):
+            node = owner.name
+        elif isinstance(owner, Property):
+            prop = owner.name
+        tb = tb.tb_next
+    return [f'"{n}"' for n in (node, prop) if n]
+
+
+def _excise(tpl: dict, path: list) -> bool:
+    """Remove the element at `path` (below a node template) from `tpl`, so another pass finds more."""
+    if len(path) < 4 or path[:2] != ["topology_template", "node_templates"]:
+        return False
+    parent: Any = tpl
+    for key in path[:-1]:
+        try:
+            parent = parent[key]
+        except (KeyError, IndexError, TypeError):
+            return False
+    try:
+        del parent[path[-1]]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+def _without_get_attribute(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and "get_attribute" in value:
+            return _PLACEHOLDER
+        return {k: _without_get_attribute(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_get_attribute(v) for v in value]
+    return value
+
+
+def _prepare_interfaces(interfaces: Any) -> Any:
+    """Interface inputs pushed into each operation; `get_attribute` in inputs replaced (see module doc)."""
+    if not isinstance(interfaces, dict):
+        return interfaces
+    out: dict[str, Any] = {}
+    for name, body in interfaces.items():
+        if not isinstance(body, dict):
+            out[name] = body
+            continue
+        shared = body["inputs"] if isinstance(body.get("inputs"), dict) else {}
+        ops = body["operations"] if isinstance(body.get("operations"), dict) else body
+        new: dict[str, Any] = {}
+        for op, definition in ops.items():
+            if op in ("inputs", "type", "operations", "notifications"):
+                continue
+            if shared:
+                definition = {"implementation": definition} if isinstance(definition, str) else dict(
+                    definition or {})
+                definition["inputs"] = {**shared, **(definition.get("inputs") or {})}
+            new[op] = _without_get_attribute(definition)
+        if "type" in body:
+            new["type"] = body["type"]
+        out[name] = new
+    return out
+
+
+def parser_input(documents: Documents) -> dict[str, Any]:
+    """The dict handed to tosca-parser: the entry template adapted as described in the module doc."""
+    tpl = plain(documents.entry.data)
     tpl["imports"] = [str(p) for p in documents.entry_imports]
     if not tpl["imports"]:
         del tpl["imports"]
     # formwright's profile, parsed once per process, joins the template's own types (which win).
     tpl["node_types"] = {**profile_node_types(), **(tpl.get("node_types") or {})}
+    topology = tpl.get("topology_template")
+    if isinstance(topology, dict):
+        if isinstance(topology.get("outputs"), dict):
+            topology["outputs"] = {name: {"value": _PLACEHOLDER} for name in topology["outputs"]}
+        for node in (topology.get("node_templates") or {}).values():
+            if isinstance(node, dict) and "interfaces" in node:
+                node["interfaces"] = _prepare_interfaces(node["interfaces"])
+    return tpl
+
+
+def _message(err: BaseException) -> str:
+    text = str(getattr(err, "message", None) or err or type(err).__name__)
+    name = type(err).__name__
+    plain_name = text.startswith(name) or name in ("TOSCAException", "ValidationError")
+    return text if plain_name else f"{name}: {text}"
+
+
+def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
+              diagnostics: Diagnostics) -> bool:
+    """Turn an unknown property or requirement name of a node template into a warning and drop it from
+    `tpl` (the requirement still becomes a relationship, see `build`); True if done."""
+    match = _UNKNOWN_FIELD.match(message.split(": ", 1)[-1])
+    if not match:
+        return False
+    section, node, name = match.groups()
+    raw = doc.data["topology_template"]["node_templates"].get(node) or {}
+    node_type = str(raw.get("type"))
+    parsed = tpl["topology_template"]["node_templates"][node]
+    if section == "properties":
+        known = list(registry.merged(node_type, "properties"))
+        diagnostics.warn(Problem(
+            f"node template '{node}' has no property '{name}' in its type (ignored)", doc.shown,
+            line_of(raw.get("properties"), name) or line_of(raw), did_you_mean(name, known)))
+        (parsed.get("properties") or {}).pop(name, None)
+        return True
+    known = registry.requirement_names(node_type)
+    line = next((line_of(item) for item in raw.get("requirements") or []
+                 if isinstance(item, dict) and name in item), None) or line_of(raw)
+    diagnostics.warn(Problem(
+        f"node template '{node}': its type declares no requirement '{name}' (kept as a relationship)",
+        doc.shown, line, did_you_mean(name, known)))
+    parsed["requirements"] = [item for item in parsed.get("requirements") or []
+                              if not (isinstance(item, dict) and name in item)]
+    return True
+
+
+def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: Diagnostics) -> Any:
+    """Validate the entry template (with its imports and formwright's profile); return the ToscaTemplate.
+
+    Raises every error tosca-parser found, together, each at its `file:line`."""
+    from toscaparser.common.exception import ExceptionCollector, ValidationError
+    from toscaparser.tosca_template import ToscaTemplate
+
+    ensure_versions()
+    doc = documents.entry
+    tpl = parser_input(documents)
     logger = logging.getLogger("tosca")
     previous = logger.level, logger.propagate
     logger.setLevel(logging.CRITICAL + 1)
     logger.propagate = False
-    sink = io.StringIO()
+    failed: list[list] = []
     try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            return ToscaTemplate(yaml_dict_tpl=tpl, parsed_params=params or None, a_file=False)
-    except Exception as err:  # noqa: BLE001 - tosca-parser raises its own and Python's exception types
-        text = getattr(err, "message", None) or str(err) or type(err).__name__
-        first, more = _first_error(str(text))
-        message = f"TOSCA validation failed: {first}" + (f" (and {more} more)" if more else "")
-        raise InputError(message, file=documents.entry.shown, line=_line_for(first, documents)) from None
+        for _ in range(_MAX_PASSES):
+            sink = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                    parsed = ToscaTemplate(yaml_dict_tpl=plain(tpl), parsed_params=None, a_file=False)
+            except Exception as err:  # noqa: BLE001 - tosca-parser raises its own and Python's exceptions
+                collected = list(ExceptionCollector.getExceptions())
+                if not collected or (not isinstance(err, ValidationError) and err not in collected):
+                    collected.append(err)  # raised on the spot (a bad value)
+            else:
+                diagnostics.raise_errors(hard_only=True)  # those of earlier passes
+                return parsed
+            progress = False
+            for item in collected:
+                message = _message(item)
+                if _tolerate(message, tpl, doc, registry, diagnostics):
+                    progress = True
+                    continue
+                path, line = locate(" ".join([message, *_origin(item)]), doc)
+                if path[:3] in failed or (not path and failed):
+                    continue  # one error per node template: the others tend to follow from the first
+                diagnostics.error(Problem(f"TOSCA validation failed: {message}", doc.shown, line))
+                failed.append(path[:3])
+                progress = _excise(tpl, path) or progress  # look for the template's other errors
+            if not progress:
+                break
+        diagnostics.raise_errors(hard_only=True)
+        diagnostics.error(Problem("TOSCA validation failed: tosca-parser did not settle", doc.shown, 1))
+        diagnostics.raise_errors()
     finally:
+        ExceptionCollector.stop()
+        ExceptionCollector.clear()
         logger.setLevel(previous[0])
         logger.propagate = previous[1]
+    return None

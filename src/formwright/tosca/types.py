@@ -117,6 +117,11 @@ class TypeRegistry:
                     return value if isinstance(value, dict) else {"node": value}
         return {}
 
+    def requirement_names(self, node_type: str) -> list[str]:
+        """The names of the requirements declared along the type chain."""
+        return [name for t in self.chain(node_type) for item in self._types[t].data.get("requirements") or []
+                if isinstance(item, dict) for name in item]
+
     def merged(self, node_type: str, section: str) -> dict[str, Any]:
         """A section (`properties`, `attributes`, `interfaces`, `artifacts` …) merged along the chain.
 

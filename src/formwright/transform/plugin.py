@@ -2,7 +2,8 @@
 
 check model → prepare → transform → write artifact → cleanup. The artifact is written into a
 temporary folder next to OUT and moved into place only when every phase succeeded, so a failed
-transform leaves OUT untouched.
+transform leaves OUT untouched. OUT is never a folder of the user's: an existing OUT must be empty or
+a previous artifact (it holds the MARKER file), and a previous artifact is replaced only when asked.
 """
 
 from __future__ import annotations
@@ -44,28 +45,50 @@ class Plugin(abc.ABC):
         """Release whatever the run held (temporary files); always called."""
 
 
-def replace_folder(staging: Path, out: Path) -> None:
+MARKER = ".formwright-artifact"
+
+
+def check_output(out: Path, force: bool) -> None:
+    """Refuse an OUT that exists and is not an empty folder or (with `force`) a previous artifact."""
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise InputError("the output path exists and is not a folder", file=str(out),
+                         hint="name a new folder with -o")
+    if (out / MARKER).is_file():
+        if not force:
+            raise InputError("the output folder holds a previous artifact", file=str(out),
+                             hint="add --force to replace it, or name a new folder with -o")
+        return
+    if any(out.iterdir()):
+        raise InputError(f"the output folder is not empty and was not written by formwright (no {MARKER})",
+                         file=str(out), hint="name a new or empty folder with -o; nothing was changed")
+
+
+def replace_folder(staging: Path, out: Path, force: bool = False) -> None:
     """Move `staging` to `out`, replacing an earlier artifact there (kept until the move succeeded)."""
     backup = None
+    check_output(out, force)
     if out.exists():
-        if not out.is_dir():
-            raise InputError("the output path exists and is not a folder", file=str(out))
-        backup = out.with_name(f".{out.name}.old")
-        shutil.rmtree(backup, ignore_errors=True)
+        holder = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))  # a fresh name, ours
+        backup = holder / out.name
         out.rename(backup)
     try:
         staging.rename(out)
     except OSError:
         if backup is not None:
             backup.rename(out)
+            shutil.rmtree(backup.parent, ignore_errors=True)
         raise
     if backup is not None:
-        shutil.rmtree(backup, ignore_errors=True)
+        shutil.rmtree(backup.parent, ignore_errors=True)
 
 
-def run_plugin(plugin: Plugin, out: Path | None) -> None:
-    """Run every phase of `plugin`; with `out`, write the artifact there atomically."""
+def run_plugin(plugin: Plugin, out: Path | None, force: bool = False) -> None:
+    """Run every phase of `plugin`; with `out`, write the artifact there atomically (see `check_output`)."""
     staging = None
+    if out is not None:
+        check_output(out, force)
     try:
         plugin.check_model()
         plugin.prepare()
@@ -75,7 +98,9 @@ def run_plugin(plugin: Plugin, out: Path | None) -> None:
             out.parent.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
             plugin.write_artifact(staging)
-            replace_folder(staging, out)
+            (staging / MARKER).write_text("written by formwright transform; replaced by --force\n",
+                                          encoding="utf-8")
+            replace_folder(staging, out, force)
             staging = None
     finally:
         if staging is not None:

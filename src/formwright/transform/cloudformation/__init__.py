@@ -35,6 +35,7 @@ class TransformResult:
     generated_secrets: list[str] = field(default_factory=list)
     secret_parameters: list[str] = field(default_factory=list)
     capabilities: list[str] = field(default_factory=list)
+    warnings: list[Any] = field(default_factory=list)  # formwright.tosca.diagnostics.Problem
 
     @property
     def template_path(self) -> pathlib.Path | None:
@@ -53,18 +54,21 @@ class PreparedStack:
 
 
 def transform_tosca(src: pathlib.Path, out: pathlib.Path | None, *, inputs: dict[str, Any] | None = None,
-                    region: str = "us-east-1") -> TransformResult:
-    """Parse SRC, run the CloudFormation plugin's lifecycle, and write the artifact to OUT (if given)."""
+                    region: str = "us-east-1", strict: bool = False, force: bool = False) -> TransformResult:
+    """Parse SRC, run the CloudFormation plugin's lifecycle, and write the artifact to OUT (if given).
+
+    `strict` makes what TOSCAna tolerated an error; `force` lets OUT replace a previous artifact."""
     with collector_paused(), open_source(pathlib.Path(src)) as source:
-        model = load_model(source, inputs or {})
+        model = load_model(source, inputs or {}, strict=strict)
         plugin = CloudFormationPlugin(model, region=region)
-        run_plugin(plugin, out)
+        run_plugin(plugin, out, force)
     build = plugin.build
     assert build is not None
     return TransformResult(
         template=plugin.template, out=None if out is None else out.resolve(),
         parameter_values=dict(build.parameter_values), generated_secrets=sorted(build.generated_secrets),
         secret_parameters=sorted(build.secret_parameters), capabilities=sorted(build.capabilities),
+        warnings=list(model.warnings),
     )
 
 
@@ -85,7 +89,7 @@ def prepare_stack(
 ) -> PreparedStack:
     """Transform SRC into OUT_DIR, upload OUT_DIR/files/ to `bucket` (when given; checked to be
     `bucket_owner`'s) and return the stack."""
-    result = transform_tosca(src, out_dir, inputs=inputs, region=region)
+    result = transform_tosca(src, out_dir, inputs=inputs, region=region, force=True)
     parameters = dict(result.parameter_values)
     for name in result.generated_secrets:
         parameters[name] = generate_password()

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from formwright.errors import InputError
+from formwright.tosca.diagnostics import Diagnostics
 from formwright.tosca.functions import Resolver
 from formwright.tosca.model import EffectiveModel, Node
 from formwright.transform.cloudformation import kinds, network
@@ -104,7 +105,8 @@ class CloudFormationPlugin(Plugin):
     def transform(self) -> None:
         """Build the template: parameters, databases, software per instance, instances, rules, outputs."""
         assert self.plan is not None
-        build = Build(self.model, self.plan, self.region, Resolver(self.model))
+        # Tolerated references were warned about at load; a fresh Diagnostics keeps them quiet here.
+        build = Build(self.model, self.plan, self.region, Resolver(self.model, Diagnostics()))
         self.build = build
         template = build.template
         template.set_version("2010-09-09")

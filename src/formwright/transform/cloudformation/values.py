@@ -15,6 +15,7 @@ from formwright.tosca.functions import AttributeRef, Concat, Context, InputRef, 
 from formwright.tosca.model import Location, Node
 from formwright.transform.cloudformation import kinds
 from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.prepare import app_port
 
 PRIVATE_IP = "@@FW_PRIVATE_IP@@"
 PUBLIC_IP = "@@FW_PUBLIC_IP@@"
@@ -91,12 +92,18 @@ class Renderer:
         model, plan = self.build.model, self.build.plan
         node = model.nodes[ref.node]
         attribute = ref.attribute
+        if attribute == "volume_id" and node.name in plan.volumes:
+            return {"Ref": plan.volumes[node.name]}  # an EBS volume's Ref is its id
+        if attribute not in node.attributes and attribute not in ADDRESS_ATTRIBUTES and attribute != "port":
+            return ""  # an attribute the type does not declare: warned about at load, as TOSCAna did
         if attribute not in ADDRESS_ATTRIBUTES and attribute != "port":
             self._fail(f"attribute '{attribute}' of node '{node.name}' is not known at deploy time", where)
         if kinds.is_mysql(node):
             return self.rds_address(plan.rds_of[node.name], attribute)
         if kinds.is_java(node) and node.name in plan.beanstalk_of:
             return beanstalk_host(self.build, plan.beanstalk_of[node.name])
+        if attribute == "port" and (port := app_port(node)) is not None:
+            return port  # the endpoint's port property (WebApplication/Apache: 80 unless set, as TOSCAna)
         if attribute == "port":
             self._fail(f"attribute 'port' of node '{node.name}' is not known at deploy time", where)
         if not node.is_a(kinds.COMPUTE):

@@ -7,10 +7,12 @@ import math
 from troposphere import GetAtt, Ref, ec2
 
 from formwright.errors import InputError
+from formwright.tosca.functions import Context
 from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.sizes import gigabytes
+from formwright.transform.cloudformation.values import Renderer, expression
 from formwright.transform.cloudformation.visitors.software import literal
 
 DEFAULT_DEVICE = "/dev/sdf"
@@ -31,7 +33,9 @@ def visit(build: Build, node: Node) -> None:
                                            AvailabilityZone=GetAtt(first, "AvailabilityZone"),
                                            DeletionPolicy="Snapshot", UpdateReplacePolicy="Snapshot"))
     for rel in instances:
-        device = rel.properties.get("device") or rel.properties.get("location") or DEFAULT_DEVICE
+        raw = rel.properties.get("device") or rel.properties.get("location") or DEFAULT_DEVICE
+        source = build.model.nodes[rel.source]
+        device = Renderer(build).value(raw, Context(source, source, node, rel.location))
         build.template.add_resource(ec2.VolumeAttachment(
             build.plan.namer.name(node.name, "Attachment"), InstanceId=Ref(build.plan.instances[rel.source]),
-            VolumeId=Ref(volume), Device=str(device)))
+            VolumeId=Ref(volume), Device=expression(Renderer.text(device))))

@@ -1,0 +1,225 @@
+"""TOSCA Simple Profile 1.0-1.3 grammar through tosca-parser's extension mechanism, errors and warnings.
+
+The templates follow the patterns of the service templates TOSCAna shipped and tested its
+CloudFormation plugin on (github.com/StuPro-TOSCAna/TOSCAna, server/src/test/resources/csars/yaml/valid:
+`tosca_simple_yaml_1_1`, outputs with `type`, top-level `metadata`, a `database_endpoint` requirement
+on a WebApplication, `get_attribute [my_app, app_endpoint, port]`); they are written here, not copied.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from formwright.errors import InputError
+from formwright.tosca.diagnostics import ToscaErrors
+from formwright.tosca.extension import VERSIONS
+from formwright.transform.cloudformation import transform_tosca
+
+BODY = """
+metadata:
+  template_name: versions
+  template_version: 1.0
+topology_template:
+  inputs:
+    password:
+      type: string
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+      capabilities:
+        os:
+          properties: {type: linux, distribution: ubuntu, version: 22.04}
+    apache:
+      type: tosca.nodes.WebServer.Apache
+      requirements:
+        - host: server
+    my_app:
+      type: tosca.nodes.WebApplication
+      requirements:
+        - host: apache
+  outputs:
+    address:
+      type: string
+      description: the server's address
+      value: { get_attribute: [ server, public_address ] }
+    app_port:
+      type: integer
+      value: { get_attribute: [ my_app, app_endpoint, port ] }
+"""
+
+
+def _write(folder: Path, body: str, version: str = "tosca_simple_yaml_1_1", name: str = "service.yaml",
+           files: dict[str, str] | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"tosca_definitions_version: {version}\n" + textwrap.dedent(body), encoding="utf-8")
+    for relative, text in (files or {}).items():
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_version_with_typed_outputs_and_metadata(tmp_path: Path, version: str):
+    result = transform_tosca(_write(tmp_path, BODY, version), None, inputs={"password": "long-enough-pw"})
+    outputs = result.template["Outputs"]
+    # The output's `type` (1.2+ grammar, used by TOSCAna in 1.1) is accepted; the endpoint port of a
+    # WebApplication with no port is 80, the port TOSCAna's plugin opened for it.
+    assert outputs["AppPort"]["Value"] == "80" or outputs["AppPort"]["Value"] == 80
+    assert "Fn::GetAtt" in outputs["Address"]["Value"]
+
+
+def test_extension_registered_through_the_entry_point():
+    """tosca_simple_yaml_1_1 comes from the `toscaparser.extensions` entry point of formwright's package."""
+    from toscaparser.extensions.exttools import ExtTools
+
+    assert "tosca_simple_yaml_1_1" in ExtTools().get_versions()
+
+
+def test_import_declaring_1_1(tmp_path: Path):
+    types = """
+    tosca_definitions_version: tosca_simple_yaml_1_1
+    node_types:
+      my.nodes.App:
+        derived_from: tosca.nodes.SoftwareComponent
+    """
+    body = """
+    imports:
+      - types.yaml
+    topology_template:
+      node_templates:
+        vm:
+          type: Compute
+        app:
+          type: my.nodes.App
+          requirements:
+            - host: vm
+    """
+    src = _write(tmp_path, body, "tosca_simple_yaml_1_3", files={"types.yaml": textwrap.dedent(types)})
+    assert transform_tosca(src, None).template["Resources"]
+
+
+def test_invalid_version_names_its_line(tmp_path: Path):
+    body = "topology_template:\n  node_templates:\n    vm:\n      type: tosca.nodes.Compute\n"
+    src = _write(tmp_path, body, "tosca_xyz")
+    with pytest.raises(InputError) as err:
+        transform_tosca(src, None)
+    assert str(err.value).startswith(f"{src}:1:") and "tosca_xyz" in str(err.value)
+
+
+def test_all_errors_reported_together_each_with_its_line(tmp_path: Path):
+    body = """
+    topology_template:
+      node_templates:
+        vm:
+          type: tosca.nodes.Compute
+          capabilities:
+            host:
+              properties:
+                num_cpus: many
+        disk:
+          type: tosca.nodes.BlockStorage
+          properties:
+            size: 10
+    """
+    src = _write(tmp_path, body, "tosca_simple_yaml_1_0")
+    with pytest.raises(ToscaErrors) as err:
+        transform_tosca(src, None)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{src}:10:") and "many" in lines[0]
+    assert lines[1].startswith(f"{src}:14:") and "scalar-unit" in lines[1]
+    assert "Traceback" not in str(err.value)
+
+
+UNKNOWN = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    db_server:
+      type: tosca.nodes.DBMS.MySQL
+      properties:
+        root_password: long-enough-pw
+        prot: 3306
+      requirements:
+        - host: vm
+    db:
+      type: tosca.nodes.Database.MySQL
+      properties:
+        name: shop
+      requirements:
+        - host: db_server
+    app:
+      type: tosca.nodes.WebApplication
+      requirements:
+        - host: web
+        - database_endpoint: db
+      interfaces:
+        Standard:
+          configure:
+            implementation: configure.sh
+            inputs:
+              when: { get_attribute: [ vm, boot_time ] }
+    web:
+      type: tosca.nodes.WebServer.Apache
+      requirements:
+        - host: vm
+"""
+
+
+def test_what_toscana_tolerated_is_a_warning_with_did_you_mean(tmp_path: Path):
+    src = _write(tmp_path, UNKNOWN, files={"configure.sh": "#!/bin/sh\necho configured\n"})
+    result = transform_tosca(src, None)
+    shown = [str(w) for w in result.warnings]
+    assert any(s.startswith(f"{src}:11:") and "'prot'" in s and "did you mean 'port'?" in s
+               for s in shown), shown
+    assert any(s.startswith(f"{src}:24:") and "database_endpoint" in s for s in shown), shown
+    assert any(s.startswith(f"{src}:30:") and "boot_time" in s for s in shown), shown
+    assert len(shown) == 3
+
+
+def test_strict_makes_the_warnings_errors(tmp_path: Path):
+    src = _write(tmp_path, UNKNOWN, files={"configure.sh": "#!/bin/sh\necho configured\n"})
+    with pytest.raises(ToscaErrors) as err:
+        transform_tosca(src, None, strict=True)
+    text = str(err.value)
+    assert "'prot'" in text and "database_endpoint" in text and "boot_time" in text
+
+
+def test_1_2_interface_inputs_and_storage_name(tmp_path: Path):
+    body = """
+    topology_template:
+      node_templates:
+        vm:
+          type: tosca.nodes.Compute
+          capabilities:
+            host:
+              properties: {name: web, num_cpus: 1}
+          requirements:
+            - local_storage: disk
+        app:
+          type: tosca.nodes.SoftwareComponent
+          requirements:
+            - host: vm
+          interfaces:
+            Standard:
+              inputs:
+                greeting: hello
+              operations:
+                create: create.sh
+        disk:
+          type: tosca.nodes.BlockStorage
+          properties: {name: data, size: 1 GB}
+      outputs:
+        volume:
+          value: { get_attribute: [ disk, volume_id ] }
+    """
+    script = {"create.sh": "#!/bin/sh\necho \"$greeting\"\n"}
+    src = _write(tmp_path, body, "tosca_simple_yaml_1_2", files=script)
+    result = transform_tosca(src, None)
+    assert not result.warnings
+    assert result.template["Outputs"]["Volume"]["Value"] == {"Ref": "DiskVolume"}
