@@ -33,7 +33,11 @@ def project_macros(template_path: Path) -> tuple[dict[str, str], Path] | None:
     for folder in [template_path.resolve().parent, *template_path.resolve().parents]:
         candidate = folder / PROJECT_FILE
         if candidate.is_file():
-            project = load(candidate)
+            from formwright.model.project import read_project_file
+
+            project = read_project_file(candidate)  # its own loader: `!ref` is no template tag
+            if not isinstance(project, dict):
+                return None
             macros = project.get("macros") or {}
             if not isinstance(macros, dict):
                 raise InputError("macros must map macro names to paths", file=str(candidate),

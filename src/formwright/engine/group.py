@@ -29,6 +29,7 @@ from formwright.engine.stack import Stack, check_output_references
 from formwright.errors import CloudError, InputError
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache
+from formwright.state.lock import project_lock
 
 
 def target_key(target: Any) -> str:
@@ -123,8 +124,13 @@ class StackGroup:
                 outputs[stack.name] = result.outputs
             return result
 
-        self._seed_outputs(outputs)
-        return self.walk(self.graph(), work)
+        with self.lock("deploy"):
+            self._seed_outputs(outputs)
+            return self.walk(self.graph(), work)
+
+    def lock(self, operation: str):
+        """The project's writer lock on this target (exit 3 for a second writer)."""
+        return project_lock(self.project.state_dir, target_key(self.target), operation)
 
     def _seed_outputs(self, outputs: dict[str, dict[str, str]]) -> None:
         """Outputs of referenced stacks outside the selection, read from the cloud."""
@@ -167,6 +173,10 @@ class StackGroup:
 
         An importer in the selection is deleted before its exporter even without a declared dependency.
         """
+        with self.lock("delete"):
+            return self._delete()
+
+    def _delete(self) -> dict[str, StackResult]:
         exports = self.exports()
         by_cloud_name = {s.stack_name: s.name for s in self.stacks.values()}
         graph = self.graph(reverse=True)

@@ -21,9 +21,10 @@ import jinja2.sandbox
 import yaml
 
 from formwright import sandbox
+from formwright.cloud.regions import is_region
 from formwright.errors import ProjectError, TemplateError
 from formwright.model.tree import Node
-from formwright.template.document import Mapping, Sequence, TemplateLoader
+from formwright.template.document import Mapping, Sequence, TemplateLoader, load_yaml_text
 
 PROJECT_FILE = "formwright.yaml"
 
@@ -57,7 +58,6 @@ STACK_KEYS = {
 }
 CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"}
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
-REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,9 @@ class _Renderer:
                 ) from None
             except jinja2.TemplateError as err:
                 raise ProjectError(f"bad expression '{value}': {err}", file=self.file, line=line) from None
+            except Exception as err:  # noqa: BLE001 - {{ 1/0 }}, {{ 'a' + 1 }}: the expression failed
+                raise ProjectError(f"expression '{value}' failed: {type(err).__name__}: {err}",
+                                   file=self.file, line=line) from None
         if isinstance(value, Mapping):
             return _with_lines(value, {k: self.render(v, value.line_of(k)) for k, v in value.items()})
         if isinstance(value, list):
@@ -245,11 +248,7 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     file_path = find_project_file(path)
     file = str(file_path)
     sandbox.anchor(file_path.parent)
-    try:
-        text = file_path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ProjectError(f"cannot read: {err}", file=file) from None
-    raw = _load_yaml(text, file)
+    raw = read_project_file(file_path)
     if not isinstance(raw, Mapping):
         raise ProjectError("formwright.yaml must be a mapping with `name` and `stacks`", file=file, line=1)
     _check_keys(raw, PROJECT_KEYS, file, "the project")
@@ -265,9 +264,7 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     project.raw = raw
     ctx.setdefault("project", {"name": project.name})
     project.region = renderer.render(raw.get("region"), raw.line_of("region"))
-    if project.region is not None and (
-        not isinstance(project.region, str) or not REGION.fullmatch(project.region)
-    ):
+    if project.region is not None and (not isinstance(project.region, str) or not is_region(project.region)):
         raise ProjectError(f"'{project.region}' is not an AWS region", file=file, line=raw.line_of("region"),
                            hint="e.g. region: eu-west-1")
     project.tags = _string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
@@ -291,19 +288,27 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     return project
 
 
+def read_project_file(path: Path) -> Any:
+    """formwright.yaml as written (with `!ref`), not rendered or checked: for tools that need one key."""
+    file = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ProjectError(f"cannot read: {err.strerror or err}", file=file) from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise ProjectError(f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", file=file, line=line,
+                           hint="save the file as UTF-8") from None
+    return _load_yaml(text, file)
+
+
 def _load_yaml(text: str, file: str) -> Any:
     try:
-        return yaml.load(text, Loader=ProjectLoader)  # noqa: S506 - a SafeLoader subclass
+        return load_yaml_text(text, ProjectLoader, file=file)
     except ProjectError as err:
         err.file = file
         raise
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        raise ProjectError(f"not valid YAML: {err.problem}", file=file,
-                           line=mark.line + 1 if mark else None) from None
-    except yaml.YAMLError as err:
-        raise ProjectError(f"not valid YAML: {err}", file=file) from None
-    except TemplateError as err:  # the template loader's own checks (duplicate keys …)
+    except TemplateError as err:  # the template loader's own checks (duplicate keys, depth …)
         raise ProjectError(err.message, file=file, line=err.line, hint=err.hint) from None
 
 
@@ -312,6 +317,14 @@ def _string_map(value: Any, file: str, line: int | None, what: str) -> dict[str,
         return {}
     if not isinstance(value, dict):
         raise ProjectError(f"`{what}` must be a mapping of names to values", file=file, line=line)
+    for key, item in value.items():
+        if isinstance(item, OutputRef) or isinstance(item, (dict, list)):
+            where = value.line_of(key) if isinstance(value, Mapping) else line
+            raise ProjectError(
+                f"`{what}` value '{key}' must be text, not {'!ref' if isinstance(item, OutputRef) else 'a collection'}",
+                file=file, line=where or line,
+                hint="!ref is read only in `parameters`; pass the output as a parameter instead",
+            )
     return {str(k): "" if v is None else str(v) for k, v in value.items()}
 
 
@@ -434,6 +447,7 @@ def check_references(project: Project) -> None:
             if ref.stack == stack.name:
                 raise ProjectError(f"stack '{stack.name}' refers to its own output", file=project.file,
                                    line=ref.line, hint="a stack cannot take its own outputs as parameters")
+    _check_unique_stack_names(project)
     graph = {name: stack.dependencies() for name, stack in project.stacks.items()}
     try:
         graphlib.TopologicalSorter(graph).prepare()
@@ -442,3 +456,19 @@ def check_references(project: Project) -> None:
         first = project.stacks[cycle[0]]
         raise ProjectError("dependency cycle: " + " -> ".join(cycle), file=project.file, line=first.line,
                            hint="remove one depends_on or !ref to break it") from None
+
+
+def _check_unique_stack_names(project: Project) -> None:
+    """Two stacks of a project may not be the same CloudFormation stack (same name and region)."""
+    seen: dict[tuple[str | None, str], StackConfig] = {}
+    for stack in project.stacks.values():
+        if "(known after apply)" in stack.stack_name:
+            continue
+        key = (getattr(stack, "region", None) or project.region, stack.stack_name)
+        first = seen.setdefault(key, stack)
+        if first is not stack:
+            raise ProjectError(
+                f"stacks '{first.name}' and '{stack.name}' are both the CloudFormation stack "
+                f"'{stack.stack_name}'", file=project.file, line=stack.line,
+                hint="give one of them another stack_name",
+            )

@@ -8,11 +8,15 @@ is a stale lock: it is taken over and `note` says so.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import socket
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +94,38 @@ class WriterLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+_held: dict[Path, int] = {}
+_held_mutex = threading.Lock()
+
+
+def project_lock_path(state_dir: Path, target_key: str) -> Path:
+    """The writer lock of a project's state folder on one target."""
+    return state_dir / "locks" / f"{target_key}.lock"
+
+
+@contextlib.contextmanager
+def project_lock(state_dir: Path, target_key: str, what: str) -> Iterator[None]:
+    """Hold the project's writer lock on a target while the block runs (deploy, delete, sync).
+
+    Re-entrant within one process, so an operation that calls another (a deploy inside an instance
+    operation) holds it once. A stale takeover is reported on stderr.
+    """
+    path = project_lock_path(state_dir, target_key).resolve()
+    with _held_mutex:
+        nested = path in _held
+        _held[path] = _held.get(path, 0) + 1
+    try:
+        if nested:
+            yield
+            return
+        with WriterLock(path, what) as lock:
+            if lock.note:
+                sys.stderr.write(f"note: {lock.note}\n")
+            yield
+    finally:
+        with _held_mutex:
+            _held[path] -= 1
+            if not _held[path]:
+                del _held[path]

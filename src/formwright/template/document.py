@@ -9,12 +9,24 @@ load; `dump_yaml(short_form=True)` writes them back as tags.
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from formwright.errors import TemplateError
+
+#: How deeply mappings and lists may nest in a template or project file. Real templates stay far
+#: below it; the code that walks them (intrinsics, macros, plain()) recurses a few frames a level,
+#: so the bound keeps every walk well inside the interpreter's recursion limit (1,000).
+MAX_DEPTH = 100
+#: How many values a document may hold once YAML aliases are expanded (billion-laughs bound).
+MAX_EXPANDED_VALUES = 1_000_000
+# Above this many nesting indicators the text is scanned for its depth before libyaml composes it:
+# libyaml's C composer recurses per level and overflows the C stack (a segfault) past ~10,000.
+_DEPTH_SCAN_THRESHOLD = 5_000
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -101,7 +113,49 @@ class TemplateLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """YAML loader for CloudFormation: short-form tags, line numbers, no timestamps, no duplicates."""
 
 
+class _Nesting:
+    """Counts the nesting of the collection being constructed; refuses past MAX_DEPTH."""
+
+    __slots__ = ("loader", "node")
+
+    def __init__(self, loader: Any, node: yaml.Node) -> None:
+        self.loader, self.node = loader, node
+
+    def __enter__(self) -> None:
+        depth = getattr(self.loader, "_fw_depth", 0) + 1
+        if depth > MAX_DEPTH:
+            raise TemplateError(
+                f"nested more than {MAX_DEPTH} levels deep", line=self.node.start_mark.line + 1,
+                hint="flatten the structure",
+            )
+        self.loader._fw_depth = depth
+
+    def __exit__(self, *exc: object) -> None:
+        self.loader._fw_depth -= 1
+
+
+def _count_expanded(loader: Any, node: yaml.Node, result: Any, children: Any) -> None:
+    """With aliases in the text, track each value's size once aliases are expanded."""
+    sizes = getattr(loader, "_fw_sizes", None)
+    if sizes is None:
+        return
+    size = 1 + sum(sizes.get(id(child), 1) for child in children)
+    if size > MAX_EXPANDED_VALUES:
+        raise TemplateError(
+            f"YAML aliases expand to more than {MAX_EXPANDED_VALUES:,} values",
+            line=node.start_mark.line + 1, hint="write the values out, or use fewer nested aliases",
+        )
+    sizes[id(result)] = size
+
+
 def _construct_mapping(loader: yaml.Loader, node: yaml.MappingNode) -> Mapping:
+    with _Nesting(loader, node):
+        result = _construct_mapping_items(loader, node)
+    _count_expanded(loader, node, result, result.values())
+    return result
+
+
+def _construct_mapping_items(loader: yaml.Loader, node: yaml.MappingNode) -> Mapping:
     result = Mapping()
     result.line = node.start_mark.line + 1
     for key_node, value_node in node.value:
@@ -123,8 +177,10 @@ def _construct_mapping(loader: yaml.Loader, node: yaml.MappingNode) -> Mapping:
 
 
 def _construct_sequence(loader: yaml.Loader, node: yaml.SequenceNode) -> Sequence:
-    result = Sequence(loader.construct_object(child, deep=True) for child in node.value)
+    with _Nesting(loader, node):
+        result = Sequence(loader.construct_object(child, deep=True) for child in node.value)
     result.line = node.start_mark.line + 1
+    _count_expanded(loader, node, result, result)
     return result
 
 
@@ -133,10 +189,54 @@ def _construct_timestamp_as_text(loader: yaml.Loader, node: yaml.ScalarNode) -> 
     return loader.construct_scalar(node)
 
 
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except (ValueError, IndexError):  # IndexError: an empty `!!int`
+        text = str(node.value)
+        what = f"a number of {len(text):,} digits" if len(text) > 40 else f"'{text}'"
+        raise TemplateError(f"{what} is not an integer a template can hold",
+                            line=node.start_mark.line + 1, hint="quote it to make it text") from None
+
+
+def _construct_float(loader: Any, node: yaml.ScalarNode) -> float:
+    try:
+        value = yaml.constructor.SafeConstructor.construct_yaml_float(loader, node)
+    except (ValueError, IndexError):
+        raise TemplateError(f"'{node.value}' is not a number", line=node.start_mark.line + 1) from None
+    if not math.isfinite(value):
+        raise TemplateError(
+            f"'{node.value}' (NaN or infinity) has no JSON form, so CloudFormation cannot read it",
+            line=node.start_mark.line + 1, hint="quote it to make it text",
+        )
+    return value
+
+
+def _construct_bool(loader: Any, node: yaml.ScalarNode) -> bool:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_bool(loader, node)
+    except KeyError:
+        raise TemplateError(f"'{node.value}' is not true or false", line=node.start_mark.line + 1) from None
+
+
+def _refuse_tag(loader: Any, node: yaml.Node) -> Any:
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    raise TemplateError(
+        f"the YAML tag {tag} has no CloudFormation meaning", line=node.start_mark.line + 1,
+        hint="write a plain mapping, list or text",
+    )
+
+
 def _tag_constructor(tag: str):
     function = SHORT_FORM_TAGS[tag]
 
     def construct(loader: yaml.Loader, node: yaml.Node) -> Mapping:
+        with _Nesting(loader, node):
+            result = _construct_tagged(loader, node)
+        _count_expanded(loader, node, result, result.values())
+        return result
+
+    def _construct_tagged(loader: yaml.Loader, node: yaml.Node) -> Mapping:
         if isinstance(node, yaml.ScalarNode):
             value: Any = loader.construct_scalar(node)
             if tag == "GetAtt":
@@ -161,6 +261,11 @@ def _tag_constructor(tag: str):
 TemplateLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 TemplateLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp_as_text)
+TemplateLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+TemplateLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+TemplateLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+for _core in ("set", "omap", "pairs", "binary"):
+    TemplateLoader.add_constructor(f"tag:yaml.org,2002:{_core}", _refuse_tag)
 for _tag in SHORT_FORM_TAGS:
     TemplateLoader.add_constructor(f"!{_tag}", _tag_constructor(_tag))
 
@@ -174,11 +279,69 @@ def _json_object(pairs: list[tuple[str, Any]]) -> Mapping:
     return result
 
 
+def _json_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise TemplateError(f"a number of {len(text):,} digits is not an integer a template can hold",
+                            hint="quote it to make it text") from None
+
+
+def _json_constant(name: str) -> Any:
+    raise TemplateError(f"'{name}' is not JSON: CloudFormation cannot read NaN or infinite numbers")
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_json_depth(text: str) -> None:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for match in _JSON_TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise TemplateError(f"nested more than {MAX_DEPTH} levels deep",
+                                    line=text.count("\n", 0, match.start()) + 1, hint="flatten the structure")
+        elif token in "]}":
+            depth -= 1
+
+
+def _check_text(value: Any) -> None:
+    """Lone UTF-16 surrogates (`\\ud800` in JSON) cannot be sent to CloudFormation as UTF-8."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise TemplateError(
+                    f"text {item[:40]!r} holds a lone UTF-16 surrogate, which is not valid Unicode",
+                    hint="write the character itself, or a proper \\uXXXX\\uXXXX pair",
+                ) from None
+
+
 def _loads_json(text: str, file: str | None) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_json_object)
+        _check_json_depth(text)
+        data = json.loads(text, object_pairs_hook=_json_object, parse_int=_json_int,
+                          parse_constant=_json_constant)
+        if _SURROGATE_ESCAPE.search(text):
+            _check_text(data)
+        return data
     except json.JSONDecodeError as err:
         raise TemplateError(f"not valid JSON: {err.msg}", file=file, line=err.lineno) from None
+    except RecursionError:
+        raise TemplateError(f"nested more than {MAX_DEPTH} levels deep", file=file) from None
     except TemplateError as err:
         err.file = file
         raise
@@ -191,11 +354,27 @@ _JSON_ONLY = ("\t", "\x85", "\u2028", "\u2029")
 
 def loads(text: str, *, file: str | None = None) -> Any:
     """Parse template text (YAML or JSON) into line-annotated data; errors carry `file:line`."""
-    looks_json = text.lstrip().startswith("{")
+    return load_yaml_text(text, TemplateLoader, file=file, json_fallback=True)
+
+
+def load_yaml_text(text: str, loader_class: type, *, file: str | None = None,
+                   json_fallback: bool = False) -> Any:
+    """Parse YAML with a TemplateLoader (sub)class inside the depth, alias and value bounds.
+
+    Every problem is a TemplateError with the file and, where known, the line.
+    """
+    looks_json = json_fallback and text.lstrip().startswith("{")
     if looks_json and any(c in text for c in _JSON_ONLY):
         return _loads_json(text, file)
     try:
-        data = yaml.load(text, Loader=TemplateLoader)  # noqa: S506 - our loader is a SafeLoader
+        _check_yaml_depth(text, loader_class)
+        loader = loader_class(text)
+        if "&" in text:
+            loader._fw_sizes = {}
+        try:
+            data = loader.get_single_data()
+        finally:
+            loader.dispose()
     except TemplateError as err:
         err.file = err.file or file
         raise
@@ -206,6 +385,22 @@ def loads(text: str, *, file: str | None = None) -> Any:
     if isinstance(data, Mapping):
         data.file = file
     return data
+
+
+def _check_yaml_depth(text: str, loader_class: type) -> None:
+    """Refuse a document nested past MAX_DEPTH before libyaml composes it (see the threshold)."""
+    indicators = sum(text.count(c) for c in "[{-:?")
+    if indicators <= _DEPTH_SCAN_THRESHOLD:
+        return  # each nesting level needs its own indicator, so the constructors' count suffices
+    depth = 0
+    for event in yaml.parse(text, Loader=loader_class):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise TemplateError(f"nested more than {MAX_DEPTH} levels deep",
+                                    line=event.start_mark.line + 1, hint="flatten the structure")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _yaml_error(err: yaml.YAMLError, file: str | None) -> TemplateError:
