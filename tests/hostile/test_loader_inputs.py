@@ -61,7 +61,8 @@ def test_json_numbers_surrogates_and_constants() -> None:
 @pytest.mark.parametrize("levels", [MAX_DEPTH + 1, 200, 200_000])
 def test_depth_limit_yaml_flow_block_and_json(levels: int) -> None:
     # 200 levels raised RecursionError; 200,000 made libyaml's C composer overflow its stack
-    for text in ("[" * levels + "]" * levels, "- " * levels + "x\n", '{\t"a":' + "[" * levels + "]" * levels + "}"):
+    nested = "[" * levels + "]" * levels
+    for text in (nested, "- " * levels + "x\n", '{\t"a":' + nested + "}"):
         err = _template_error(text)
         assert f"nested more than {MAX_DEPTH} levels" in err.message
 
@@ -124,7 +125,8 @@ def test_project_symlink_loop(tmp_path: Path) -> None:
 def test_project_huge_integer_and_deep_nesting(tmp_path: Path) -> None:
     _project(tmp_path, "name: p\nversion: " + "7" * 4400 + "\nstacks:\n  a: {template: t.yaml}\n")
     assert _project_error(tmp_path).line == 2
-    _project(tmp_path, "name: p\ndescription: " + "[" * 300 + "]" * 300 + "\nstacks:\n  a: {template: t.yaml}\n")
+    deep = "[" * 300 + "]" * 300
+    _project(tmp_path, f"name: p\ndescription: {deep}\nstacks:\n  a: {{template: t.yaml}}\n")
     assert "nested more than" in _project_error(tmp_path).message
 
 
@@ -160,9 +162,10 @@ def test_known_regions_of_every_partition(tmp_path: Path) -> None:
     "body",
     [
         b"name: p\nstacks:\n  a: {template: t\xfe.yaml}\n",
-        ("name: p\nstacks:\n  a:\n    template: t.yaml\n    tags: {x: '{{ 1/0 }}'}\n").encode(),
+        (b"name: p\nstacks:\n  a:\n    template: t.yaml\n    tags: {x: '{{ 1/0 }}'}\n"),
         ("name: p\nversion: " + "1" * 5000 + "\nstacks: {a: {template: t.yaml}}\n").encode(),
-        ("name: p\ndescription: " + "[" * 200_000 + "]" * 200_000 + "\nstacks: {a: {template: t.yaml}}\n").encode(),
+        ("name: p\ndescription: " + "[" * 200_000 + "]" * 200_000
+         + "\nstacks: {a: {template: t.yaml}}\n").encode(),
     ],
     ids=["not-utf8", "jinja-div0", "huge-int", "deep-200k"],
 )

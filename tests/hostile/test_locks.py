@@ -24,7 +24,8 @@ TEMPLATE = "Resources:\n  Q:\n    Type: AWS::SQS::Queue\nOutputs:\n  Arn: {Value
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "q.yaml").write_text(TEMPLATE)
-    (tmp_path / "formwright.yaml").write_text("name: locked\nregion: us-east-1\nstacks:\n  q: {template: q.yaml}\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: locked\nregion: us-east-1\nstacks:\n  q: {template: q.yaml}\n")
     return tmp_path
 
 
@@ -61,18 +62,18 @@ def test_stale_lock_of_a_killed_holder_is_taken_over_with_a_note(project: Path, 
     holder = _holder(project)
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    assert project_lock_path(project / ".formwright", "local-us-east-1").read_text()  # its record is left behind
+    record = project_lock_path(project / ".formwright", "local-us-east-1")
+    assert record.read_text()  # its record is left behind
     done = run_cli("deploy", str(project), "-y")
     assert done.code == 0, done.err
     assert f"took over a stale lock of deploy (pid {holder.pid} on" in done.err and "is gone" in done.err
-    assert project_lock_path(project / ".formwright", "local-us-east-1").read_text() == ""  # released cleanly
+    assert record.read_text() == ""  # released cleanly
 
 
 def test_two_deploys_at_once_one_waits_out_with_exit_3(project: Path, run_cli, cloud) -> None:
-    env = {**os.environ}
-    procs = [subprocess.Popen([sys.executable, "-m", "formwright", "deploy", str(project), "-y"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-             for _ in range(2)]
+    command = [sys.executable, "-m", "formwright", "deploy", str(project), "-y"]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              stdin=subprocess.DEVNULL) for _ in range(2)]
     codes = sorted(p.wait(timeout=300) for p in procs)
     # either they overlapped (one refused with 3) or ran one after the other (the second unchanged)
     assert codes in ([0, 0], [0, 3])
@@ -82,10 +83,9 @@ def test_two_deploys_at_once_one_waits_out_with_exit_3(project: Path, run_cli, c
 
 def test_lock_is_reentrant_in_one_process_and_exclusive_across(tmp_path: Path) -> None:
     with project_lock(tmp_path, "t", "outer"), project_lock(tmp_path, "t", "inner"):
-        child = subprocess.run(
-            [sys.executable, "-c", "from pathlib import Path; from formwright.state.lock import project_lock\n"
-             f"with project_lock(Path({str(tmp_path)!r}), 't', 'x'): pass"],
-            capture_output=True, text=True, timeout=60)
+        code = ("from pathlib import Path\nfrom formwright.state.lock import project_lock\n"
+                f"with project_lock(Path({str(tmp_path)!r}), 't', 'x'): pass")
+        child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert child.returncode != 0 and "LockHeldError" in child.stderr
     with project_lock(tmp_path, "t", "again"):  # released: taken again at once
         assert LockHeldError.exit_code == 3

@@ -318,10 +318,11 @@ def _string_map(value: Any, file: str, line: int | None, what: str) -> dict[str,
     if not isinstance(value, dict):
         raise ProjectError(f"`{what}` must be a mapping of names to values", file=file, line=line)
     for key, item in value.items():
-        if isinstance(item, OutputRef) or isinstance(item, (dict, list)):
+        if isinstance(item, (OutputRef, dict, list)):
             where = value.line_of(key) if isinstance(value, Mapping) else line
+            kind = "!ref" if isinstance(item, OutputRef) else "a collection"
             raise ProjectError(
-                f"`{what}` value '{key}' must be text, not {'!ref' if isinstance(item, OutputRef) else 'a collection'}",
+                f"`{what}` value '{key}' must be text, not {kind}",
                 file=file, line=where or line,
                 hint="!ref is read only in `parameters`; pass the output as a parameter instead",
             )
