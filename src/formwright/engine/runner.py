@@ -322,10 +322,12 @@ class StackRunner:
 
     def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
         stack.write_build(prep.template)
+        secrets = [str(prep.parameters[k]) for k in prep.secrets if prep.parameters.get(k)]
         self.cache.put(
             stack.name,
             AppliedRecord(
-                stack.stack_name, prep.hash, info.stack_id, dict(info.outputs), updated=_stamp(info)
+                stack.stack_name, prep.hash, info.stack_id, masked_outputs(info.outputs, secrets),
+                updated=_stamp(info),
             ),
         )
 
@@ -402,6 +404,15 @@ def _event_floor() -> datetime:
 def resource_change(change: dict[str, Any]) -> ResourceChange:
     """A ResourceChange from one element of describe_change_set's Changes."""
     return ResourceChange.from_change_set(change)
+
+
+SECRET_MASK = "****"
+
+
+def masked_outputs(outputs: dict[str, str], secret_values: list[str]) -> dict[str, str]:
+    """Outputs with every value that holds a NoEcho parameter's value masked, for records on disk."""
+    return {key: SECRET_MASK if any(secret in value for secret in secret_values) else value
+            for key, value in outputs.items()}
 
 
 def value_changes(old: dict[str, str], new: dict[str, str], secrets: set[str]) -> list[ValueChange]:
