@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from formwright.errors import ProjectError, TemplateError
+from formwright.errors import InputError, ProjectError, TemplateError
 from formwright.model.project import load_project
 from formwright.template.document import MAX_DEPTH, loads
 
@@ -117,7 +117,9 @@ def test_project_jinja_errors_and_sandbox(tmp_path: Path) -> None:
 def test_project_symlink_loop(tmp_path: Path) -> None:
     os.symlink(tmp_path / "loop.yaml", tmp_path / "loop.yaml")
     _project(tmp_path, "name: p\nstacks:\n  a: {template: loop.yaml}\n")
-    err = _project_error(tmp_path)
+    with pytest.raises(InputError) as info:
+        load_project(tmp_path)
+    err = info.value
     assert "cannot be resolved" in err.message
     assert err.line == 3
 

@@ -19,7 +19,15 @@ from formwright.cli.common import (
     console,
     emit_json,
 )
-from formwright.cli.project import confirm, connect, macro_mode, make_group, open_project, selection
+from formwright.cli.project import (
+    confirm,
+    connect,
+    lock_project,
+    macro_mode,
+    make_group,
+    open_project,
+    selection,
+)
 
 MaxConcurrencyOption = typer.Option(8, "--max-concurrency", metavar="N", help="Stacks worked on at once.")
 
@@ -103,22 +111,23 @@ def register(app: typer.Typer) -> None:
         names = list(only or project.order())
         if not yes and (output is Output.json or not sys.stdin.isatty()):
             confirm("Deploy these changes?", yes, output)  # nobody can answer: say so before any work
-        # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
-        stacks = prepare_stacks(project, target=tgt, only=only, **macro_mode(macros))
-        if not yes:
-            planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency)
-            plans = planner.plan()
-            fill_values(plans, planner)
-            print_plans(plans, project.order())
-            if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
-                console.print("nothing to deploy")
-                return
-            confirm("Deploy these changes?", yes)
-        counter = CallCounter()
-        with Progress(names, enabled=output is Output.text) as progress:
-            group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
-                               counter=counter)
-            results = group.deploy(force=force)
+        with lock_project(project, tgt, "deploy"):  # the plan shown must still hold when it is executed
+            # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
+            stacks = prepare_stacks(project, target=tgt, only=only, **macro_mode(macros))
+            if not yes:
+                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency)
+                plans = planner.plan()
+                fill_values(plans, planner)
+                print_plans(plans, project.order())
+                if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
+                    console.print("nothing to deploy")
+                    return
+                confirm("Deploy these changes?", yes)
+            counter = CallCounter()
+            with Progress(names, enabled=output is Output.text) as progress:
+                group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
+                                   counter=counter)
+                results = group.deploy(force=force)
         order = [n for n in project.order() if n in results]
         outputs = {n: r.outputs for n, r in results.items() if r.ok}
         failed = [r for r in results.values() if not r.ok]
@@ -155,7 +164,7 @@ def register(app: typer.Typer) -> None:
         if output is Output.text:
             console.print("will delete: " + ", ".join(project.stacks[n].stack_name for n in names))
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
-        with Progress(names, enabled=output is Output.text) as progress:
+        with lock_project(project, tgt, "delete"), Progress(names, enabled=output is Output.text) as progress:
             group = make_group(project, tgt, only, max_concurrency, progress)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]

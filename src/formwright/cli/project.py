@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +76,14 @@ def connect(project: Project, target_flag: str | None) -> Target:
     from formwright.cloud.session import resolve_target
 
     return resolve_target(target_flag, project.region)
+
+
+def lock_project(project: Project, target: Target, what: str) -> AbstractContextManager[None]:
+    """The project's writer lock on this target, for a whole command (exit 3 when another holds it)."""
+    from formwright.engine.group import target_key
+    from formwright.state.lock import project_lock
+
+    return project_lock(project.state_dir, target_key(target), what)
 
 
 def make_group(project: Project, target: Target, only: list[str] | None, max_concurrency: int,
