@@ -342,7 +342,12 @@ def _load_stack(
         if key in body:
             rel = renderer.render(body[key], body.line_of(key))
             path = sandbox.confine(str(rel), what=f"{key} of stack '{name}'", base=project.directory,
-                                   file=file, line=body.line_of(key)).resolve()
+                                   file=file, line=body.line_of(key))
+            try:
+                path = path.resolve()
+            except (OSError, RuntimeError) as err:  # a symlink loop
+                raise ProjectError(f"{key} '{rel}' of stack '{name}' cannot be resolved: {err}", file=file,
+                                   line=body.line_of(key)) from None
             if not path.exists():
                 raise ProjectError(f"{key} '{rel}' of stack '{name}' not found", file=file,
                                    line=body.line_of(key), hint=f"looked for {path}")
