@@ -199,3 +199,15 @@ def test_cli_expand_in_a_project_that_uses_ref(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["Resources"]["Q"]["Type"] == "AWS::SQS::Queue"
+
+
+def test_validate_applies_deploys_size_rule(tmp_path: Path) -> None:
+    # a template over 1,000,000 bytes passed validate, then failed deploy
+    queue = "  Q{0:05d}:\n    Type: AWS::SQS::Queue\n    Properties: {{QueueName: q{0}-" + "x" * 80 + "}}\n"
+    queues = "".join(queue.format(i) for i in range(10_000))
+    (tmp_path / "t.yaml").write_text("Resources:\n" + queues)
+    (tmp_path / "formwright.yaml").write_text("name: big\nstacks:\n  a: {template: t.yaml}\n")
+    proc = subprocess.run([sys.executable, "-m", "formwright", "validate", str(tmp_path), "--no-lint"],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "t.yaml: Template may not exceed 1000000 bytes" in proc.stderr

@@ -48,6 +48,7 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     """Load, prepare, check and lint the project at `directory`; exit 2 when any error was found."""
     from formwright.engine.stack import check_output_references, prepare_stacks
     from formwright.lifecycle.manifest import load_for_validation
+    from formwright.template import check_size
 
     project = load_for_validation(directory)
     stacks = prepare_stacks(project, **macro_mode(macros))
@@ -57,6 +58,7 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     originals: dict[str, Any] = {}
     for stack in stacks.values():
         _, body = stack.processed(stack.resolve_parameters({}, partial=True), region=region)
+        check_size(body, where=stack.name, file=str(stack.config.template or stack.config.tosca))  # as deploy
         if lint_templates:
             job = lint_job(stack, body)
             key = hashlib.sha256(f"{job.file}\0{job.text}".encode()).hexdigest()
