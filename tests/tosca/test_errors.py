@@ -208,5 +208,6 @@ def test_more_parameters_than_cloudformation_takes(tmp_path: Path):
     inputs = "".join(f"    in_{i}:\n      type: string\n      default: x\n" for i in range(201))
     src = write_template(tmp_path, "topology_template:\n  inputs:\n" + inputs + GOOD.split("\n", 2)[2])
     text = _fails(src, tmp_path / "out")
-    assert "needs 202 CloudFormation parameters, over the limit of 200 per template" in text
+    # 201 inputs, the image and the optional key pair
+    assert "needs 203 CloudFormation parameters, over the limit of 200 per template" in text
     assert "the 201st comes from input 'in_200'" in text

@@ -59,4 +59,6 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     check_functions(model, diagnostics)
     diagnostics.raise_errors()
     model.warnings = list(diagnostics.warnings)
+    model.strict = strict
+    model.base = source.entry.parent.relative_to(source.root).as_posix()
     return model

@@ -120,6 +120,8 @@ class EffectiveModel:
     entry: str
     description: str | None = None
     warnings: list[Any] = field(default_factory=list)  # diagnostics.Problem, tolerated like TOSCAna
+    strict: bool = False  # --strict: a target plugin's warnings are errors too
+    base: str = "."  # the entry template's folder, relative to `root`: artifact paths are relative to it
 
     _incoming: dict[str, list[Relationship]] | None = field(default=None, repr=False, compare=False)
     _hosted: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)

@@ -17,6 +17,7 @@ from troposphere import Parameter, Template
 
 from formwright import sandbox
 from formwright.sandbox import Sandbox
+from formwright.tosca.diagnostics import Problem, ToscaErrors
 from formwright.tosca.functions import Resolver
 from formwright.tosca.model import EffectiveModel, Location
 from formwright.transform.cloudformation.prepare import Plan
@@ -102,6 +103,16 @@ class Build:
     capabilities: set[str] = field(default_factory=set)
     db_passwords: dict[str, Any] = field(default_factory=dict)  # rds owner -> password expression
     source_files: dict[str, bool] = field(default_factory=dict)  # relative path -> is a file (asked once)
+
+    replaced_inputs: dict[str, str] = field(default_factory=dict)  # input -> parameter every reference uses
+
+    def warn(self, message: str, where: Location | None, hint: str | None = None) -> None:
+        """A tolerated problem of the topology: a warning of the transform, an error with --strict."""
+        problem = Problem(message, where.file if where else self.model.entry,
+                          where.line if where else None, hint)
+        if self.model.strict:
+            raise ToscaErrors([problem])
+        self.model.warnings.append(problem)
 
     def is_source_file(self, relative: str) -> bool:
         """True when `relative` names a file of the source; each path is looked up on disk only once."""

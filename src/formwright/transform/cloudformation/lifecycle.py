@@ -4,12 +4,15 @@ Per node: one config with its files (artifacts and operation scripts from the ar
 under its content's key, so nodes shipping the same file share one object; where it goes on the
 instance, `/opt/formwright/<node>/<path in the source>`, is the node's own, in the metadata),
 then one per operation in create → configure → start order, each running the script through the
-`formwright-run` wrapper with the operation's inputs as environment variables.
+`formwright-run` wrapper with the operation's inputs as environment variables (from the script's own
+folder; `start` as a systemd unit, see the wrapper). Start inputs are the node's environment even when
+`start` has no script.
 """
 
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 import shlex
 import urllib.parse
@@ -18,7 +21,7 @@ from pathlib import PurePosixPath
 
 from formwright.errors import InputError
 from formwright.tosca.functions import Context
-from formwright.tosca.model import Location, Node
+from formwright.tosca.model import Location, Node, Operation
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.names import camel
 from formwright.transform.cloudformation.values import Renderer
@@ -55,14 +58,18 @@ def s3_url(build: Build, key: str) -> dict:
 
 
 def _source_file(build: Build, relative: str, where: Location | None, what: str) -> str:
+    """`relative` (relative to the service template's folder, as tosca-parser resolves artifacts in a
+    CSAR) as a path relative to the source root; it must stay inside the source and exist."""
     path = PurePosixPath(relative.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts:
-        raise InputError(f"{what} '{relative}' must be a path inside the template's folder",
+    joined = posixpath.normpath((PurePosixPath(build.model.base) / path).as_posix())
+    if path.is_absolute() or joined == ".." or joined.startswith("../"):
+        raise InputError(f"{what} '{relative}' must be a path inside the template's folder or archive",
                          file=where.file if where else None, line=where.line if where else None)
-    if not build.is_source_file(path.as_posix()):
+    if not build.is_source_file(joined):
         raise InputError(f"{what} '{relative}' not found", file=where.file if where else None,
-                         line=where.line if where else None)
-    return path.as_posix()
+                         line=where.line if where else None,
+                         hint="paths are relative to the folder of the service template")
+    return joined
 
 
 def _file_entry(build: Build, node: Node, relative: str, mode: str) -> tuple[str, dict]:
@@ -79,16 +86,18 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
         relative = _source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
         path, entry = _file_entry(build, node, relative, "000644")
         files[path] = entry
-    operations = []
+    operations: list[tuple[Operation, str | None]] = []
     for name in DEPLOY_OPERATIONS:
         op = node.operations.get(name)
+        if op is not None and not op.implementation and name == "start" and op.inputs:
+            operations.append((op, None))  # the inputs still become the node's environment
         if op is None or not op.implementation:
             continue
         script = _source_file(
             build, op.implementation, op.location, f"implementation of '{node.name}.{name}'"
         )
-        for relative in [script, *op.dependencies]:
-            relative = _source_file(build, relative, op.location, "operation file")
+        dependencies = [_source_file(build, d, op.location, "operation file") for d in op.dependencies]
+        for relative in [script, *dependencies]:
             path, entry = _file_entry(build, node, relative, "000755" if relative == script else "000644")
             files[path] = entry
         operations.append((op, script))
@@ -97,7 +106,7 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
         build.add_config(compute, f"{camel(node.name)}Files", {"files": files})
     if operations:
         build.operation_hosts.add(compute)
-    for op, script in operations:
+    for op, run_script in operations:
         env: dict[str, object] = {}
         for key, raw in op.inputs.items():
             if not _IDENTIFIER.match(key):
@@ -110,7 +119,7 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
             env[key] = renderer.text(renderer.value(raw, Context(node, location=op.location)))
         env["FW_INPUTS"] = " ".join(op.inputs)
         command = {
-            "command": " ".join(shlex.quote(p) for p in (RUNNER, node.name, op.name, script)),
+            "command": " ".join(shlex.quote(p) for p in (RUNNER, node.name, op.name, run_script) if p),
             "env": env,
             "cwd": BASE,
         }

@@ -15,6 +15,7 @@ from formwright.transform.cloudformation.context import LIMITS, Build
 from formwright.transform.cloudformation.parameters import add_input_parameters, add_outputs
 from formwright.transform.cloudformation.prepare import Plan, prepare_plan
 from formwright.transform.cloudformation.visitors import compute, visitor_for
+from formwright.transform.cloudformation.visitors.software import open_connections
 from formwright.transform.cloudformation.write import write_artifact
 from formwright.transform.plugin import Plugin
 
@@ -131,6 +132,7 @@ class CloudFormationPlugin(Plugin):
         for compute_name in self.plan.instances:
             compute.assemble(build, self._at(self.model.nodes[compute_name]))
         template.where = None
+        open_connections(build)
         network.add_ingress_rules(build)
         add_outputs(build)
         check_limits(build)

@@ -46,7 +46,8 @@ class Renderer:
     def render(self, value: Any, where: Location | None = None) -> Any:
         """Render an already resolved value."""
         if isinstance(value, InputRef):
-            return {"Ref": self.build.input_parameters[value.name]}
+            replaced = self.build.replaced_inputs.get(value.name)
+            return {"Ref": replaced or self.build.input_parameters[value.name]}
         if isinstance(value, Concat):
             parts = [self.text(self.render(p, where)) for p in value.parts]
             return {"Fn::Join": ["", parts]}

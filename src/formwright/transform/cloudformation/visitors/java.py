@@ -43,6 +43,10 @@ def _jar(build: Build, node: Node) -> str:
 def _stack_parameter(build: Build, runtime: Node | None) -> str:
     version = str(literal(build, runtime, runtime.properties.get("component_version")) if runtime else "17")
     major = version.split(".")[0]
+    if major not in SOLUTION_STACKS:
+        build.warn(f"Java {version} has no Elastic Beanstalk Corretto platform here: Corretto 17 is used",
+                   runtime.location if runtime else None, hint=f"supported: {', '.join(SOLUTION_STACKS)}")
+        major = "17"
     name = f"JavaSolutionStack{major}"
     return build.parameter(name, Type="String", Default=SOLUTION_STACKS.get(major, SOLUTION_STACKS["17"]),
                            Description=f"Elastic Beanstalk solution stack for Java {major}.")

@@ -10,7 +10,6 @@ from typing import cast
 
 from troposphere import GetAtt, Ref, rds
 
-from formwright.errors import InputError
 from formwright.tosca.functions import Context, InputRef
 from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds, network
@@ -41,14 +40,23 @@ def _password(build: Build, owner: Node, node: Node, raw: object, db_id: str) ->
         props.pop("Default", None)
         props["MinLength"] = max(int(props.get("MinLength", 0)), MIN_PASSWORD)
         build.secret_parameters.add(parameter)
+        if value.value is not None and len(str(value.value)) < MIN_PASSWORD:
+            # RDS refuses it; a generated password replaces it for RDS and for every reference to the
+            # input (scripts, outputs), so all of them see the one RDS got.
+            build.warn(f"input '{value.name}' is the password of MySQL '{owner.name}' and has fewer than "
+                       f"{MIN_PASSWORD} characters, which RDS refuses: a generated password replaces it "
+                       "everywhere the input is used", where)
+            replacement = build.parameter(f"{db_id}Password", Type="String", NoEcho=True,
+                                          MinLength=MIN_PASSWORD,
+                                          Description=f"Master password of the MySQL database '{owner.name}' "
+                                          f"(generated: input '{value.name}' is too short).")
+            build.generated_secrets.add(replacement)
+            build.secret_parameters.add(replacement)
+            build.replaced_inputs[value.name] = replacement
+            props.pop("MinLength", None)  # the given value still goes to the input's own parameter
+            build.parameter_values[parameter] = str(value.value)
+            return Ref(replacement)
         if value.value is not None:
-            if len(str(value.value)) < MIN_PASSWORD:
-                raise InputError(
-                    f"input '{value.name}' is the password of MySQL '{owner.name}' and must have at "
-                    f"least {MIN_PASSWORD} characters",
-                    file=where.file if where else None,
-                    line=where.line if where else None,
-                )
             build.parameter_values[parameter] = str(value.value)
         return Ref(parameter)
     parameter = build.parameter(f"{db_id}Password", Type="String", NoEcho=True, MinLength=MIN_PASSWORD,

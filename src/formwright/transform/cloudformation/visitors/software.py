@@ -7,6 +7,7 @@ from formwright.tosca.functions import Context, InputRef
 from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.images import image_of
 from formwright.transform.cloudformation.lifecycle import add_operations
 from formwright.transform.cloudformation.names import camel
 
@@ -41,8 +42,14 @@ def port_of(build: Build, node: Node, default: int | None) -> int | None:
     return default
 
 
-def _install(build: Build, node: Node, compute: str, packages: list[str], service: str | None) -> None:
-    config: dict = {"packages": {"yum": {p: [] for p in packages}}}
+def _install(build: Build, node: Node, compute: str, packages: dict[str, list[str]],
+             services: dict[str, str]) -> None:
+    """Install `packages[family]` with the instance's package manager and run `services[family]`."""
+    family = image_of(build.model.nodes[compute]).family
+    if family not in packages:
+        return  # Windows: the node's own operations install what it needs
+    config: dict = {"packages": {family: {p: [] for p in packages[family]}}}
+    service = services.get(family)
     if service:
         config["services"] = {"sysvinit": {service: {"enabled": "true", "ensureRunning": "true"}}}
     build.add_config(compute, f"{camel(node.name)}Install", config)
@@ -64,19 +71,40 @@ def _serve(build: Build, node: Node, default_port: int | None) -> None:
 
 def visit_apache(build: Build, node: Node) -> None:
     """Apache with PHP from the distribution's packages, running as a service; then its operations."""
-    _install(build, node, compute_of(build, node), ["httpd", "php", "php-mysqlnd"], "httpd")
+    _install(build, node, compute_of(build, node),
+             {"yum": ["httpd", "php", "php-mysqlnd"],
+              "apt": ["apache2", "php", "libapache2-mod-php", "php-mysql"]},
+             {"yum": "httpd", "apt": "apache2"})
     _serve(build, node, 80)
 
 
 def visit_nodejs(build: Build, node: Node) -> None:
     """Node.js from the distribution's packages; then its operations."""
-    _install(build, node, compute_of(build, node), ["nodejs", "npm"], None)
+    _install(build, node, compute_of(build, node), {"yum": ["nodejs", "npm"], "apt": ["nodejs", "npm"]}, {})
     _serve(build, node, None)
 
 
 def visit_web_application(build: Build, node: Node) -> None:
     """A web application: its port (80 unless set) open to the world; its operations."""
     _serve(build, node, 80)
+
+
+def open_connections(build: Build) -> None:
+    """Open the port of every node on an instance to the instances (and Beanstalk environments) of the
+    nodes that ConnectsTo it: Redis's 6379, a DBMS's, an application's own endpoint."""
+    from formwright.transform.cloudformation.visitors.mysql import peer_group
+
+    for rel in build.model.relationships():
+        target = build.model.nodes[rel.target]
+        compute = build.plan.host_of.get(target.name)
+        if not rel.is_a(kinds.CONNECTS_TO) or compute not in build.plan.instances:
+            continue
+        port = port_of(build, target, None)
+        peer = peer_group(build, rel.source)
+        if port is None or peer is None or build.plan.host_of.get(rel.source) == compute:
+            continue
+        group = network.group_for(build, compute, f"{compute}: instance")
+        network.open_to_group(build, group, port, peer, f"{rel.source} connects to {target.name}")
 
 
 def visit_database(build: Build, node: Node) -> None:
