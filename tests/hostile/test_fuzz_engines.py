@@ -74,7 +74,8 @@ topology_template:
 _LINES = _TOSCA.splitlines()
 _BROKEN_LINES = ["", "  ", "x: [", "derived_from: web", "type: tosca.nodes.Nope", "- host: nowhere",
                  "{ get_input: nope }", "!!set {a: 1}", ".nan",
-                 "tosca_definitions_version: tosca_simple_yaml_9_9", "]]]", "&a *a", "default: { get_attribute: [web, x, y] }", "num_cpus: -1"]
+                 "tosca_definitions_version: tosca_simple_yaml_9_9", "]]]", "&a *a",
+                 "default: { get_attribute: [web, x, y] }", "num_cpus: -1"]
 _EDITS = st.lists(st.tuples(st.integers(0, len(_LINES) - 1), st.sampled_from(_BROKEN_LINES)),
                   min_size=1, max_size=4)
 
