@@ -42,6 +42,10 @@ ctx = json.load(sys.stdin)
 where = (ctx["element"] or "-") + "/" + ctx["event"]
 with open(os.environ["RECORD_FILE"], "a") as f:
     f.write(where + "\\n")
+if os.environ.get("FLOW_FILE"):
+    with open(os.environ["FLOW_FILE"], "a") as f:
+        f.write(json.dumps([ctx["event"], ctx["element"], ctx["operation"], ctx.get("retry_of"),
+                            ctx["execution"]["attempt"]]) + "\\n")
 control = {}
 if os.environ.get("CONTROL_FILE") and os.path.exists(os.environ["CONTROL_FILE"]):
     control = json.load(open(os.environ["CONTROL_FILE"]))
@@ -69,7 +73,7 @@ if where in control.get("fail", []):
 """
 
 ALL_EVENTS = ["PreCreate", "PostCreate", "PreUpdate", "PostUpdate", "PreUpgrade", "PostUpgrade", "PreDelete",
-              "PostDelete", "PreScope", "PostScope", "PreRollback", "PostRollback", "OnError"]
+              "PostDelete", "PreScope", "PostScope", "OnError"]
 
 
 def triggers(indent: int, events: list[str] | None = None, timeout: float | None = None) -> str:
@@ -137,7 +141,18 @@ def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], li
         record.unlink(missing_ok=True)
         return lines
 
+    flow = tmp_path / "flow.jsonl"
+    monkeypatch.setenv("FLOW_FILE", str(flow))
+
+    def read_flow() -> list[tuple]:
+        """(event, element, operation, retry_of, attempt) of every action run since the last read."""
+        lines = flow.read_text().splitlines() if flow.exists() else []
+        flow.unlink(missing_ok=True)
+        record.unlink(missing_ok=True)
+        return [tuple(json.loads(line)) for line in lines]
+
     read.control = control  # type: ignore[attr-defined]
+    read.flow = read_flow  # type: ignore[attr-defined]
     return read
 
 

@@ -46,15 +46,16 @@ def test_rollback_walks_in_reverse_firing_post_before_pre(
     assert upgraded == ["-/PreUpgrade", "a/PreUpgrade", "a/PostUpgrade", "b/PreUpgrade", "b/PostUpgrade",
                         "c/PreUpgrade", "c/PostUpgrade", "-/PostUpgrade"]
     outcome = lifecycle.rollback("i1")
+    # the add-on lifecycle document: a rollback fires the upgrade's events, PostUpgrade first
     assert recorder() == [
-        "-/PostRollback",
-        "c/PostRollback",
-        "c/PreRollback",
-        "b/PostRollback",
-        "b/PreRollback",
-        "a/PostRollback",
-        "a/PreRollback",
-        "-/PreRollback",
+        "-/PostUpgrade",
+        "c/PostUpgrade",
+        "c/PreUpgrade",
+        "b/PostUpgrade",
+        "b/PreUpgrade",
+        "a/PostUpgrade",
+        "a/PreUpgrade",
+        "-/PreUpgrade",
     ]
     first, third = lifecycle.journal.revision("i1", 1), lifecycle.journal.revision("i1", outcome.revision)
     assert outcome.revision == 3
@@ -82,7 +83,9 @@ def test_failing_action_stops_fires_onerror_and_retry_resumes(lifecycle, recorde
     assert [s.status for s in op.steps] == ["done", "done", "failed", "planned", "planned"]
     h.set_control(recorder, {})
     outcome = lifecycle.retry("i1")
-    assert recorder() == ["b/PreCreate", "b/PostCreate", "c/PreCreate", "c/PostCreate", "-/PostCreate"]
+    # the add-on Pre event again, then the failed element's removal flow and its creation flow
+    assert recorder() == ["-/PreCreate", "b/PreDelete", "b/PostDelete", "b/PreCreate", "b/PostCreate",
+                          "c/PreCreate", "c/PostCreate", "-/PostCreate"]
     assert outcome.revision == 1
     assert set(h.cfn_stacks(cloud)) == {"i1-a", "i1-b", "i1-c"}
     assert lifecycle.journal.operation(op.id).attempt == 2
@@ -196,6 +199,6 @@ def test_python_hook_timeout_kills_it_fires_onerror_and_leaves_it_retryable(
     assert op.status == "failed" and [s.status for s in op.steps] == ["done", "failed", "planned"]
     h.set_control(recorder, {"pidfile": str(pidfile)})
     assert lifecycle.retry("i1").revision == 1
-    assert recorder() == ["-/PostCreate"]
+    assert recorder() == ["-/PreCreate", "-/PostCreate"]  # the add-on Pre event fires again on retry
     log = (lifecycle.home / ".formwright" / "logs" / f"{op.id}.log").read_text()
     assert "slowhook finished for a" in log and "timed out after 1 s" in log

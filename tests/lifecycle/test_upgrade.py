@@ -113,17 +113,18 @@ def test_cleanup_deletes_fire_the_old_versions_delete_hooks(
     h.set_control(recorder, {"fail": ["gone/PreDelete"]})
     with pytest.raises(Exception, match="gone/PreDelete"):
         lifecycle.upgrade("i1", h.write_project(tmp_path / "v2", v2, version="2.0"), {})
-    assert recorder() == ["-/PreUpgrade", "imm/PreUpgrade", "imm/PostUpgrade",
+    # the add-on lifecycle document: the clean-up runs only once the add-on PostUpgrade succeeded
+    assert recorder() == ["-/PreUpgrade", "imm/PreUpgrade", "imm/PostUpgrade", "-/PostUpgrade",
                           "gone/PreDelete", "gone/OnError", "-/OnError"]
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm", "i1-imm-r2", "i1-gone"}  # the hook stopped it
     h.set_control(recorder, {})
     outcome = lifecycle.retry("i1")
     assert recorder() == [
+        "-/PreUpgrade",  # the add-on Pre event fires again on every retry
         "gone/PreDelete",
         "gone/PostDelete",
         "imm/PreDelete",
         "imm/PostDelete",
-        "-/PostUpgrade",
     ]
     assert outcome.revision == 2
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm-r2"}

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json, err_console
 from formwright.cli.progress import Progress
-from formwright.lifecycle.manifest import parse_pairs
+from formwright.lifecycle.inputs import parse_pairs
 from formwright.lifecycle.operations import Lifecycle, Outcome
 
 ProjectOption = typer.Option(
@@ -24,6 +24,9 @@ ProjectOption = typer.Option(
 InputOption = typer.Option(None, "--input", "-i", help="An input value, name=value (repeatable).")
 UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
                             help="First drop the lock this (dead) operation holds.")
+ConcurrencyOption = typer.Option(1, "--max-concurrency", min=1, metavar="N",
+                                 help="Stacks worked on at once where the graph allows (default 1: one "
+                                 "after another in the manifest's order).")
 
 
 def _stamp(value: float | None) -> str:
@@ -31,10 +34,10 @@ def _stamp(value: float | None) -> str:
 
 
 def _operate(project: Path, target: str | None, output: Output, name: str, unlock: str | None,
-             work: Callable[[Lifecycle], Outcome]) -> None:
+             work: Callable[[Lifecycle], Outcome], concurrency: int = 1) -> None:
     """Run one operation with progress, print its outcome (text or JSON)."""
     with Progress([], enabled=output is Output.text) as progress:
-        lifecycle = Lifecycle(project, target_flag=target, progress=progress)
+        lifecycle = Lifecycle(project, target_flag=target, progress=progress, max_concurrency=concurrency)
         try:
             if unlock:
                 lifecycle.force_unlock(name, unlock)
@@ -71,18 +74,22 @@ def register(app: typer.Typer) -> None:
                                                      "(default: the project home)."),
                regions: str | None = typer.Option(None, "--regions", help="Regions, comma separated."),
                project: Path = ProjectOption, target: str | None = TargetOption,
-               output: Output = OutputOption) -> None:
+               output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption) -> None:
         """Create an instance: PreCreate, each stack (PreCreate → deploy → PostCreate), PostCreate."""
         scope = [r.strip() for r in regions.split(",") if r.strip()] if regions else None
         _operate(project, target, output, name, None,
-                 lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope))
+                 lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope),
+                 concurrency=max_concurrency)
 
     @group.command()
     def update(name: str, inputs: list[str] | None = InputOption, project: Path = ProjectOption,
                force_unlock: str | None = UnlockOption, target: str | None = TargetOption,
-               output: Output = OutputOption) -> None:
+               output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption) -> None:
         """Apply new input values; only stacks that change are updated."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.update(name, parse_pairs(inputs)))
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.update(name, parse_pairs(inputs)),
+                 concurrency=max_concurrency)
 
     @group.command()
     def upgrade(
@@ -93,26 +100,32 @@ def register(app: typer.Typer) -> None:
         force_unlock: str | None = UnlockOption,
         target: str | None = TargetOption,
         output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption,
     ) -> None:
         """Upgrade by drift: new stacks created, changed ones updated (or replaced), \
 removed ones deleted last."""
         _operate(
             project, target, output, name, force_unlock, lambda lc: lc.upgrade(name, to, parse_pairs(inputs))
-        )
+        ,
+                 concurrency=max_concurrency)
 
     @group.command()
     def rollback(name: str, to_revision: int | None = typer.Option(None, "--to-revision", help="Revision N."),
                  project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-                 target: str | None = TargetOption, output: Output = OutputOption) -> None:
+                 target: str | None = TargetOption, output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption) -> None:
         """Return to revision N exactly (default: undo the last change or a failed one); \
 makes a new revision."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.rollback(name, to_revision))
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.rollback(name, to_revision),
+                 concurrency=max_concurrency)
 
     @group.command()
     def retry(name: str, project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-              target: str | None = TargetOption, output: Output = OutputOption) -> None:
+              target: str | None = TargetOption, output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption) -> None:
         """Resume the last failed or interrupted operation at its first step not done."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.retry(name))
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.retry(name),
+                 concurrency=max_concurrency)
 
     @group.command("run")
     def run_operation(
@@ -123,28 +136,34 @@ makes a new revision."""
         force_unlock: str | None = UnlockOption,
         target: str | None = TargetOption,
         output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption,
     ) -> None:
         """Run a custom day-2 operation with its inputs."""
         _operate(project, target, output, name, force_unlock,
-                 lambda lc: lc.run(name, operation, parse_pairs(inputs)))
+                 lambda lc: lc.run(name, operation, parse_pairs(inputs)),
+                 concurrency=max_concurrency)
 
     @group.command()
     def scope(name: str, regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-              target: str | None = TargetOption, output: Output = OutputOption) -> None:
+              target: str | None = TargetOption, output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption) -> None:
         """Set the regions of the instance: per-region stacks are added or removed."""
         wanted = [r.strip() for r in regions.split(",") if r.strip()]
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.scope(name, wanted))
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.scope(name, wanted),
+                 concurrency=max_concurrency)
 
     @group.command()
     def delete(name: str, yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-               target: str | None = TargetOption, output: Output = OutputOption) -> None:
+               target: str | None = TargetOption, output: Output = OutputOption,
+        max_concurrency: int = ConcurrencyOption) -> None:
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project import confirm
 
         confirm(f"Delete instance '{name}' and its stacks?", yes)
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.delete(name))
+        _operate(project, target, output, name, force_unlock, lambda lc: lc.delete(name),
+                 concurrency=max_concurrency)
 
     @group.command("list")
     def list_instances(project: Path = ProjectOption, output: Output = OutputOption) -> None:

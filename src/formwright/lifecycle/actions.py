@@ -159,7 +159,7 @@ def _run_process(argv: list[str], context: dict[str, Any], *, cwd: Path, timeout
         out, err = process.communicate(payload, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
-        out, err = process.communicate()
+        out, err = _drain(process)
         result = _parse_output(out, err, log, where)
         result.ok = False
         return None, result
@@ -176,6 +176,20 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         process.kill()
+
+
+def _drain(process: subprocess.Popen) -> tuple[bytes, bytes]:
+    """What a killed action wrote, without waiting for pipes that a child which left its process group
+    (a daemon) still holds open: read for a moment, then close our ends and reap the process."""
+    try:
+        out, err = process.communicate(timeout=1)
+    except subprocess.TimeoutExpired:
+        out, err = b"", b"(output lost: a child of the action that left its process group keeps it open)"
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        process.wait()
+    return out or b"", err or b""
 
 
 def _parse_output(out: bytes, err: bytes, log: OperationLog, where: str) -> ActionResult:

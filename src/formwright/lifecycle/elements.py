@@ -3,8 +3,12 @@ for a per-region stack (`stack@region`) — and the dependency graph between the
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
+from formwright.errors import InputError
 from formwright.lifecycle.manifest import Manifest
 from formwright.model.project import Project
 
@@ -29,7 +33,8 @@ def split_id(element_id: str, home: str) -> tuple[str, str]:
 def elements_of(project: Project, manifest: Manifest, regions: list[str], home: str) -> dict[str, Element]:
     """Every element the project makes for an instance scoped to `regions`, in dependency order."""
     result: dict[str, Element] = {}
-    for name in project.order():
+    deps = {n: sorted(s.dependencies()) for n, s in project.stacks.items()}
+    for name in manifest_order(list(project.stacks), deps):
         config = project.stacks[name]
         kind = "tosca" if config.tosca is not None else "cloudformation"
         if name not in manifest.regional:
@@ -60,11 +65,50 @@ def element_graph(project: Project, elements: dict[str, Element]) -> dict[str, l
     return graph
 
 
-def reverse_graph(graph: dict[str, list[str]]) -> dict[str, list[str]]:
+def reverse_graph(graph: dict[str, Any]) -> dict[str, Any]:
     """The graph with every edge turned around (dependents first)."""
-    result: dict[str, list[str]] = {name: [] for name in graph}
+    result: dict[str, set[str]] = {name: set() for name in graph}
     for name, deps in graph.items():
         for dep in deps:
             if dep in result:
-                result[dep].append(name)
-    return {k: sorted(v) for k, v in result.items()}
+                result[dep].add(name)
+    return result
+
+
+def manifest_order(names: list[str], graph: dict[str, list[str]]) -> list[str]:
+    """`names` in their given (manifest) order, each moved just after the ones it waits for:
+    repeatedly the first one whose dependencies among `names` are placed."""
+    wanted = set(names)
+    placed: list[str] = []
+    done: set[str] = set()
+    pending = list(names)
+    while pending:
+        for name in pending:
+            if all(d in done or d not in wanted for d in graph.get(name, ())):
+                break
+        else:  # a cycle cannot be planned; keep the given order rather than loop
+            name = pending[0]
+        pending.remove(name)
+        placed.append(name)
+        done.add(name)
+    return placed
+
+
+@lru_cache(maxsize=1)
+def known_regions() -> frozenset[str]:
+    """Every region botocore knows CloudFormation in, across partitions."""
+    import boto3
+
+    session = boto3.session.Session()
+    return frozenset(region for partition in session.get_available_partitions()
+                     for region in session.get_available_regions("cloudformation", partition))
+
+
+def check_regions(regions: list[str], where: str = "--regions", **place: Any) -> None:
+    """Refuse a region CloudFormation does not have (exit 2), with the closest known one."""
+    known = known_regions()
+    for region in regions:
+        if region not in known:
+            close = difflib.get_close_matches(region, sorted(known), n=1)
+            raise InputError(f"unknown region '{region}' in {where}", **place,
+                             hint=f"did you mean '{close[0]}'?" if close else "e.g. us-east-1, eu-west-1")

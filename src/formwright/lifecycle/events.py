@@ -32,13 +32,14 @@ CACHEABLE = ("update", "upgrade")
 class EventScope:
     """The instance-wide values every action of an operation sees."""
 
-    operation: str  # create | update | upgrade | delete | scope | rollback | <custom name>
+    operation: str  # create | update | upgrade | delete | scope | rollback | retry | <custom name>
     instance: str
     version: str | None
     inputs: dict[str, Any]
     properties: dict[str, str]
     manifest_data: dict[str, Any]
     cwd: Path
+    retry_of: str | None = None  # on a retry (operation "retry"): the operation retried
 
 
 class EventFirer:
@@ -103,6 +104,7 @@ class EventFirer:
              manifest: Manifest, cwd: Path) -> ActionResult:
         context = {
             "operation": self.scope.operation,
+            "retry_of": self.scope.retry_of,
             "event": event,
             "element": element,
             "instance": {"name": self.scope.instance, "version": self.scope.version},

@@ -27,7 +27,7 @@ from formwright.engine.runner import StackRunner
 from formwright.engine.stack import Stack, prepare_stacks
 from formwright.errors import CloudError, FormwrightError
 from formwright.lifecycle.actions import OperationLog, Redactor
-from formwright.lifecycle.elements import split_id
+from formwright.lifecycle.elements import manifest_order, reverse_graph, split_id
 from formwright.lifecycle.events import EventFirer, EventScope
 from formwright.lifecycle.manifest import (
     LenientInputs,
@@ -38,9 +38,10 @@ from formwright.lifecycle.manifest import (
     stack_of,
     uses_properties,
 )
+from formwright.lifecycle.ownership import TAG_ELEMENT, owner_tags
 from formwright.lifecycle.sources import SecretStore
 from formwright.model.project import OutputRef, Project, StackConfig
-from formwright.state.applied import AppliedCache
+from formwright.state.applied import AppliedCache, AppliedRecord
 from formwright.state.journal import Journal, Operation, Revision, Step
 
 REALIZING = ("create", "update", "replace")
@@ -48,6 +49,20 @@ REALIZING = ("create", "update", "replace")
 
 class StepFailed(Exception):
     """A step of the operation failed; the message says which and why."""
+
+
+class MaskedCache(AppliedCache):
+    """The applied cache of an instance: an output that shows a secret is kept masked (only the hash
+    decides whether a stack changed; outputs are read from the cloud when needed)."""
+
+    def __init__(self, state_dir: Path, target_key: str, redactor: Redactor) -> None:
+        super().__init__(state_dir, target_key)
+        self.redactor = redactor
+
+    def put(self, stack: str, record: AppliedRecord) -> None:
+        """Record what was applied, secrets masked."""
+        record.outputs = {k: self.redactor.text(str(v)) for k, v in record.outputs.items()}
+        super().put(stack, record)
 
 
 class Workspace:
@@ -80,6 +95,7 @@ class Workspace:
         self._runners: dict[str, StackRunner] = {}
         self._prepared: dict[str, Stack] = {}
         self._lock = threading.RLock()
+        self.redactor = Redactor()  # the operation's: secrets never reach the applied cache
         self.outputs: dict[str, dict[str, str]] = {}  # element id -> outputs
         self.pinned: dict[str, dict[str, str]] = {}  # element id -> recorded parameters (rollback)
 
@@ -90,7 +106,7 @@ class Workspace:
                 target = self.target if region == self.target.region else dataclasses.replace(
                     self.target, region=region, _session=None, _clients={}, _lock=threading.Lock())
                 cfn = CloudFormation(target.client("cloudformation"), self.counter)
-                cache = AppliedCache(self.instance_dir, target_key(target))
+                cache = MaskedCache(self.instance_dir, target_key(target), self.redactor)
                 self._runners[region] = StackRunner(self.project, target, cfn, cache, self.progress)
             return self._runners[region]
 
@@ -99,6 +115,11 @@ class Workspace:
         wanted = [n for n in names if n in self.project.stacks and n not in self._prepared]
         if wanted:
             self._prepared.update(prepare_stacks(self.project, target=self.target, only=wanted))
+
+    def late(self, element: str) -> bool:
+        """True when the element's stack calls property(): it is built only when its turn comes."""
+        name = split_id(element, self.home_region)[0]
+        return name in self.project.stacks and uses_properties(self.project, name)
 
     def stack(self, element: str, stack_name: str, *, stub: bool = False) -> Stack:
         """A Stack for an element under its CloudFormation name (a bare stub for deleting)."""
@@ -118,7 +139,13 @@ class Workspace:
                 base = self._prepared[name]
         config = copy.copy(base.config)
         config.stack_name = stack_name
+        config.tags = {**config.tags, **self.owner_tags(element)}
         return dataclasses.replace(base, config=config, build_dir=build_dir)
+
+    def owner_tags(self, element: str = "") -> dict[str, str]:
+        """The formwright tags of the instance's stacks (with the element's when one is named)."""
+        tags = owner_tags(self.project.name, self.instance, element, str(self.home_state.parent))
+        return tags if element else {k: v for k, v in tags.items() if k != TAG_ELEMENT}
 
     def outputs_view(
         self, element: str, graph: dict[str, list[str]], names: dict[str, str]
@@ -188,14 +215,17 @@ class Executor:
         self.names = {s.element: s.stack_name for s in op.steps if s.phase == "main" and s.element}
         self.records: dict[str, tuple[dict[str, Any], str, str]] = {}
         self.abort = threading.Event()
+        self.retrying = op.attempt > 1
+        kind = op.params.get("operation", op.kind)
         scope = EventScope(
-            op.params.get("operation", op.kind),
+            "retry" if self.retrying else kind,
             op.instance,
             workspace.version,
             workspace.inputs,
             workspace.properties,
             manifest_snapshot(workspace.project),
             Path(workspace.project.directory),
+            retry_of=kind if self.retrying else None,
         )
         self.events = EventFirer(journal, op, manifest, scope, log, redactor, secrets)
         # the versions whose stacks the clean-up deletes (newest first):
@@ -210,33 +240,22 @@ class Executor:
 
     # ---- the whole operation ------------------------------------------------------------------
     def run(self) -> Revision | None:
-        """Run every step not done yet; a new revision when the operation changes the instance."""
+        """Run every step not done yet; a new revision when the operation changes the instance.
+
+        Whatever goes wrong (a hook, the cloud, a bad `property()`, an interrupt) the operation and its
+        step end failed, never `running`.
+        """
         try:
-            for step in self._phase("pre"):
-                self._project_step(step, self.before)
-            for step in self._phase("action"):
-                self._project_step(step, None)
-            self._walk(self._phase("main"), self.graph, reverse=self.reverse, events=True)
-            cleanup = self._phase("cleanup")
-            if any(s.status != "done" for s in cleanup):
-                self._load_owners()
-            self._walk(cleanup, self.cleanup_graph, reverse=True, events=True)
-            for step in self._phase("post"):
-                self._project_step(step, self.after)
-            revision = self._revision()
+            revision = self._steps()
         except StepFailed as failure:
-            message = str(failure)
-            error = self.events.fire("", "OnError", action=self.op.kind)
-            if error:
-                message += f"; OnError: {error}"
-            self.journal.finish(self.op, "failed", message, instance_status="failed")
-            raise CloudError(
-                f"{self.op.kind} of '{self.op.instance}' failed: {message}",
-                where=self.op.id,
-                hint=f"fix the cause, then `formwright instance retry {self.op.instance}`",
-            ) from None
+            self._fail(str(failure))
+        except BaseException as err:
+            message = self.redactor.text(str(err) or type(err).__name__)
+            self._fail_started(message)
+            self.journal.finish(self.op, "failed", message, instance_status=self._failed_status())
+            raise
         status = "deleted" if self.op.kind == "delete" else "deployed"
-        self.journal.finish(self.op, "done", instance_status=status)
+        self.journal.finish(self.op, "done", instance_status=None if self.custom else status)
         if self.compensates:
             failed = self.journal.operation(self.compensates)
             if failed is not None:
@@ -244,6 +263,61 @@ class Executor:
                     if step.status in ("done", "failed", "started"):
                         self.journal.step(failed, step, "compensated")
         return revision
+
+    @property
+    def custom(self) -> bool:
+        """A day-2 operation: it never changes the instance's status."""
+        return bool(self.op.params.get("operation"))
+
+    def _failed_status(self) -> str | None:
+        return None if self.custom else "failed"
+
+    def _steps(self) -> Revision | None:
+        """The phases in the document's order: the add-on's first event, the elements, the add-on's last
+        event; an upgrade's clean-up only once that last event succeeded (a rollback's before it)."""
+        for step in self._phase("pre"):
+            self._project_step(step, self.before, again=self.retrying)
+        for step in self._phase("action"):
+            self._project_step(step, None)
+        if self.op.kind == "rollback" and any(s.action == "delete" and s.status != "done"
+                                              for s in self._phase("main")):
+            self._load_owners()  # a stack the upgrade created is removed with that version's hooks
+        self._walk(self._phase("main"), self.graph, reverse=self.reverse, events=True)
+        if self.op.kind == "rollback":
+            self._cleanup()
+        for step in self._phase("post"):
+            self._project_step(step, self.after)
+        if self.op.kind != "rollback":
+            self._cleanup()
+        return self._revision()
+
+    def _cleanup(self) -> None:
+        cleanup = self._phase("cleanup")
+        if any(s.status != "done" for s in cleanup):
+            self._load_owners()
+        self._walk(cleanup, self.cleanup_graph, reverse=True, events=True)
+
+    def _fail(self, message: str) -> None:
+        error = self._on_error("", self.op.kind)
+        if error:
+            message += f"; OnError: {error}"
+        self._fail_started(message)
+        self.journal.finish(self.op, "failed", message, instance_status=self._failed_status())
+        if self.custom:
+            raise CloudError(f"operation '{self.op.params['operation']}' on '{self.op.instance}' failed: "
+                             f"{message}", where=self.op.id,
+                             hint="the instance is unchanged; fix the cause and run the operation again")
+        raise CloudError(
+            f"{self.op.kind} of '{self.op.instance}' failed: {message}",
+            where=self.op.id,
+            hint=f"fix the cause, then `formwright instance retry {self.op.instance}`",
+        ) from None
+
+    def _fail_started(self, message: str) -> None:
+        """Every step left `started` by the failure ends failed."""
+        for step in self.op.steps:
+            if step.status == "started":
+                self.journal.step(self.op, step, "failed", error=message)
 
     def _load_owners(self) -> None:
         """The manifests of the versions the clean-up deletes stacks of (rendered leniently: hooks only)."""
@@ -267,10 +341,21 @@ class Executor:
     def _phase(self, phase: str) -> list[Step]:
         return [s for s in self.op.steps if s.phase == phase]
 
-    def _project_step(self, step: Step, event: str | None) -> None:
-        if step.status == "done":
+    def _project_step(self, step: Step, event: str | None, *, again: bool = False) -> None:
+        """The add-on's own event (or a custom operation's action); `again` fires a done one once more
+        (the document lists the add-on Pre event for every retry)."""
+        if step.status == "done" and not again:
             return
         self.journal.step(self.op, step, "started")
+        try:
+            self._project_event(step, event)
+        except (StepFailed, FormwrightError) as err:
+            error = self.redactor.text(str(err))
+            self.journal.step(self.op, step, "failed", error=error)
+            raise StepFailed(error) from None
+        self.journal.step(self.op, step, "done")
+
+    def _project_event(self, step: Step, event: str | None) -> None:
         if event is None:  # a custom operation's own action
             custom = self.manifest.operations[self.op.params["operation"]]
             from formwright.lifecycle.manifest import Trigger
@@ -283,29 +368,34 @@ class Executor:
         else:
             error = self.events.fire("", event, action=self.op.kind)
         if error:
-            self.journal.step(self.op, step, "failed", error=error)
             raise StepFailed(error)
-        self.journal.step(self.op, step, "done")
 
     # ---- elements on the DAG ------------------------------------------------------------------
     def _walk(self, steps: list[Step], graph: dict[str, list[str]], *, reverse: bool, events: bool) -> None:
+        """Run the steps' elements on their graph (reversed for delete and rollback). One at a time by
+        default, in the manifest's order (a stack after those it needs); `max_concurrency` over 1 runs
+        independent ones side by side. After a failure no further element starts."""
         if not steps or self.abort.is_set():
             return
         by_element = {s.element: s for s in steps}
-        names = set(by_element)
-        forward = {e: {d for d in graph.get(e, ()) if d in names} for e in names}
-        walk_graph = forward
+        order = manifest_order([s.element for s in steps], graph)
         if reverse:
-            walk_graph = {e: set() for e in names}
-            for e, deps in forward.items():
-                for d in deps:
-                    walk_graph[d].add(e)
+            order.reverse()
+        walk_graph = {e: {d for d in graph.get(e, ()) if d in by_element} for e in by_element}
+        if reverse:
+            walk_graph = reverse_graph(walk_graph)
+        if self.max_concurrency <= 1:  # a chain: exactly this order, nothing starts after a failure
+            walk_graph = {e: ({order[i - 1]} if i else set()) for i, e in enumerate(order)}
         stacks: dict[str, Stack] = {}
         owner: dict[int, Step] = {}
         self.ws.prepare_all(sorted({split_id(s.element, self.ws.home_region)[0] for s in steps
                                     if s.action in REALIZING or s.action == "noop"}))
-        for element, step in by_element.items():
-            stub = step.action == "delete" or step.phase == "cleanup"
+        for element in order:
+            step = by_element[element]
+            # a stack whose definition calls property() is built when its turn comes (the stacks it
+            # names are done then); until then a stub stands in
+            late = self.ws.late(element)
+            stub = step.action == "delete" or step.phase == "cleanup" or late
             stack = self.ws.stack(element, step.stack_name, stub=stub)
             stacks[element] = stack
             owner[id(stack)] = step
@@ -324,10 +414,21 @@ class Executor:
             return StackResult(element, stack.stack_name, "skipped", error="stopped")
         cleanup = step.phase == "cleanup"
         before, after = ("PreDelete", "PostDelete") if cleanup else (self.before, self.after)
-        manifest, cwd = self._owner(element) if cleanup else (None, None)
+        foreign = cleanup or (step.action == "delete" and self.op.kind == "rollback")
+        manifest, cwd = self._owner(element) if foreign else (None, None)
         try:
+            if step.action in REALIZING and not cleanup and self.ws.late(element):
+                stack = self.ws.stack(element, step.stack_name)
             self._reconcile(step, stack)
+            failed_creation = step.status == "failed" and step.action in ("create", "replace")
             self.journal.step(self.op, step, "started")
+            if failed_creation and events:  # retry of a creation: its removal flow, then its creation
+                self._fire(element, "PreDelete", "delete")
+                removed = self._realize(dataclasses.replace(
+                    step, action="delete", idempotency_key=f"{step.idempotency_key}-rm"), stack)
+                if not removed.ok:
+                    raise StepFailed(removed.error or f"{element}: {removed.outcome}")
+                self._fire(element, "PostDelete", "delete")
             if events:
                 self._fire(element, before, step.action, manifest, cwd, cacheable=not cleanup)
             result = self._realize(step, stack)
@@ -341,11 +442,20 @@ class Executor:
             self.abort.set()
             message = self.redactor.text(str(err))
             self.journal.step(self.op, step, "failed", error=message)
-            on_error = self.events.fire(element, "OnError", action=step.action, manifest=manifest, cwd=cwd,
-                                        cacheable=not cleanup) if events else None
-            if on_error:
-                message += f"; OnError: {on_error}"
+            if events:
+                on_error = self._on_error(element, step.action, manifest, cwd, cacheable=not cleanup)
+                if on_error:
+                    message += f"; OnError: {on_error}"
             return StackResult(element, stack.stack_name, "failed", error=message)
+
+    def _on_error(self, element: str, action: str, manifest: Manifest | None = None, cwd: Path | None = None,
+                  *, cacheable: bool = True) -> str | None:
+        """Fire OnError; its own failure (even a bad expression) is returned, never raised."""
+        try:
+            return self.events.fire(element, "OnError", action=action, manifest=manifest, cwd=cwd,
+                                    cacheable=cacheable)
+        except FormwrightError as err:
+            return self.redactor.text(str(err))
 
     def _fire(self, element: str, event: str, action: str, manifest: Manifest | None = None,
               cwd: Path | None = None, *, cacheable: bool = True) -> None:

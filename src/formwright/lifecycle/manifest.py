@@ -7,7 +7,7 @@ and checks them, with `file:line` errors, and renders projects for an instance: 
 
 from __future__ import annotations
 
-import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,38 +16,23 @@ from typing import Any
 import jinja2
 
 from formwright.engine.stack import UNKNOWN
-from formwright.errors import InputError, ProjectError
+from formwright.errors import FormwrightError, ProjectError
+from formwright.lifecycle.inputs import InputDef, check_input_value
+from formwright.lifecycle.inputs import close_hint as _hint
 from formwright.model.project import Project, load_project
 from formwright.template.document import Mapping
 
-BUILTIN_OPERATIONS = ("Create", "Update", "Upgrade", "Delete", "Scope", "Rollback")
+BUILTIN_OPERATIONS = ("Create", "Update", "Upgrade", "Delete", "Scope")
+# A rollback fires the upgrade's events (PostUpgrade first … PreUpgrade last) with `operation: rollback`,
+# as the add-on lifecycle document has it: an action on PreUpgrade / PostUpgrade sees every rollback.
+RETIRED_EVENTS = {"PreRollback": "PreUpgrade", "PostRollback": "PostUpgrade"}
+MAX_TIMEOUT = 24 * 3600.0
 INPUT_TYPES = ("string", "number", "integer", "boolean")
 INPUT_KEYS = {"name", "title", "description", "type", "required", "secure", "default", "validation", "values"}
 TRIGGER_KEYS = {"event", "action", "timeout", "cache_key"}
 OPERATION_KEYS = {"title", "description", "inputs", "action", "timeout"}
 DEFAULT_TIMEOUT = 300.0
 PYTHON_HOOK = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-
-
-@dataclass
-class InputDef:
-    """One input of the deployment."""
-
-    name: str
-    type: str = "string"
-    title: str = ""
-    required: bool = False
-    secure: bool = False
-    default: Any = None
-    validation: str | None = None
-    values: list[Any] | None = None
-    line: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The definition as plain data (a secure default is never included)."""
-        return {"name": self.name, "type": self.type, "title": self.title, "required": self.required,
-                "secure": self.secure, "default": None if self.secure else self.default,
-                "validation": self.validation, "values": self.values}
 
 
 @dataclass
@@ -114,11 +99,6 @@ def stack_of(element: str) -> str:
 def camel(name: str) -> str:
     """`backup-db` → `BackupDb`: a custom operation's event suffix."""
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_\s]+", name) if part)
-
-
-def _hint(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f"did you mean '{close[0]}'?" if close else f"known: {', '.join(sorted(choices))}"
 
 
 def parse_manifest(project: Project) -> Manifest:
@@ -205,8 +185,10 @@ def _parse_inputs(value: Any, file: str, line: int | None, what: str) -> dict[st
 def _parse_timeout(value: Any, file: str, line: int | None) -> float:
     if value is None:
         return DEFAULT_TIMEOUT
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ProjectError("`timeout` must be a positive number of seconds", file=file, line=line)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 < value <= MAX_TIMEOUT:
+        raise ProjectError(f"`timeout` must be a positive number of seconds (at most {MAX_TIMEOUT:g}), "
+                           f"got {value!r}", file=file, line=line, hint="timeout: 300")
     return float(value)
 
 
@@ -246,6 +228,10 @@ def _parse_triggers(
                 raise ProjectError(f"unknown key '{key}' in a trigger", file=file, line=_line(item, key),
                                    hint=_hint(str(key), sorted(TRIGGER_KEYS)))
         event = item.get("event")
+        if event in RETIRED_EVENTS:
+            raise ProjectError(f"there is no event '{event}': a rollback fires {RETIRED_EVENTS[event]} with "
+                               "`operation: rollback` in the action's context", file=file,
+                               line=_line(item, "event"), hint=f"event: {RETIRED_EVENTS[event]}")
         if event not in events:
             raise ProjectError(f"unknown event '{event}'", file=file, line=_line(item, "event"),
                                hint=_hint(str(event), events))
@@ -309,6 +295,9 @@ def _parse_regions(value: Any, file: str, line: int | None, stack: str) -> list[
     if value is True or value == "all":
         return None
     if isinstance(value, list) and value and all(isinstance(r, str) and r for r in value):
+        from formwright.lifecycle.elements import check_regions
+
+        check_regions([str(r) for r in value], f"`regions` of stack '{stack}'", file=file, line=line)
         return [str(r) for r in value]
     raise ProjectError(
         f"`regions` of stack '{stack}' must be true (every region in scope) or a list of regions",
@@ -316,82 +305,6 @@ def _parse_regions(value: Any, file: str, line: int | None, stack: str) -> list[
         line=line,
         hint="regions: [us-east-1, eu-west-1]",
     )
-
-
-# ---- input values -----------------------------------------------------------------------------
-def check_input_value(definition: InputDef, value: Any, file: str | None = None) -> Any:
-    """The value converted to the input's type, checked against its regex and allowed values."""
-    shown = "****" if definition.secure else repr(value)
-    where = {"file": file, "line": definition.line} if file else {"where": f"input '{definition.name}'"}
-    try:
-        if definition.type == "number":
-            converted: Any = float(value)
-        elif definition.type == "integer":
-            converted = int(value)
-        elif definition.type == "boolean":
-            if isinstance(value, bool):
-                converted = value
-            elif str(value).lower() in ("true", "yes", "1", "false", "no", "0"):
-                converted = str(value).lower() in ("true", "yes", "1")
-            else:
-                raise ValueError(value)
-        else:
-            converted = value if isinstance(value, str) else str(value)
-    except (TypeError, ValueError):
-        raise InputError(
-            f"input '{definition.name}' must be a {definition.type}, got {shown}", **where
-        ) from None
-    if definition.validation and not re.fullmatch(definition.validation, str(value)):
-        raise InputError(
-            f"input '{definition.name}' does not match {definition.validation}: {shown}", **where
-        )
-    if definition.values is not None and converted not in definition.values and str(value) not in \
-            [str(v) for v in definition.values]:
-        raise InputError(
-            f"input '{definition.name}' must be one of {definition.values}, got {shown}", **where
-        )
-    return converted
-
-
-def resolve_inputs(
-    definitions: dict[str, InputDef],
-    given: dict[str, str],
-    *,
-    previous: dict[str, Any] | None = None,
-    file: str | None = None,
-) -> dict[str, Any]:
-    """Given values over previous ones over defaults, typed and checked;
-    unknown or missing ones are errors."""
-    for name in given:
-        if name not in definitions:
-            raise InputError(
-                f"unknown input '{name}'",
-                file=file,
-                hint=_hint(name, list(definitions)) if definitions else "the project has no inputs",
-            )
-    values: dict[str, Any] = {}
-    for name, definition in definitions.items():
-        if name in given:
-            values[name] = check_input_value(definition, given[name])
-        elif previous is not None and name in previous:
-            values[name] = previous[name]
-        elif definition.default is not None:
-            values[name] = definition.default
-        elif definition.required:
-            raise InputError(f"input '{name}' is required", file=file, line=definition.line,
-                             hint=f"pass --input {name}=…")
-    return values
-
-
-def parse_pairs(pairs: list[str] | None) -> dict[str, str]:
-    """`k=v` command-line pairs into a mapping."""
-    result: dict[str, str] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"bad --input '{pair.split('=')[0]}…'", hint="write --input name=value")
-        result[key.strip()] = value
-    return result
 
 
 # ---- rendering for an instance ----------------------------------------------------------------
@@ -436,10 +349,45 @@ class LenientInputs(dict):
 def load_for_validation(source: Path) -> Project:
     """The project as `validate` sees it: rendered for a probe instance with lenient inputs, its manifest
     parsed and, in a multi-instance project, every stack name checked to contain the instance name."""
+    check_secure_names(source)
     project = load_for_instance(source, PROBES[0], LenientInputs({}, {}))
     parse_manifest(project)
     check_instance_names(project)
     return project
+
+
+SECURE_PROBE = "fwsecureprobe"
+
+
+class ProbeInputs(dict):
+    """Every input renders as a recognisable probe: `fwsecureprobe<name>`."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: Any) -> Any:
+        return SECURE_PROBE + re.sub(r"[^A-Za-z0-9]", "", str(key))
+
+
+def check_secure_names(source: Path) -> None:
+    """A secure input may not be rendered into a stack name (names are printed, tagged and listed).
+
+    Loads the project with every input set to a probe value and refuses (file:line) a stack whose name
+    shows a secure input's probe; a real value is never rendered into a message. A project that does
+    not load this way is left to the ordinary load to report.
+    """
+    try:
+        probed = load_for_instance(source, PROBES[0], ProbeInputs())
+        manifest = parse_manifest(probed)
+    except FormwrightError:
+        return
+    probes = ProbeInputs()
+    for stack in probed.stacks.values():
+        for name, definition in manifest.inputs.items():
+            if definition.secure and probes[name] in stack.stack_name:
+                raise ProjectError(f"stack '{stack.name}' renders the secure input '{name}' into its name",
+                                   file=probed.file, line=stack.line,
+                                   hint="a stack name is printed, tagged and listed: use a plain input")
 
 
 def load_for_instance(

@@ -16,17 +16,19 @@ from formwright.engine.cfn import CallCounter
 from formwright.engine.results import ProgressCallback, no_progress
 from formwright.errors import FormwrightError, InputError
 from formwright.lifecycle.actions import OperationLog, Redactor
-from formwright.lifecycle.elements import element_graph, elements_of
+from formwright.lifecycle.elements import check_regions, element_graph, elements_of, split_id
 from formwright.lifecycle.executor import Executor, Workspace, drop_instance_state
+from formwright.lifecycle.inputs import resolve_inputs
 from formwright.lifecycle.manifest import (
     LenientInputs,
     Manifest,
     check_instance_names,
+    check_secure_names,
     load_for_instance,
     parse_manifest,
-    resolve_inputs,
 )
-from formwright.lifecycle.sources import SecretStore, snapshot
+from formwright.lifecycle.ownership import check_names_free, check_single_instance
+from formwright.lifecycle.sources import SecretStore, snapshot, source_hash
 from formwright.lifecycle.upgrade import NewElement, Planned, check_input_changes, plan_drift
 from formwright.model.project import Project, find_project_file
 from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
@@ -37,7 +39,7 @@ EVENTS = {
     "update": "Update",
     "upgrade": "Upgrade",
     "scope": "Scope",
-    "rollback": "Rollback",
+    "rollback": "Upgrade",  # a rollback fires the upgrade's events (operation: rollback)
     "delete": "Delete",
 }
 
@@ -66,13 +68,14 @@ class _Loaded:
     source: Path
     inputs: dict[str, Any]
     secure: list[str]
+    origin: Path = Path(".")  # the folder the snapshot was taken of
 
 
 class Lifecycle:
     """The lifecycle of the instances of one project home (its `.formwright/journal.db`)."""
 
     def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
-                 progress: ProgressCallback = no_progress, max_concurrency: int = 8,
+                 progress: ProgressCallback = no_progress, max_concurrency: int = 1,
                  counter: CallCounter | None = None) -> None:
         self.home = Path(home).resolve()
         self.state = self.home / ".formwright"
@@ -127,19 +130,23 @@ class Lifecycle:
         render the project for the instance."""
         src = snapshot(source, self.state)
         try:
+            check_secure_names(src)
             rough = load_for_instance(src, name, LenientInputs(previous or {}, given))
             manifest = parse_manifest(rough)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version)
             manifest = parse_manifest(project)
-        except FormwrightError as err:  # name the user's file, not our snapshot of it
+        except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
+            secrets = Redactor(v for k, v in {**(previous or {}), **given}.items() if k in _secure_names(src))
+            err.message = secrets.text(err.message)
+            err.args = (err.message,)
             if err.file and str(err.file).startswith(str(src)):
                 original = find_project_file(source).parent.resolve()
                 if not original.is_relative_to(self.state.resolve()):
                     err.file = str(original) + str(err.file)[len(str(src)):]
             raise
         secure = sorted(n for n, d in manifest.inputs.items() if d.secure)
-        return _Loaded(project, manifest, src, inputs, secure)
+        return _Loaded(project, manifest, src, inputs, secure, source)
 
     def _previous_inputs(self, name: str, revision: Revision) -> dict[str, Any]:
         """The revision's inputs, secure ones restored from what its own operation kept (not the latest)."""
@@ -163,6 +170,8 @@ class Lifecycle:
         if existing is not None and existing.status != "deleted":
             raise InputError(f"instance '{name}' already exists", file=str(self.journal.path),
                              hint=f"pick another name, or `formwright instance upgrade {name}`")
+        if regions is not None:
+            check_regions(regions)
         loaded = self._load(name, source, inputs, None)
         others = [i.name for i in self.instances() if i.name != name]
         if not loaded.manifest.multiple_instances and others:
@@ -170,6 +179,9 @@ class Lifecycle:
                              file=loaded.manifest.file, hint="set policies: {multiple_instances: true}")
         check_instance_names(loaded.project)
         home = loaded.project.region or self.target(loaded.project.region).region
+        if not loaded.manifest.multiple_instances:
+            workspace = self._workspace(name, loaded)
+            check_single_instance(workspace.runner(home).cfn, loaded.project.name, name, str(self.home))
         scope = regions or [home]
         elements = elements_of(loaded.project, loaded.manifest, scope, home)
         graph = element_graph(loaded.project, elements)
@@ -192,11 +204,12 @@ class Lifecycle:
         current = self._current(name)
         if not regions:
             raise InputError("--regions needs at least one region", hint="--regions us-east-1,eu-west-1")
+        check_regions(regions)
         return self._change(name, "scope", Path(current.source), {}, regions)
 
     def _current(self, name: str) -> Revision:
         self.require(name)
-        last = self.journal.last_operation(name)
+        last = self._last_change(name)
         if last is not None and last.status != "done":
             raise InputError(
                 f"the last operation of '{name}' ({last.kind} {last.id}) did not finish",
@@ -208,6 +221,13 @@ class Lifecycle:
             raise InputError(f"instance '{name}' has no revision yet", where=name,
                              hint=f"`formwright instance retry {name}` to finish its creation")
         return current
+
+    def _last_change(self, name: str) -> Operation | None:
+        """The newest operation that changes the instance (a day-2 operation never does)."""
+        for op in reversed(self.journal.operations(name)):
+            if not op.params.get("operation"):
+                return self.journal.operation(op.id)
+        return None
 
     def _change(
         self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str]
@@ -246,9 +266,9 @@ class Lifecycle:
         if current is None:
             raise InputError(f"instance '{name}' has no revision to roll back to", where=name,
                              hint=f"`formwright instance retry {name}` or `delete {name}`")
-        last = self.journal.last_operation(name)
+        last = self._last_change(name)
         failed = last if last is not None and last.status != "done" and last.kind != "create" else None
-        if (failed is not None and failed.kind in ("delete",)) or (failed and failed.params.get("operation")):
+        if failed is not None and failed.kind == "delete":
             raise InputError(f"cannot roll back a failed {failed.kind}", where=name,
                              hint=f"`formwright instance retry {name}`")
         number = (
@@ -276,6 +296,13 @@ class Lifecycle:
         graph = {e: list(rec.get("deps", [])) for e, rec in target.elements.items()}
         main, cleanup = plan_drift(old, new, lambda e: target.elements[e]["hash"], graph, touched=touched)
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
+        # an element the upgrade created is removed in its turn of the reversed walk (PostUpgrade → delete
+        # → PreUpgrade); only the replacements of restored elements are left to the clean-up
+        created = [p for p in cleanup if p.element not in target.elements]
+        cleanup = [p for p in cleanup if p.element in target.elements]
+        main += created
+        for planned in created:
+            graph[planned.element] = [d for d in cleanup_graph.get(planned.element, []) if d in graph]
         return self._start(
             name,
             "rollback",
@@ -347,11 +374,16 @@ class Lifecycle:
         if self.journal.instance(name) is None:
             self.require(name)
         op = self.journal.last_operation(name)
+        if op is not None and (op.status == "done" or not op.params.get("operation")):
+            op = self._last_change(name)  # a failed day-2 operation is retried only while it is the last
         if op is None or op.status == "done":
             self.journal.clear_stale(name)
             raise InputError(f"nothing to retry for '{name}'", where=name,
                              hint="the last operation finished" if op else "no operation yet")
         self.note = self.journal.acquire(name, op.id, take_over=op.id)
+        changed = changed_since(op)
+        if changed:
+            self.note = f"{self.note}; {changed}" if self.note else changed
         try:
             self.journal.resume(op)
             inputs = self._retry_inputs(name, op)
@@ -402,10 +434,18 @@ class Lifecycle:
             Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)
         ]
         steps.append(Step(len(steps), "", "hook", "post"))
-        params = {"source": str(loaded.source), "version": loaded.project.version, "regions": regions,
+        params = {"source": str(loaded.source), "origin": str(loaded.origin),
+                  "version": loaded.project.version, "regions": regions,
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
                   "event": EVENTS.get(kind, ""), **(extra or {})}
+        creating = [p for p in main if p.action in ("create", "replace")]
+        if creating:
+            workspace = self._workspace(name, loaded)
+            home = workspace.home_region
+            check_names_free(lambda region: workspace.runner(region).cfn,
+                             [(p.element, split_id(p.element, home)[1], p.stack_name) for p in creating],
+                             workspace.owner_tags())
         op_id = new_id()
         self.note = self.journal.acquire(name, op_id)
         try:
@@ -421,11 +461,13 @@ class Lifecycle:
     def _execute(self, op: Operation, loaded: _Loaded) -> Outcome:
         redactor = self._redactor(op.instance, loaded.inputs, op.params.get("secure", []))
         log = OperationLog(self.state / "logs" / f"{op.id}.log", redactor)
+        workspace = self._workspace(op.instance, loaded)
+        workspace.redactor = redactor
         executor = Executor(
             journal=self.journal,
             secrets=self.secrets,
             op=op,
-            workspace=self._workspace(op.instance, loaded),
+            workspace=workspace,
             manifest=loaded.manifest,
             graph=op.params.get("graph", {}),
             cleanup_graph=op.params.get("cleanup_graph", {}),
@@ -449,3 +491,29 @@ class Lifecycle:
                          "stack_name": s.stack_name, "status": s.status, "note": s.note}
                         for s in (done.steps if done else [])], self.note)
 
+
+
+def changed_since(op: Operation) -> str | None:
+    """A note when the folder an operation was started from changed since (retry runs the snapshot)."""
+    origin = op.params.get("origin")
+    if not origin:
+        return None
+    try:
+        root = find_project_file(Path(origin)).parent
+        now = source_hash(root)[:16]
+    except (FormwrightError, OSError):
+        return f"the project folder {origin} is gone; retry runs the version of the failed attempt"
+    if now == Path(op.params["source"]).name:
+        return None
+    return (f"the project at {origin} changed since the failed attempt: retry runs the version of that "
+            f"attempt; to apply the change, finish with retry (or rollback) and then "
+            f"`formwright instance upgrade {op.instance} --to {origin}`")
+
+
+def _secure_names(source: Path) -> set[str]:
+    """The names of the secure inputs of the project at `source` (none when it cannot be read)."""
+    try:
+        rough = load_for_instance(source, "x", LenientInputs({}, {}))
+        return {n for n, d in parse_manifest(rough).inputs.items() if d.secure}
+    except FormwrightError:
+        return set()

@@ -28,6 +28,7 @@ from typing import Any
 
 from formwright.errors import InputError, LockHeldError
 from formwright.processes import pid_alive
+from formwright.state.lock import describe_holder
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS instances (
@@ -203,13 +204,14 @@ class Journal:
                 if row is not None:
                     stale = row["host"] == host and not pid_alive(row["pid"])
                     if not stale:
+                        holder = {"pid": row["pid"], "host": row["host"], "started_at": row["acquired_at"]}
                         raise LockHeldError(
                             f"instance '{instance}' is locked by operation {row['operation_id']} "
-                            f"(pid {row['pid']} on {row['host']})", where=instance,
+                            f"({describe_holder(holder)})", where=instance,
                             hint=f"wait for it, or `--force-unlock {row['operation_id']}` if it is dead")
                     if take_over is None and row["operation_id"] != operation_id:
                         note = (f"took over the lock of operation {row['operation_id']} "
-                                f"(pid {row['pid']} is gone)")
+                                f"(pid {row['pid']} on {row['host']} is gone)")
                     self.db.execute("DELETE FROM locks WHERE instance = ?", (instance,))
                 self.db.execute("INSERT INTO locks VALUES (?, ?, ?, ?, ?)",
                                 (instance, operation_id, os.getpid(), host, time.time()))

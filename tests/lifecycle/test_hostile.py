@@ -1,0 +1,85 @@
+"""Lifecycle failures always land, and hostile manifests are refused: property() between stacks, a bad
+property() mid-run, an action whose detached child holds its output, a secure input in a stack name,
+unknown regions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from formwright.errors import CloudError, ProjectError
+from formwright.lifecycle.manifest import load_for_validation
+
+
+def test_property_of_a_finished_stack_resolves_like_ref(lifecycle, tmp_path: Path, h) -> None:
+    stacks = {"a": {"params": {"Label": "alpha"}},
+              "b": {"params": {"Label": "\"{{ property('a.Name') }}\""}, "depends": ["a"]}}
+    src = h.write_project(tmp_path / "v1", stacks, project_triggers=False, stack_triggers=False)
+    lifecycle.create("i1", src, {})
+    assert lifecycle.journal.revision("i1").elements["b"]["parameters"]["Label"] == "alpha"
+
+
+def test_a_bad_property_mid_run_fails_the_operation_and_its_step(lifecycle, tmp_path: Path, h) -> None:
+    stacks = {"a": {}, "b": {"params": {"Label": "\"{{ property('a.Missing') }}\""}, "depends": ["a"]}}
+    src = h.write_project(tmp_path / "v1", stacks, project_triggers=False, stack_triggers=False)
+    with pytest.raises(CloudError, match=r"property 'a\.Missing' is not known"):
+        lifecycle.create("i1", src, {})
+    op = lifecycle.journal.last_operation("i1")
+    assert op.status == "failed"
+    assert [s.status for s in op.steps] == ["done", "done", "failed", "planned"]
+
+
+DETACHING = """\
+import os, subprocess, sys, time
+child = subprocess.Popen(["sleep", "60"], start_new_session=True)  # leaves the group, keeps our stdout
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(60)
+"""
+
+
+def test_a_timed_out_action_returns_though_a_detached_child_holds_its_output(
+    lifecycle, tmp_path: Path, h
+) -> None:
+    src = h.write_project(tmp_path / "v1", {"a": {"quiet": True}}, project_triggers=False)
+    (src / "hooks" / "detach.py").write_text(DETACHING)
+    pidfile = tmp_path / "child.pid"
+    text = (src / "formwright.yaml").read_text().replace(
+        "stacks:\n", f"triggers:\n  - {{event: PreCreate, action: [{sys.executable}, hooks/detach.py, "
+        f"{pidfile}], timeout: 1}}\nstacks:\n")
+    (src / "formwright.yaml").write_text(text)
+    try:
+        with pytest.raises(CloudError, match="timed out after 1 s"):
+            lifecycle.create("i1", src, {})
+        op = lifecycle.journal.last_operation("i1")
+        assert op.status == "failed" and "started" not in {s.status for s in op.steps}
+        log = (lifecycle.home / ".formwright" / "logs" / f"{op.id}.log").read_text()
+        assert "output lost" in log  # the pipes were closed instead of waiting for the detached child
+    finally:
+        if pidfile.exists():
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_a_secure_input_in_a_stack_name_is_refused_and_never_printed(lifecycle, tmp_path: Path, h) -> None:
+    inputs = "- {name: token, type: string, secure: true, required: true}\n"
+    src = h.write_project(tmp_path / "v1", {"a": {"stack_name": "{{ input('token') }}-a"}},
+                          inputs=inputs, multiple=False, project_triggers=False, stack_triggers=False)
+    with pytest.raises(ProjectError, match="renders the secure input 'token' into its name") as err:
+        load_for_validation(src)
+    assert err.value.location().endswith("formwright.yaml:9")
+    secret = "Hunter2Hunter2"
+    with pytest.raises(ProjectError) as err:
+        lifecycle.create("i1", src, {"token": secret})
+    assert secret not in str(err.value) and lifecycle.instances() == []
+
+
+def test_unknown_regions_create_nothing(cloud, tmp_path: Path, h) -> None:
+    home = h.write_project(tmp_path / "home", {"a": {}}, project_triggers=False, stack_triggers=False)
+    run = h.cli(["instance", "create", "i1", "--regions", "mars-1"], home)
+    code, _, err = run.wait(timeout=120), *run.communicate()
+    assert code == 2 and "unknown region 'mars-1' in --regions" in err and "Traceback" not in err
+    listed = h.cli(["instance", "list", "--output", "json"], home)
+    assert listed.wait(timeout=120) == 0 and '"instances": []' in listed.communicate()[0]
