@@ -132,3 +132,21 @@ def test_cleanup_deletes_fire_the_old_versions_delete_hooks(
     lifecycle.rollback("i1", 1)
     assert [e for e in recorder() if e.endswith("Delete")] == []
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-imm", "i1-gone"}
+
+
+def test_upgrade_checks_the_elements_first_and_repair_creates_a_missing_one(
+    lifecycle, recorder, tmp_path: Path, h, cloud
+) -> None:
+    v1 = {"a": {"quiet": True}, "b": {"quiet": True}}
+    lifecycle.create("i1", h.write_project(tmp_path / "v1", v1, project_triggers=False), {})
+    client = cloud.session().client("cloudformation", endpoint_url=cloud.endpoint, region_name="us-east-1")
+    client.delete_stack(StackName="i1-b")  # behind formwright's back
+    v2 = {"a": {"quiet": True, "params": {"Label": "two"}}, "b": {"quiet": True}}
+    v2 = h.write_project(tmp_path / "v2", v2, version="2.0", project_triggers=False)
+    with pytest.raises(InputError, match=r"stack 'i1-b' of element 'b' is not in the cloud.*--repair"):
+        lifecycle.upgrade("i1", v2, {})
+    assert lifecycle.journal.revision("i1").number == 1  # stopped before anything
+    outcome = lifecycle.upgrade("i1", v2, {}, repair=True)
+    actions = {s["element"]: s["action"] for s in outcome.steps if s["element"]}
+    assert actions == {"a": "update", "b": "create"}
+    assert set(h.cfn_stacks(cloud)) == {"i1-a", "i1-b"}

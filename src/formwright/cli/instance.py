@@ -94,7 +94,11 @@ def register(app: typer.Typer) -> None:
     @group.command()
     def upgrade(
         name: str,
-        to: Path = typer.Option(..., "--to", help="The folder of the new project version."),
+        to: Path | None = typer.Option(None, "--to", help="The folder of the new project version."),
+        archive: Path | None = typer.Option(None, "--from", help="A package of the new version "
+                                            "(`formwright package`), verified before it is used."),
+        repair: bool = typer.Option(False, "--repair", help="Create again the stacks found missing from the "
+                                    "cloud (the upgrade stops on them otherwise)."),
         inputs: list[str] | None = InputOption,
         project: Path = ProjectOption,
         force_unlock: str | None = UnlockOption,
@@ -104,9 +108,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Upgrade by drift: new stacks created, changed ones updated (or replaced), \
 removed ones deleted last."""
-        _operate(
-            project, target, output, name, force_unlock, lambda lc: lc.upgrade(name, to, parse_pairs(inputs))
-        ,
+        from formwright.errors import InputError
+
+        if (to is None) == (archive is None):
+            raise InputError("name the new version with --to DIR or --from ARCHIVE (one of them)")
+        new_version = to or archive
+        assert new_version is not None
+        _operate(project, target, output, name, force_unlock,
+                 lambda lc: lc.upgrade(name, new_version, parse_pairs(inputs), repair=repair),
                  concurrency=max_concurrency)
 
     @group.command()
@@ -233,10 +242,12 @@ makes a new revision."""
             steps = {op.id: (lifecycle.journal.operation(op.id) or op).steps for op in operations}
         finally:
             lifecycle.close()
+        packages = {op.id: op.params.get("package") for op in operations}
         if output is Output.json:
             emit_json({"operations": [{**{k: v for k, v in op.__dict__.items() if k != "steps"},
                                        "steps": [s.__dict__ for s in steps[op.id]]} for op in operations],
-                       "revisions": [r.__dict__ for r in revisions]})
+                       "revisions": [{**r.__dict__, "package": packages.get(r.operation_id)}
+                                     for r in revisions]})
             return
         table = Table(title="operations", title_justify="left")
         for column in ("operation", "kind", "status", "attempt", "started", "steps", "error"):
@@ -249,10 +260,10 @@ makes a new revision."""
                           " ".join(f"{k}:{v}" for k, v in sorted(counts.items())), op.error or "")
         console.print(table)
         table = Table(title="revisions", title_justify="left")
-        for column in ("revision", "version", "operation", "stacks", "created"):
+        for column in ("revision", "version", "operation", "stacks", "created", "package"):
             table.add_column(column)
         for r in revisions:
-            table.add_row(
-                str(r.number), r.version or "", r.operation_id, str(len(r.elements)), _stamp(r.created_at)
-            )
+            package = packages.get(r.operation_id) or {}
+            table.add_row(str(r.number), r.version or "", r.operation_id, str(len(r.elements)),
+                          _stamp(r.created_at), str(package.get("digest", "")))
         console.print(table)

@@ -49,7 +49,7 @@ def _version(value: bool) -> None:
 
 
 # Commands that run the project's own code by design (lifecycle hooks) or confine on their own (sync).
-UNSANDBOXED = ("instance", "history", "sync", "local-cloud")
+UNSANDBOXED = ("instance", "history", "sync", "local-cloud", "package")
 
 
 @app.callback()
@@ -89,6 +89,7 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "transform": ("formwright.cli.transform", "Transform other descriptions (TOSCA) into CloudFormation."),
     "instance": ("formwright.cli.instance", "Deployment instances: create, upgrade, roll back, retry, run."),
     "history": ("formwright.cli.instance", "An instance's operations and revisions (= instance history)."),
+    "package": ("formwright.cli.package", "Pack a project version into a verifiable NAME-VERSION.tar.gz."),
     "sync": ("formwright.cli.sync", "Keep stacks in step with git (Flux's CloudFormationStack objects)."),
     "local-cloud": ("formwright.cli.local_cloud", "The embedded local cloud on 127.0.0.1 (the default)."),
     "completion": ("formwright.cli.completion", "Print a bash, zsh or fish completion script."),

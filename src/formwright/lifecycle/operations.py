@@ -28,6 +28,7 @@ from formwright.lifecycle.manifest import (
     parse_manifest,
 )
 from formwright.lifecycle.ownership import check_names_free, check_single_instance
+from formwright.lifecycle.package import install_package, is_package
 from formwright.lifecycle.sources import SecretStore, snapshot, source_hash
 from formwright.lifecycle.upgrade import NewElement, Planned, check_input_changes, plan_drift
 from formwright.model.project import Project, find_project_file
@@ -69,6 +70,7 @@ class _Loaded:
     inputs: dict[str, Any]
     secure: list[str]
     origin: Path = Path(".")  # the folder the snapshot was taken of
+    package: dict[str, Any] | None = None  # {name, version, digest, files} when installed from an archive
 
 
 class Lifecycle:
@@ -128,6 +130,10 @@ class Lifecycle:
     ) -> _Loaded:
         """Snapshot the source, resolve inputs against its definitions,
         render the project for the instance."""
+        package: dict[str, Any] | None = None
+        if is_package(source):
+            source, info = install_package(source, self.state)
+            package = info.to_json()
         src = snapshot(source, self.state)
         try:
             check_secure_names(src)
@@ -146,7 +152,7 @@ class Lifecycle:
                     err.file = str(original) + str(err.file)[len(str(src)):]
             raise
         secure = sorted(n for n, d in manifest.inputs.items() if d.secure)
-        return _Loaded(project, manifest, src, inputs, secure, source)
+        return _Loaded(project, manifest, src, inputs, secure, source, package)
 
     def _previous_inputs(self, name: str, revision: Revision) -> dict[str, Any]:
         """The revision's inputs, secure ones restored from what its own operation kept (not the latest)."""
@@ -194,10 +200,14 @@ class Lifecycle:
         current = self._current(name)
         return self._change(name, "update", Path(current.source), inputs, current.regions)
 
-    def upgrade(self, name: str, to: Path, inputs: dict[str, str]) -> Outcome:
-        """Move the instance to the project version at `to` by drift."""
+    def upgrade(self, name: str, to: Path, inputs: dict[str, str], *, repair: bool = False) -> Outcome:
+        """Move the instance to the project version at `to` (a folder or a package) by drift.
+
+        First a shallow check that every element's stack is in the cloud as the journal says; a missing
+        one stops the upgrade, or with `repair` is created again.
+        """
         current = self._current(name)
-        return self._change(name, "upgrade", to, inputs, current.regions)
+        return self._change(name, "upgrade", to, inputs, current.regions, repair=repair)
 
     def scope(self, name: str, regions: list[str]) -> Outcome:
         """Deploy the instance in exactly these regions: per-region stacks are added or removed."""
@@ -230,7 +240,8 @@ class Lifecycle:
         return None
 
     def _change(
-        self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str]
+        self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str], *,
+        repair: bool = False,
     ) -> Outcome:
         current = self.journal.revision(name)
         assert current is not None
@@ -242,7 +253,16 @@ class Lifecycle:
         elements = elements_of(loaded.project, loaded.manifest, regions, home)
         graph = element_graph(loaded.project, elements)
         workspace = self._workspace(name, loaded)
-        old = current.elements
+        old = dict(current.elements)
+        if kind == "upgrade":
+            for element in self._missing(name, workspace, old):
+                if not repair:
+                    raise InputError(
+                        f"the stack '{old[element]['stack_name']}' of element '{element}' is not in the "
+                        "cloud as the journal says (deleted or failed outside formwright)", where=name,
+                        hint=f"`formwright instance upgrade {name} --repair …` creates it again")
+                if element in elements:
+                    del old[element]  # created again as a new element
         new = [NewElement(e.id, e.kind, old[e.id]["stack_name"] if e.id in old and old[e.id]["kind"] == e.kind
                           else e.stack_name, loaded.project.stacks[e.stack].immutable, e.stack_name)
                for e in elements.values()]
@@ -258,6 +278,17 @@ class Lifecycle:
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
         return self._start(name, kind, loaded, regions, main, cleanup, graph, cleanup_graph,
                            extra={"cleanup_sources": [current.source]})
+
+    @staticmethod
+    def _missing(name: str, workspace: Workspace, elements: dict[str, dict[str, Any]]) -> list[str]:
+        """Elements whose stack is gone or unusable (failed, rolled back) though the journal has them."""
+        missing = []
+        for element, record in elements.items():
+            info = workspace.runner(record.get("region") or workspace.home_region).cfn.describe(
+                record["stack_name"])
+            if info is None or info.status.endswith("FAILED") or info.status == "ROLLBACK_COMPLETE":
+                missing.append(element)
+        return missing
 
     def rollback(self, name: str, to_revision: int | None = None) -> Outcome:
         """Bring the instance back to revision N exactly (default: undo the last change); a new revision."""
@@ -434,7 +465,7 @@ class Lifecycle:
             Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)
         ]
         steps.append(Step(len(steps), "", "hook", "post"))
-        params = {"source": str(loaded.source), "origin": str(loaded.origin),
+        params = {"source": str(loaded.source), "origin": str(loaded.origin), "package": loaded.package,
                   "version": loaded.project.version, "regions": regions,
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,

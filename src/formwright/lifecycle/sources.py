@@ -26,7 +26,8 @@ from formwright.state.secrets import read_secret_json, write_secret_json
 IGNORED = {".formwright", ".git", "__pycache__", ".venv", ".pytest_cache"}
 
 
-def _files(root: Path) -> list[Path]:
+def project_files(root: Path) -> list[Path]:
+    """Every file of a project folder (no work folders: .formwright, .git, caches), sorted."""
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED)
@@ -37,7 +38,7 @@ def _files(root: Path) -> list[Path]:
 def source_hash(root: Path) -> str:
     """A hash of every file's relative path, executable bit and content under `root`."""
     digest = hashlib.sha256()
-    for path in _files(root):
+    for path in project_files(root):
         rel = path.relative_to(root).as_posix()
         executable = bool(path.stat().st_mode & stat.S_IXUSR)
         digest.update(f"{rel}\0{int(executable)}\0".encode())
