@@ -180,18 +180,22 @@ makes a new revision."""
         lifecycle = Lifecycle(project)
         try:
             rows = lifecycle.instances()
+            shared = lifecycle.sharers()
         finally:
             lifecycle.close()
         if output is Output.json:
-            emit_json({"instances": [r.__dict__ for r in rows]})
+            emit_json({"instances": [{**r.__dict__,
+                                      "shares": {e: n for e, n in shared.items() if r.name in n}}
+                                     for r in rows]})
             return
         table = Table()
-        for column in ("instance", "status", "version", "revision", "regions", "updated"):
+        for column in ("instance", "status", "version", "revision", "regions", "updated", "shares"):
             table.add_column(column)
         for r in rows:
-            table.add_row(
-                r.name, r.status, r.version or "", str(r.revision), ",".join(r.regions), _stamp(r.updated_at)
-            )
+            shares = "; ".join(f"{e} with {', '.join(n for n in names if n != r.name) or 'none'}"
+                               for e, names in shared.items() if r.name in names)
+            table.add_row(r.name, r.status, r.version or "", str(r.revision), ",".join(r.regions),
+                          _stamp(r.updated_at), shares)
         console.print(table)
 
     @group.command()

@@ -175,6 +175,17 @@ def patch_moto() -> None:
             update_termination_protection
         )
 
+    validate_different_update = responses.CloudFormationResponse._validate_different_update
+
+    def tags_only_update(self: Any, incoming_params: Any, stack_body: str, old_stack: Any) -> None:
+        # CloudFormation accepts an UpdateStack that changes only the stack's tags; moto says "No updates"
+        tags = {t["Key"]: t["Value"] for t in self._get_param("Tags", [])}
+        if tags and tags != old_stack.tags:
+            return
+        validate_different_update(self, incoming_params, stack_body, old_stack)
+
+    responses.CloudFormationResponse._validate_different_update = tags_only_update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
 
 def main(argv: list[str] | None = None) -> None:
     """Start moto's server with the corrections applied."""

@@ -12,19 +12,15 @@ steps again, skipping those done and first reconciling one found `started` again
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import hashlib
 import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
-from formwright.engine.cfn import CallCounter, CloudFormation
-from formwright.engine.group import StackGroup, target_key
-from formwright.engine.results import ProgressCallback, StackResult
-from formwright.engine.runner import StackRunner
-from formwright.engine.stack import Stack, prepare_stacks
+from formwright.engine.group import StackGroup
+from formwright.engine.results import StackResult
+from formwright.engine.stack import Stack
 from formwright.errors import CloudError, FormwrightError
 from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import manifest_order, reverse_graph, split_id
@@ -36,12 +32,16 @@ from formwright.lifecycle.manifest import (
     manifest_snapshot,
     parse_manifest,
     stack_of,
-    uses_properties,
 )
-from formwright.lifecycle.ownership import TAG_ELEMENT, owner_tags
+from formwright.lifecycle.ownership import (
+    is_shared_element,
+    set_tags,
+    sharer_key,
+    sharers,
+)
 from formwright.lifecycle.sources import SecretStore
-from formwright.model.project import OutputRef, Project, StackConfig
-from formwright.state.applied import AppliedCache, AppliedRecord
+from formwright.lifecycle.workspace import Workspace
+from formwright.model.project import Project
 from formwright.state.journal import Journal, Operation, Revision, Step
 
 REALIZING = ("create", "update", "replace")
@@ -49,142 +49,6 @@ REALIZING = ("create", "update", "replace")
 
 class StepFailed(Exception):
     """A step of the operation failed; the message says which and why."""
-
-
-class MaskedCache(AppliedCache):
-    """The applied cache of an instance: an output that shows a secret is kept masked (only the hash
-    decides whether a stack changed; outputs are read from the cloud when needed)."""
-
-    def __init__(self, state_dir: Path, target_key: str, redactor: Redactor) -> None:
-        super().__init__(state_dir, target_key)
-        self.redactor = redactor
-
-    def put(self, stack: str, record: AppliedRecord) -> None:
-        """Record what was applied, secrets masked."""
-        record.outputs = {k: self.redactor.text(str(v)) for k, v in record.outputs.items()}
-        super().put(stack, record)
-
-
-class Workspace:
-    """An instance's project made ready for the cloud: stacks per element, runners per region, outputs."""
-
-    def __init__(
-        self,
-        *,
-        home_state: Path,
-        instance: str,
-        project: Project,
-        target: Any,
-        inputs: dict[str, Any],
-        properties: dict[str, str],
-        version: str | None,
-        progress: ProgressCallback,
-        counter: CallCounter | None = None,
-    ) -> None:
-        self.home_state = home_state
-        self.instance = instance
-        self.project = project
-        self.target = target
-        self.inputs = inputs
-        self.properties = properties
-        self.version = version
-        self.progress = progress
-        self.counter = counter or CallCounter()
-        self.home_region = project.region or target.region
-        self.instance_dir = home_state / "instances" / instance
-        self._runners: dict[str, StackRunner] = {}
-        self._prepared: dict[str, Stack] = {}
-        self._lock = threading.RLock()
-        self.redactor = Redactor()  # the operation's: secrets never reach the applied cache
-        self.outputs: dict[str, dict[str, str]] = {}  # element id -> outputs
-        self.pinned: dict[str, dict[str, str]] = {}  # element id -> recorded parameters (rollback)
-
-    def runner(self, region: str) -> StackRunner:
-        """The engine's runner for one region (its own applied cache under the instance's folder)."""
-        with self._lock:
-            if region not in self._runners:
-                target = self.target if region == self.target.region else dataclasses.replace(
-                    self.target, region=region, _session=None, _clients={}, _lock=threading.Lock())
-                cfn = CloudFormation(target.client("cloudformation"), self.counter)
-                cache = MaskedCache(self.instance_dir, target_key(target), self.redactor)
-                self._runners[region] = StackRunner(self.project, target, cfn, cache, self.progress)
-            return self._runners[region]
-
-    def prepare_all(self, names: list[str]) -> None:
-        """Load the templates of these project stacks once."""
-        wanted = [n for n in names if n in self.project.stacks and n not in self._prepared]
-        if wanted:
-            self._prepared.update(prepare_stacks(self.project, target=self.target, only=wanted))
-
-    def late(self, element: str) -> bool:
-        """True when the element's stack calls property(): it is built only when its turn comes."""
-        name = split_id(element, self.home_region)[0]
-        return name in self.project.stacks and uses_properties(self.project, name)
-
-    def stack(self, element: str, stack_name: str, *, stub: bool = False) -> Stack:
-        """A Stack for an element under its CloudFormation name (a bare stub for deleting)."""
-        name, _ = split_id(element, self.home_region)
-        build_dir = self.instance_dir / "build" / element
-        if stub or name not in self.project.stacks:
-            config = StackConfig(name, self.project, None)
-            config.stack_name = stack_name
-            return Stack(config, {}, "", build_dir)
-        with self._lock:
-            if uses_properties(self.project, name):
-                fresh = load_for_instance(Path(self.project.file or "."), self.instance, self.inputs,
-                                          self.properties, strict=True, version=self.version)
-                base = prepare_stacks(fresh, target=self.target, only=[name])[name]
-            else:
-                self.prepare_all([name])
-                base = self._prepared[name]
-        config = copy.copy(base.config)
-        config.stack_name = stack_name
-        config.tags = {**config.tags, **self.owner_tags(element)}
-        return dataclasses.replace(base, config=config, build_dir=build_dir)
-
-    def owner_tags(self, element: str = "") -> dict[str, str]:
-        """The formwright tags of the instance's stacks (with the element's when one is named)."""
-        tags = owner_tags(self.project.name, self.instance, element, str(self.home_state.parent))
-        return tags if element else {k: v for k, v in tags.items() if k != TAG_ELEMENT}
-
-    def outputs_view(
-        self, element: str, graph: dict[str, list[str]], names: dict[str, str]
-    ) -> dict[str, dict[str, str]]:
-        """The outputs an element's `!ref`s see, by project stack name
-        (read from the cloud when not known)."""
-        view: dict[str, dict[str, str]] = {}
-        for dep in graph.get(element, ()):
-            if dep not in self.outputs:
-                dep_stack, region = split_id(dep, self.home_region)
-                info = self.runner(region).cfn.describe(
-                    names.get(dep) or self.project.stacks[dep_stack].stack_name
-                )
-                self.outputs[dep] = info.outputs if info else {}
-            view[split_id(dep, self.home_region)[0]] = dict(self.outputs[dep])
-        stack = split_id(element, self.home_region)[0]
-        recorded = self.pinned.get(element, {})
-        for key, value in (
-            self.project.stacks[stack].parameters.items() if stack in self.project.stacks else ()
-        ):
-            if isinstance(value, OutputRef) and recorded.get(key, "****") != "****":
-                view.setdefault(value.stack, {})[value.output] = recorded[
-                    key
-                ]  # exactly what was deployed then
-        return view
-
-    def record(self, element: str, stack: Stack, graph: dict[str, list[str]], names: dict[str, str],
-               redactor: Redactor) -> tuple[dict[str, Any], str, str]:
-        """The revision entry of a realized element, and its processed template body with its hash."""
-        name, region = split_id(element, self.home_region)
-        prep = self.runner(region).prepare(stack, self.outputs_view(element, graph, names))
-        body = redactor.text(prep.body)
-        body_hash = hashlib.sha256(body.encode("utf-8")).hexdigest()
-        params = {k: ("****" if k in prep.secrets else redactor.text(v)) for k, v in prep.parameters.items()}
-        entry = {"stack": name, "region": region, "stack_name": stack.stack_name,
-                 "kind": "tosca" if stack.config.tosca is not None else "cloudformation",
-                 "hash": prep.hash, "parameters": params, "template": body_hash,
-                 "tags": redactor.data(dict(stack.config.tags)), "deps": graph.get(element, [])}
-        return entry, body_hash, body
 
 
 class Executor:
@@ -412,6 +276,8 @@ class Executor:
             return StackResult(element, stack.stack_name, "unchanged")
         if self.abort.is_set():
             return StackResult(element, stack.stack_name, "skipped", error="stopped")
+        if step.action in ("share", "unshare"):
+            return self._shared(step, stack, events)
         cleanup = step.phase == "cleanup"
         before, after = ("PreDelete", "PostDelete") if cleanup else (self.before, self.after)
         foreign = cleanup or (step.action == "delete" and self.op.kind == "rollback")
@@ -447,6 +313,61 @@ class Executor:
                 if on_error:
                     message += f"; OnError: {on_error}"
             return StackResult(element, stack.stack_name, "failed", error=message)
+
+    def _shared(self, step: Step, stack: Stack, events: bool) -> StackResult:
+        """A shared element: made (with its events) by the first instance, joined by the others; left by
+        each instance, removed (with its events) by the last. Sharers are counted by the stack's tags."""
+        element = step.element
+        runner = self.ws.runner(split_id(element, self.ws.home_region)[1])
+        mine = sharer_key(self.op.instance, str(self.ws.home_state.parent))
+        first, last = ("PreDelete", "PostDelete") if step.phase == "cleanup" else (self.before, self.after)
+        try:
+            self.journal.step(self.op, step, "started")
+            info = runner.cfn.describe(stack.stack_name)
+            if info is not None and not is_shared_element(info.tags, self.ws.project.name, element):
+                raise StepFailed(f"{element}: stack '{stack.stack_name}' is not this project's shared "
+                                 "element")
+            if step.action == "share" and info is None:
+                made = self._realize_with_events(dataclasses.replace(step, action="create"), stack,
+                                                 first, last, events)
+                made.outcome = "created (first sharer)"
+                result = made
+            elif step.action == "share":
+                assert info is not None
+                if mine not in info.tags:
+                    set_tags(runner.cfn, info, {**info.tags, mine: str(self.ws.home_state.parent)})
+                self._keep_outputs(element, info.outputs)
+                self.records[element] = self.ws.record(element, stack, self.graph, self.names, self.redactor)
+                result = StackResult(element, stack.stack_name, f"joined ({len([*sharers(info.tags), mine])} "
+                                     "instances)", outputs=info.outputs)
+            elif info is None:
+                result = StackResult(element, stack.stack_name, "absent")
+            elif [k for k in sharers(info.tags) if k != mine]:
+                set_tags(runner.cfn, info, {k: v for k, v in info.tags.items() if k != mine})
+                result = StackResult(element, stack.stack_name,
+                                     f"left ({len(sharers(info.tags)) - 1} instances remain)")
+            else:
+                result = self._realize_with_events(dataclasses.replace(step, action="delete"), stack,
+                                                   first, last, events)
+                result.outcome = "deleted (last sharer)"
+            self.journal.step(self.op, step, "done", note=result.outcome)
+            return result
+        except (StepFailed, FormwrightError) as err:
+            self.abort.set()
+            message = self.redactor.text(str(err))
+            self.journal.step(self.op, step, "failed", error=message)
+            return StackResult(element, stack.stack_name, "failed", error=message)
+
+    def _realize_with_events(self, step: Step, stack: Stack, first: str, last: str,
+                             events: bool) -> StackResult:
+        if events:
+            self._fire(step.element, first, step.action)
+        result = self._realize(step, stack)
+        if not result.ok:
+            raise StepFailed(result.error or f"{step.element}: {result.outcome}")
+        if events:
+            self._fire(step.element, last, step.action)
+        return result
 
     def _on_error(self, element: str, action: str, manifest: Manifest | None = None, cwd: Path | None = None,
                   *, cacheable: bool = True) -> str | None:
@@ -492,14 +413,18 @@ class Executor:
             stack, self.ws.outputs_view(element, self.graph, self.names), request_token=token
         )
         if result.ok:
-            self.ws.outputs[element] = result.outputs
-            name = split_id(element, self.ws.home_region)[0]
-            for key, value in result.outputs.items():
-                self.ws.properties[f"{name}.{key}"] = value
-                if "@" in element:
-                    self.ws.properties[f"{element}.{key}"] = value
+            self._keep_outputs(element, result.outputs)
             self.records[element] = self.ws.record(element, stack, self.graph, self.names, self.redactor)
         return result
+
+    def _keep_outputs(self, element: str, outputs: dict[str, str]) -> None:
+        """A finished element's outputs: for `!ref` and `{{ property('stack.Key') }}` of later ones."""
+        self.ws.outputs[element] = outputs
+        name = split_id(element, self.ws.home_region)[0]
+        for key, value in outputs.items():
+            self.ws.properties[f"{name}.{key}"] = value
+            if "@" in element:
+                self.ws.properties[f"{element}.{key}"] = value
 
     # ---- the revision -------------------------------------------------------------------------
     def _revision(self) -> Revision | None:

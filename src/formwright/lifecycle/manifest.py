@@ -77,6 +77,7 @@ class Manifest:
     stack_triggers: dict[str, list[Trigger]]
     operations: dict[str, OperationDef]
     regional: dict[str, list[str] | None]  # stack -> allowed regions (None: every region in scope)
+    shared: set[str] = field(default_factory=set)  # stacks shared by every instance (multi-instance)
 
     def events(self) -> set[str]:
         """Every event a trigger may name."""
@@ -126,6 +127,18 @@ def parse_manifest(project: Project) -> Manifest:
         )
         if "regions" in stack.extra:
             manifest.regional[name] = _parse_regions(stack.extra["regions"], file, stack.line, name)
+        if stack.extra.get("shared", False) is not False:
+            if stack.extra["shared"] is not True:
+                raise ProjectError(f"`shared` of stack '{name}' must be true or false", file=file,
+                                   line=stack.line)
+            if not multiple:
+                raise ProjectError(f"stack '{name}' is shared but the project allows a single instance",
+                                   file=file, line=stack.line,
+                                   hint="set policies: {multiple_instances: true}")
+            if name in manifest.regional:
+                raise ProjectError(f"stack '{name}' cannot be both shared and per-region", file=file,
+                                   line=stack.line)
+            manifest.shared.add(name)
     return manifest
 
 
@@ -445,6 +458,12 @@ def check_instance_names(project: Project) -> None:
     loaded = [load_for_instance(Path(project.file), probe, probe_inputs) for probe in PROBES]
     for name, stack in loaded[0].stacks.items():
         other = loaded[1].stacks[name]
+        if name in manifest.shared:
+            if stack.stack_name != other.stack_name:
+                raise ProjectError(f"shared stack '{name}' must have one name for every instance",
+                                   file=project.file, line=stack.line,
+                                   hint="leave {{ instance.name }} out of its stack_name")
+            continue
         if PROBES[0] not in stack.stack_name or stack.stack_name == other.stack_name:
             raise ProjectError(
                 f"stack '{name}' is named '{stack.stack_name.replace(PROBES[0], '<instance>')}' "

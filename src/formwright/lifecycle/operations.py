@@ -17,7 +17,7 @@ from formwright.engine.results import ProgressCallback, no_progress
 from formwright.errors import FormwrightError, InputError
 from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import check_regions, element_graph, elements_of, split_id
-from formwright.lifecycle.executor import Executor, Workspace, drop_instance_state
+from formwright.lifecycle.executor import Executor, drop_instance_state
 from formwright.lifecycle.inputs import resolve_inputs
 from formwright.lifecycle.manifest import (
     LenientInputs,
@@ -26,11 +26,13 @@ from formwright.lifecycle.manifest import (
     check_secure_names,
     load_for_instance,
     parse_manifest,
+    stack_of,
 )
 from formwright.lifecycle.ownership import check_names_free, check_single_instance
 from formwright.lifecycle.package import install_package, is_package
 from formwright.lifecycle.sources import SecretStore, snapshot, source_hash
 from formwright.lifecycle.upgrade import NewElement, Planned, check_input_changes, plan_drift
+from formwright.lifecycle.workspace import Workspace
 from formwright.model.project import Project, find_project_file
 from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
 
@@ -106,6 +108,16 @@ class Lifecycle:
     def instances(self) -> list[Instance]:
         """Every instance not deleted."""
         return self.journal.live_instances()
+
+    def sharers(self) -> dict[str, list[str]]:
+        """Each shared element and the instances of this home that use it (from their revisions)."""
+        result: dict[str, list[str]] = {}
+        for inst in self.instances():
+            current = self.journal.revision(inst.name)
+            for element, record in (current.elements if current else {}).items():
+                if record.get("shared"):
+                    result.setdefault(element, []).append(inst.name)
+        return result
 
     def require(self, name: str) -> Instance:
         """The instance, or a clear error."""
@@ -191,7 +203,8 @@ class Lifecycle:
         scope = regions or [home]
         elements = elements_of(loaded.project, loaded.manifest, scope, home)
         graph = element_graph(loaded.project, elements)
-        main = [Planned(e.id, "create", e.stack_name) for e in elements.values()]
+        main = [Planned(e.id, "share" if e.stack in loaded.manifest.shared else "create", e.stack_name)
+                for e in elements.values()]
         return self._start(name, "create", loaded, scope, main, [], graph, {},
                            new_instance={"version": loaded.project.version, "regions": scope})
 
@@ -275,6 +288,7 @@ class Lifecycle:
             return prep.hash
 
         main, cleanup = plan_drift(old, new, new_hash, graph, replacement_suffix=f"r{current.number + 1}")
+        main, cleanup = shared_plan(main, cleanup, old, loaded.manifest.shared)
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
         return self._start(name, kind, loaded, regions, main, cleanup, graph, cleanup_graph,
                            extra={"cleanup_sources": [current.source]})
@@ -326,6 +340,8 @@ class Lifecycle:
         new = [NewElement(e, rec["kind"], rec["stack_name"]) for e, rec in target.elements.items()]
         graph = {e: list(rec.get("deps", [])) for e, rec in target.elements.items()}
         main, cleanup = plan_drift(old, new, lambda e: target.elements[e]["hash"], graph, touched=touched)
+        shared = {e for e, r in target.elements.items() if r.get("shared")}
+        main, cleanup = shared_plan(main, cleanup, old, shared)
         cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
         # an element the upgrade created is removed in its turn of the reversed walk (PostUpgrade → delete
         # → PreUpgrade); only the replacements of restored elements are left to the clean-up
@@ -376,7 +392,8 @@ class Lifecycle:
                     )
                     targets[key] = step.stack_name
                     graph.setdefault(key, list(op.params.get("graph", {}).get(step.element, [])))
-        main = [Planned(e, "delete", n) for e, n in targets.items()]
+        shared = {e for e, r in (current.elements if current else {}).items() if r.get("shared")}
+        main = [Planned(e, "unshare" if e in shared else "delete", n) for e, n in targets.items()]
         return self._start(name, "delete", loaded, current.regions if current else [], main, [], graph, {})
 
     def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome:
@@ -470,13 +487,13 @@ class Lifecycle:
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
                   "event": EVENTS.get(kind, ""), **(extra or {})}
-        creating = [p for p in main if p.action in ("create", "replace")]
+        creating = [p for p in main if p.action in ("create", "replace", "share")]
         if creating:
             workspace = self._workspace(name, loaded)
             home = workspace.home_region
             check_names_free(lambda region: workspace.runner(region).cfn,
                              [(p.element, split_id(p.element, home)[1], p.stack_name) for p in creating],
-                             workspace.owner_tags())
+                             workspace.owner_tags(), {p.element for p in creating if p.action == "share"})
         op_id = new_id()
         self.note = self.journal.acquire(name, op_id)
         try:
@@ -548,3 +565,22 @@ def _secure_names(source: Path) -> set[str]:
         return {n for n, d in parse_manifest(rough).inputs.items() if d.secure}
     except FormwrightError:
         return set()
+
+
+def shared_plan(main: list[Planned], cleanup: list[Planned], old: dict[str, dict[str, Any]],
+                shared: set[str]) -> tuple[list[Planned], list[Planned]]:
+    """A shared element is never updated or replaced by one instance: kept as it is when the instance
+    had it, joined when new to it, left (removed by the last sharer) when the new version drops it."""
+    def main_action(p: Planned) -> Planned:
+        if stack_of(p.element) not in shared and not old.get(p.element, {}).get("shared"):
+            return p
+        if p.action == "delete":
+            return Planned(p.element, "unshare", p.stack_name)
+        return Planned(p.element, "skip" if p.element in old else "share", old.get(p.element, {}).get(
+            "stack_name", p.stack_name))
+
+    kept = [main_action(p) for p in main]
+    left = [Planned(p.element, "unshare", p.stack_name) if old.get(p.element, {}).get("shared") else p
+            for p in cleanup if not (stack_of(p.element) in shared and p.element in {m.element for m in kept})
+            ]
+    return kept, left

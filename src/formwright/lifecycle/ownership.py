@@ -3,24 +3,31 @@
 Each stack of an instance is tagged with its project, instance, element and project home. Before an
 operation creates a stack, its name is checked against the cloud: a stack that exists and is not this
 instance's element is refused, naming its owner, and never adopted (deleting one instance must never
-delete another's stack). A single-instance project is single across project homes too: its tag shows
-an instance made from another home. (The add-on lifecycle document: a mutable element's resources
-that already exist, created by other means, make the operation fail.)
+delete another's stack). A shared element's stack carries one sharer tag per instance that uses it:
+it is made with the first and removed with the last. A single-instance project is single across
+project homes too: its tag shows an instance made from another home. (The add-on lifecycle document:
+a mutable element's resources that already exist, created by other means, make the operation fail.)
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from formwright.engine.cfn import CloudFormation
-from formwright.errors import InputError
+from botocore.exceptions import ClientError
+
+from formwright.engine.cfn import CloudFormation, StackInfo
+from formwright.errors import CloudError, InputError
 
 TAG_PROJECT = "formwright:project"
 TAG_INSTANCE = "formwright:instance"
 TAG_ELEMENT = "formwright:element"
 TAG_HOME = "formwright:home"
+TAG_SHARED = "formwright:shared"
+SHARER_PREFIX = "formwright:sharer:"  # + <home digest>:<instance> = home; one tag per instance using it
 MAX_TAG_VALUE = 256
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 
 
 def owner_tags(project: str, instance: str, element: str, home: str) -> dict[str, str]:
@@ -29,27 +36,82 @@ def owner_tags(project: str, instance: str, element: str, home: str) -> dict[str
             TAG_HOME: home[-MAX_TAG_VALUE:]}
 
 
+def shared_tags(project: str, element: str, instance: str, home: str) -> dict[str, str]:
+    """The tags of a shared element's stack as one instance makes it: whose it is, and its first sharer."""
+    return {TAG_PROJECT: project[:MAX_TAG_VALUE], TAG_ELEMENT: element, TAG_SHARED: "true",
+            sharer_key(instance, home): home[-MAX_TAG_VALUE:]}
+
+
+def sharer_key(instance: str, home: str) -> str:
+    """The tag that says this instance (of this home) uses a shared element."""
+    return f"{SHARER_PREFIX}{hashlib.sha256(home.encode()).hexdigest()[:8]}:{instance}"
+
+
+def sharers(tags: dict[str, str]) -> list[str]:
+    """The sharer tags on a shared stack."""
+    return sorted(k for k in tags if k.startswith(SHARER_PREFIX))
+
+
+def is_shared_element(tags: dict[str, str], project: str, element: str) -> bool:
+    """True when the tags mark the project's shared element."""
+    return tags.get(TAG_SHARED) == "true" and tags.get(TAG_PROJECT) == project[:MAX_TAG_VALUE] and \
+        tags.get(TAG_ELEMENT) == element
+
+
+def set_tags(cfn: CloudFormation, info: StackInfo, tags: dict[str, str]) -> None:
+    """Change only a stack's tags (same template and parameters) and wait for it."""
+    try:
+        cfn.call("update_stack", StackName=info.stack_id or info.name, UsePreviousTemplate=True,
+                 Parameters=[_same(k, v) for k, v in info.parameters.items()],
+                 Tags=[{"Key": k, "Value": v} for k, v in sorted(tags.items())], Capabilities=CAPABILITIES)
+    except ClientError as err:
+        if "No updates are to be performed" in str(err):
+            return
+        raise
+    final = cfn.wait_stack(info.stack_id or info.name)
+    if final is None or not final.status.endswith("_COMPLETE") or "ROLLBACK" in final.status:
+        raise CloudError(f"could not change the tags of '{info.name}': {final.status if final else 'gone'}",
+                         where=info.name)
+
+
+def _same(key: str, value: str) -> dict[str, Any]:
+    # the value as described, unless masked (NoEcho): UsePreviousValue alone trips the local cloud on a
+    # stack made through a change set
+    if value == "****":
+        return {"ParameterKey": key, "UsePreviousValue": True}
+    return {"ParameterKey": key, "ParameterValue": value}
+
+
 def describe_owner(tags: dict[str, str]) -> str:
     """`instance 'a' of project 'life' (home /x)`, or that formwright did not make the stack."""
+    if tags.get(TAG_SHARED) == "true":
+        return (f"the shared element {tags.get(TAG_ELEMENT, '?')} of project '{tags.get(TAG_PROJECT, '?')}' "
+                f"({len(sharers(tags))} instances)")
     if TAG_INSTANCE not in tags:
         return "no formwright instance (it was made by other means)"
     return (f"instance '{tags[TAG_INSTANCE]}' of project '{tags.get(TAG_PROJECT, '?')}' "
             f"(element {tags.get(TAG_ELEMENT, '?')}, home {tags.get(TAG_HOME, '?')})")
 
 
-def check_names_free(cfn_for: Any, planned: Iterable[tuple[str, str, str]], mine: dict[str, str]) -> None:
+def check_names_free(cfn_for: Any, planned: Iterable[tuple[str, str, str]], mine: dict[str, str],
+                     shared: set[str] = frozenset()) -> None:  # type: ignore[assignment]
     """Refuse (exit 2) when a stack to create exists and is not the element's own.
 
     `planned` holds (element, region, stack name); `cfn_for(region)` gives a CloudFormation client;
-    `mine` are this instance's owner tags without the element.
+    `mine` are this instance's owner tags without the element; a `shared` element may exist as the
+    project's shared element (the instance joins it).
     """
     for element, region, stack_name in planned:
         info = cfn_for(region).describe(stack_name)
         if info is None:
             continue
-        expected = {**mine, TAG_ELEMENT: element}
-        if all(info.tags.get(k) == v for k, v in expected.items()):
-            continue  # this very element (an interrupted or retried creation)
+        if element in shared:
+            if is_shared_element(info.tags, mine.get(TAG_PROJECT, ""), element):
+                continue
+        else:
+            expected = {**mine, TAG_ELEMENT: element}
+            if all(info.tags.get(k) == v for k, v in expected.items()):
+                continue  # this very element (an interrupted or retried creation)
         raise InputError(
             f"stack '{stack_name}' in {region} already exists and belongs to {describe_owner(info.tags)}",
             where=element,

@@ -55,6 +55,8 @@ STACK_KEYS = {
     "immutable": "replace instead of update on upgrade",
     "description": "free text",
     "regions": "regions of a per-region stack",
+    "shared": "one stack for every instance of a multi-instance project (made with the first, removed "
+              "with the last)",
 }
 CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"}
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
@@ -399,7 +401,7 @@ def _load_stack(
     stack.capabilities = [str(c) for c in caps]
     stack.termination_protection = _flag(body, "termination_protection", renderer, file)
     stack.immutable = _flag(body, "immutable", renderer, file)
-    stack.extra = {k: body[k] for k in ("triggers", "regions", "description") if k in body}
+    stack.extra = {k: body[k] for k in ("triggers", "regions", "description", "shared") if k in body}
     return stack
 
 
