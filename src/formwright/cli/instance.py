@@ -236,6 +236,7 @@ makes a new revision."""
             for element, rec in revision.elements.items():
                 console.print(f"  {element}: {rec['stack_name']} ({rec['region']})", highlight=False)
 
+    @group.command("history")
     @app.command()
     def history(name: str = typer.Argument(..., help="The instance."), project: Path = ProjectOption,
                 output: Output = OutputOption) -> None:

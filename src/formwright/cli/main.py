@@ -49,7 +49,7 @@ def _version(value: bool) -> None:
 
 
 # Commands that run the project's own code by design (lifecycle hooks) or confine on their own (sync).
-UNSANDBOXED = ("instance", "history", "sync", "local-cloud", "package")
+UNSANDBOXED = ("instance", "history", "sync", "local-cloud")
 
 
 @app.callback()
