@@ -49,6 +49,8 @@ def test_failed_upgrade_rolls_back_exactly(lifecycle, recorder, tmp_path: Path, 
         )
     with pytest.raises(InputError, match="did not finish"):
         lifecycle.upgrade("i1", tmp_path / "v2", {})
+    # a rollback fires PostUpgrade too (operation: rollback): the failing action would stop it as well
+    h.set_control(recorder, {})
     outcome = lifecycle.rollback("i1")
     assert outcome.revision == 2
     assert set(h.cfn_stacks(cloud)) == {"i1-keep", "i1-change", "i1-imm", "i1-gone"}
