@@ -3,6 +3,9 @@
 A CSAR is a zip holding `TOSCA-Metadata/TOSCA.meta` (whose `Entry-Definitions` names the service
 template) or a single top-level YAML file. It is extracted into a private temporary folder; entries
 that would land outside it (`..`, absolute paths, symlinks) are refused before anything is written.
+Extraction is bounded (a zip bomb is refused, nothing big written): at most MAX_ENTRIES entries and
+MAX_TOTAL bytes in all, counted while writing (a header may lie), and no entry inflating more than
+MAX_RATIO times.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from formwright import sandbox
 from formwright.errors import InputError
 
 META_PATH = "TOSCA-Metadata/TOSCA.meta"
+MAX_ENTRIES = 10_000
+MAX_TOTAL = 256 * 1024 * 1024
+MAX_RATIO = 200
+_CHUNK = 1 << 16
 YAML_SUFFIXES = (".yaml", ".yml")
 CSAR_SUFFIXES = (".csar", ".zip")
 
@@ -126,10 +133,34 @@ def _check_member(info: zipfile.ZipInfo, csar: str) -> None:
                          hint="a CSAR may not hold symbolic links")
 
 
+def _extract(archive: zipfile.ZipFile, members: list[zipfile.ZipInfo], target: Path, csar: str) -> None:
+    """Extract `members` into `target`, stopping at the first bound crossed (see the module doc)."""
+    if len(members) > MAX_ENTRIES:
+        raise InputError(f"the archive has {len(members)} entries, more than {MAX_ENTRIES}", file=csar)
+    written = 0
+    for info in members:
+        if info.file_size > MAX_RATIO * max(info.compress_size, 1) and info.file_size > _CHUNK:
+            ratio = info.file_size // max(info.compress_size, 1)
+            raise InputError(f"archive entry '{info.filename}' inflates {ratio} times (a zip bomb?); refused",
+                             file=csar)
+        path = target / info.filename
+        if info.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(info) as source, path.open("wb") as sink:
+            while chunk := source.read(_CHUNK):
+                written += len(chunk)
+                if written > MAX_TOTAL:
+                    raise InputError(f"the archive holds more than {MAX_TOTAL:,} bytes; refused",
+                                     file=csar)
+                sink.write(chunk)
+
+
 def _from_csar(csar: Path) -> Source:
     try:
         archive = zipfile.ZipFile(csar)
-    except (zipfile.BadZipFile, OSError) as err:
+    except (zipfile.BadZipFile, OSError, ValueError) as err:
         raise InputError(f"not a valid CSAR (zip) archive: {err}", file=str(csar)) from None
     with archive:
         members = archive.infolist()
@@ -138,10 +169,16 @@ def _from_csar(csar: Path) -> Source:
         names = {m.filename.rstrip("/") for m in members}
         tempdir = Path(tempfile.mkdtemp(prefix="formwright-csar-"))
         try:
-            archive.extractall(tempdir)
+            try:
+                _extract(archive, members, tempdir, str(csar))
+            except InputError:
+                raise
+            except Exception as err:  # noqa: BLE001 - zipfile, zlib and the OS raise many types here
+                raise InputError(f"not a valid CSAR (zip) archive: {type(err).__name__}: {err}",
+                                 file=str(csar)) from None
             root = tempdir.resolve()
             if META_PATH in names:
-                meta_text = archive.read(META_PATH).decode("utf-8", errors="replace")
+                meta_text = (root / META_PATH).read_text(encoding="utf-8", errors="replace")
                 entry = _inside(
                     root, _entry_from_meta(meta_text, f"{csar}!{META_PATH}"), f"{csar}!{META_PATH}"
                 )

@@ -20,6 +20,7 @@ from formwright.tosca.documents import Document, Documents
 PROFILE_PATH = Path(str(resources.files("formwright.tosca") / "profiles" / "formwright.yaml"))
 KINDS = {"node_types": "tosca.nodes.", "relationship_types": "tosca.relationships."}
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_DEPTH = 64  # derived_from levels; the normative chains are under 10
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,27 @@ class TypeRegistry:
             self._types[name] = TypeDef(name, kind, definition.get("derived_from"), definition)
         for doc in documents.all():
             self._add_document(doc)
+        self._check_hierarchy()
+
+    def _check_hierarchy(self) -> None:
+        """Fail on a type that derives from itself, directly or through a cycle, or a chain deeper than
+        MAX_DEPTH (tosca-parser would loop forever on either)."""
+        settled: set[str] = set()
+        for start in self._types:
+            path: list[str] = []
+            current: str | None = start
+            while current is not None and current not in settled:
+                if current in path or len(path) > MAX_DEPTH:
+                    cycle = [*path[path.index(current):], current] if current in path else [*path[:3], "..."]
+                    culprit = self._types[path[-1]]
+                    raise InputError(
+                        f"type '{culprit.name}' derives from itself: {' -> '.join(cycle)}"
+                        if current in path else f"type '{start}' derives through more than {MAX_DEPTH} types",
+                        file=culprit.file, line=culprit.line, hint="fix its derived_from")
+                path.append(current)
+                parent = self._types[current].derived_from
+                current = self.canonical(str(parent), self._types[current].kind) if parent else None
+            settled.update(path)
 
     def _add_document(self, doc: Document) -> None:
         for kind in KINDS:
