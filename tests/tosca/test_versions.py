@@ -223,3 +223,24 @@ def test_1_2_interface_inputs_and_storage_name(tmp_path: Path):
     result = transform_tosca(src, None)
     assert not result.warnings
     assert result.template["Outputs"]["Volume"]["Value"] == {"Ref": "DiskVolume"}
+
+
+def test_open_host_requirement_and_empty_capability(tmp_path: Path):
+    """The spec's dsl-definitions and inputs-and-outputs examples (1.3): a WebServer with no `host` (the
+    orchestrator places it on the only Compute) and `os: {}`, which crashes tosca-parser as given."""
+    body = """
+    topology_template:
+      node_templates:
+        web:
+          type: tosca:WebServer
+        host:
+          type: tosca:Compute
+          capabilities:
+            os: {}
+    """
+    src = _write(tmp_path, body, "tosca_simple_yaml_1_3")
+    result = transform_tosca(src, None)
+    assert [str(w) for w in result.warnings] == [
+        f"{src}:5: node template 'web' names no host: placed on the only Compute 'host'"]
+    with pytest.raises(ToscaErrors, match="names no host"):
+        transform_tosca(src, None, strict=True)

@@ -12,7 +12,7 @@ from formwright.tosca.functions import check_functions
 from formwright.tosca.inputs import assign_inputs
 from formwright.tosca.model import EffectiveModel
 from formwright.tosca.parser import run_tosca_parser
-from formwright.tosca.precheck import check_function_references, check_structure
+from formwright.tosca.precheck import check_function_references, check_structure, fulfil_open_hosts
 from formwright.tosca.source import Source
 from formwright.tosca.types import TypeRegistry
 
@@ -51,6 +51,7 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     registry = TypeRegistry(documents)
     check_structure(documents.entry, registry)
     check_function_references(documents.entry, registry)
+    fulfil_open_hosts(documents.entry, registry, diagnostics)
     given = dict(inputs or {})
     tosca = run_tosca_parser(documents, registry, diagnostics)
     model = build_model(documents.entry, registry, tosca, source.root)

@@ -161,6 +161,9 @@ def parser_input(documents: Documents) -> dict[str, Any]:
         for node in (topology.get("node_templates") or {}).values():
             if isinstance(node, dict) and "interfaces" in node:
                 node["interfaces"] = _prepare_interfaces(node["interfaces"])
+            if isinstance(node, dict) and isinstance(node.get("capabilities"), dict):
+                # `os: {}` (an assignment with nothing in it, 1.3 examples) crashes tosca-parser
+                node["capabilities"] = {k: v for k, v in node["capabilities"].items() if v}
     return tpl
 
 
