@@ -46,10 +46,20 @@ class FakeTarget:
         return "123456789012"
 
 
-def stack_response(status: str, reason: str = "", outputs: dict | None = None) -> dict:
-    return {"Stacks": [{"StackName": "p-s", "StackId": ID, "StackStatus": status, "StackStatusReason": reason,
-                        "CreationTime": NOW,
-                        "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in (outputs or {}).items()]}]}
+LATER = NOW + dt.timedelta(minutes=1)
+
+
+def stack_response(status: str, reason: str = "", outputs: dict | None = None,
+                   updated: dt.datetime | None = None) -> dict:
+    stack = {"StackName": "p-s", "StackId": ID, "StackStatus": status, "StackStatusReason": reason,
+             "CreationTime": NOW,
+             "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in (outputs or {}).items()]}
+    if updated is not None:
+        stack["LastUpdatedTime"] = updated
+    return {"Stacks": [stack]}
+
+
+BY_ID = {"StackName": ID}
 
 
 GONE = ("ValidationError", "Stack with id p-s does not exist")
@@ -80,34 +90,80 @@ def expect_change_set(stubber: Stubber, kind: str, changes: list | None = None) 
                          {"StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": kind, "Parameters": [],
                           "Tags": [], "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
     stubber.add_response("describe_change_set", {
-        "ChangeSetId": CS, "Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE",
+        "ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE",
         "Changes": changes or [{"Type": "Resource", "ResourceChange": {
             "Action": "Modify", "LogicalResourceId": "Q", "ResourceType": "AWS::SQS::Queue",
             "Replacement": "Conditional"}}]}, {"ChangeSetName": CS})
-    stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS})
+    stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
 
 
-def test_waits_for_an_operation_in_progress_with_backoff(harness) -> None:
+def test_waits_for_an_operation_in_progress_at_the_cadence(harness) -> None:
     runner, stack, stubber, sleeps, events = harness
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
     expect_change_set(stubber, "UPDATE")
-    stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
-    stubber.add_response("describe_stack_events", {"StackEvents": [{
-        "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q",
-        "Timestamp": dt.datetime.now(dt.UTC),
-        "ResourceStatus": "UPDATE_IN_PROGRESS"}]}, {"StackName": "p-s"})
-    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}),
-                         {"StackName": "p-s"})
+    for poll in range(1, 5):
+        stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS", updated=LATER), BY_ID)
+        if poll == 4:  # resource events only on every 4th poll (Cadence.events_every)
+            stubber.add_response("describe_stack_events", {"StackEvents": [{
+                "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q",
+                "Timestamp": dt.datetime.now(dt.UTC),
+                "ResourceStatus": "UPDATE_IN_PROGRESS"}]}, BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}, updated=LATER),
+                         BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     stubber.assert_no_pending_responses()
     assert result.outcome == "updated" and result.outputs == {"Url": "u"}
     assert result.plan.resources[0].replacement == "Conditional"
-    assert sleeps == pytest.approx([0.1, 0.16, 0.1])  # backoff from 0.1 s, reset for each wait
+    # the first polls come 0.2 s apart (± 10 % jitter): the wait had just begun
+    assert len(sleeps) == 6 and all(0.18 <= s <= 0.22 for s in sleeps)
     assert any(e.message == "Q UPDATE_IN_PROGRESS" for e in events)  # latest resource event shown
+
+
+def test_a_stale_read_after_execution_is_not_the_outcome(harness) -> None:
+    """DescribeStacks is eventually consistent: right after ExecuteChangeSet it can still show the stack
+    before the update, status, LastUpdatedTime and outputs (aws-cdk-cli#1802, fixed by #1848)."""
+    runner, stack, stubber, _, _ = harness
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "old"}),
+                         {"StackName": "p-s"})
+    expect_change_set(stubber, "UPDATE")
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "old"}), BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "new"},
+                                                           updated=LATER), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated" and result.outputs == {"Url": "new"}
+
+
+def test_a_stale_review_in_progress_after_a_create_is_still_starting(harness) -> None:
+    runner, stack, stubber, _, _ = harness
+    stubber.add_client_error("describe_stacks", *GONE, expected_params={"StackName": "p-s"})
+    expect_change_set(stubber, "CREATE", [{"Type": "Resource", "ResourceChange": {
+        "Action": "Add", "LogicalResourceId": "Q", "ResourceType": "AWS::SQS::Queue"}}])
+    stubber.add_response("describe_stacks", stack_response("REVIEW_IN_PROGRESS"), BY_ID)
+    stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE", outputs={"Url": "u"}), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "created" and result.outputs == {"Url": "u"}
+
+
+def test_a_throttled_or_failed_poll_is_retried_not_the_outcome(harness) -> None:
+    runner, stack, stubber, sleeps, _ = harness
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
+    expect_change_set(stubber, "UPDATE")
+    stubber.add_client_error("describe_stacks", "Throttling", "Rate exceeded", 400, expected_params=BY_ID)
+    stubber.add_client_error("describe_stacks", "ServiceUnavailable", "", 503, expected_params=BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated", result.error
+    assert len(sleeps) == 2 and sleeps[1] <= 0.8  # backoff with jitter: ceilings 0.4 s, then 0.8 s
 
 
 def test_rollback_complete_after_failed_create_is_deleted_and_recreated(harness) -> None:
@@ -118,7 +174,7 @@ def test_rollback_complete_after_failed_create_is_deleted_and_recreated(harness)
     stubber.add_client_error("describe_stacks", *GONE, expected_params={"StackName": ID})
     expect_change_set(stubber, "CREATE", [{"Type": "Resource", "ResourceChange": {
         "Action": "Add", "LogicalResourceId": "Q", "ResourceType": "AWS::SQS::Queue"}}])
-    stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE"), BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     stubber.assert_no_pending_responses()
@@ -130,13 +186,11 @@ def test_rollback_complete_after_failed_create_is_deleted_and_recreated(harness)
 def test_update_rollback_failed_is_continued_then_updated(harness) -> None:
     runner, stack, stubber, _, _ = harness
     stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_FAILED"), {"StackName": "p-s"})
-    stubber.add_response("continue_update_rollback", {}, {"StackName": "p-s"})
-    stubber.add_response(
-        "describe_stacks", stack_response("UPDATE_ROLLBACK_IN_PROGRESS"), {"StackName": "p-s"}
-    )
-    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("continue_update_rollback", {}, BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_IN_PROGRESS"), BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), BY_ID)
     expect_change_set(stubber, "UPDATE")
-    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     stubber.assert_no_pending_responses()
@@ -147,12 +201,19 @@ def test_failed_execution_reports_the_resource_reasons(harness) -> None:
     runner, stack, stubber, _, _ = harness
     stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
     expect_change_set(stubber, "UPDATE")
-    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), {"StackName": "p-s"})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE"), BY_ID)
+    # the failure reasons are this operation's events (by its token, or back to its start event),
+    # never "events newer than the local clock": the clock of this machine may be off
     stubber.add_response("describe_stack_events", {"StackEvents": [
-        {"StackId": ID, "EventId": "e2", "StackName": "p-s", "LogicalResourceId": "Q",
-         "Timestamp": dt.datetime.now(dt.UTC),
-         "ResourceStatus": "UPDATE_FAILED", "ResourceStatusReason": "Queue name already exists"}]},
-        {"StackName": "p-s"})
+        {"StackId": ID, "EventId": "e3", "StackName": "p-s", "LogicalResourceId": "Q",
+         "Timestamp": NOW - dt.timedelta(hours=1), "ResourceType": "AWS::SQS::Queue",
+         "ResourceStatus": "UPDATE_FAILED", "ResourceStatusReason": "Queue name already exists"},
+        {"StackId": ID, "EventId": "e2", "StackName": "p-s", "LogicalResourceId": "p-s",
+         "ResourceType": "AWS::CloudFormation::Stack", "Timestamp": NOW - dt.timedelta(hours=1),
+         "ResourceStatus": "UPDATE_IN_PROGRESS", "ResourceStatusReason": "User Initiated"},
+        {"StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q",
+         "Timestamp": NOW - dt.timedelta(hours=2), "ResourceType": "AWS::SQS::Queue",
+         "ResourceStatus": "CREATE_FAILED", "ResourceStatusReason": "an older operation"}]}, BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     assert result.outcome == "failed" and result.exit_code == 1
@@ -173,9 +234,9 @@ def test_dead_end_states_are_errors_with_a_hint(harness) -> None:
 def test_delete_failed_is_retried_once(harness) -> None:
     runner, stack, stubber, _, _ = harness
     stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE"), {"StackName": "p-s"})
-    stubber.add_response("delete_stack", {}, {"StackName": ID})
+    stubber.add_response("delete_stack", {}, {"StackName": ID, "ClientRequestToken": ANY})
     stubber.add_response("describe_stacks", stack_response("DELETE_FAILED"), {"StackName": ID})
-    stubber.add_response("delete_stack", {}, {"StackName": ID})
+    stubber.add_response("delete_stack", {}, {"StackName": ID, "ClientRequestToken": ANY})
     stubber.add_client_error("describe_stacks", *GONE, expected_params={"StackName": ID})
     with stubber:
         result = runner.delete(stack, {})
@@ -268,9 +329,11 @@ def test_throttling_past_all_retries_is_one_line(harness, cloud) -> None:
     assert "\n" not in result.error
 
 
-def test_backoff_is_capped_at_five_seconds() -> None:
-    from formwright.engine.cfn import backoff_delays
+def test_the_cadence_grows_with_the_wait_and_is_capped() -> None:
+    from formwright.engine.cfn import Cadence
 
-    delays = backoff_delays()
-    values = [next(delays) for _ in range(20)]
-    assert values[0] == 0.1 and values == sorted(values) and max(values) == 5.0
+    cadence = Cadence()
+    assert 0.18 <= cadence.delay(0) <= 0.22  # a fresh wait reads every 0.2 s
+    assert 1.8 <= cadence.delay(10) <= 2.2  # after 10 s: every 2 s (a fifth of the time waited)
+    assert 4.5 <= cadence.delay(3600) <= 5.5  # a long operation: every 5 s at most
+    assert all(0 < cadence.retry_delay(n) <= cadence.cap * 4 for n in range(1, 30))

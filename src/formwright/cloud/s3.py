@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
 from botocore.exceptions import ClientError
+from botocore.loaders import create_loader
+from botocore.regions import EndpointResolver
 
 from formwright.cloud.errors import error_code
 from formwright.errors import CloudError
@@ -17,6 +20,28 @@ def _owner(owner: str | None) -> dict[str, str]:
     return {"ExpectedBucketOwner": owner} if owner else {}
 
 
+@functools.lru_cache(maxsize=1)
+def _partitions() -> EndpointResolver:
+    """botocore's partition data (endpoints.json)."""
+    return EndpointResolver(create_loader().load_data("endpoints"))
+
+
+def partition_of(region: str) -> str:
+    """The region's partition (aws, aws-cn, aws-us-gov, …) as botocore's partition data says; a region
+    it does not list falls in the partition whose region pattern its name matches."""
+    return str(_partitions().get_partition_for_region(region))
+
+
+def dns_suffix(region: str) -> str:
+    """The DNS suffix of the region's partition: amazonaws.com, amazonaws.com.cn, …"""
+    return str(_partitions().get_partition_dns_suffix(partition_of(region)))
+
+
+def object_url(bucket: str, key: str, region: str) -> str:
+    """The HTTPS URL of an S3 object as CloudFormation takes it (TemplateURL), in the region's partition."""
+    return f"https://s3.{region}.{dns_suffix(region)}/{bucket}/{key}"
+
+
 def ensure_bucket(s3: Any, bucket: str, region: str, owner: str | None = None) -> bool:
     """Create `bucket` in `region` unless it exists (and is `owner`'s); True when it was created now."""
     try:
@@ -24,8 +49,7 @@ def ensure_bucket(s3: Any, bucket: str, region: str, owner: str | None = None) -
         return False
     except ClientError as err:
         if error_code(err) in ("403", "AccessDenied"):
-            raise CloudError(f"bucket '{bucket}' exists but is not this account's", hint="it cannot be used; "
-                             "delete it if it is yours, or use another account") from None
+            raise _forbidden(s3, bucket) from None
     kwargs: dict[str, Any] = {"Bucket": bucket}
     if region != "us-east-1":
         kwargs["CreateBucketConfiguration"] = {"LocationConstraint": region}
@@ -35,6 +59,21 @@ def ensure_bucket(s3: Any, bucket: str, region: str, owner: str | None = None) -
         if error_code(err) not in ("BucketAlreadyOwnedByYou",):
             raise CloudError(f"cannot create bucket '{bucket}': {error_code(err) or err}") from None
     return True
+
+
+def _forbidden(s3: Any, bucket: str) -> CloudError:
+    """HeadBucket answers 403 both for another account's bucket and for ours without s3:ListBucket;
+    ListBuckets (our own buckets) tells them apart when we may call it."""
+    try:
+        ours = any(b.get("Name") == bucket for b in s3.list_buckets().get("Buckets", []))
+    except ClientError:
+        return CloudError(f"bucket '{bucket}': access denied (HTTP 403)", hint="either another account owns "
+                          "it, or this one lacks s3:ListBucket on it; s3:ListAllMyBuckets would tell which")
+    if ours:
+        return CloudError(f"bucket '{bucket}' is this account's, but access to it is denied",
+                          hint="grant s3:ListBucket, s3:GetObject and s3:PutObject on it to the caller")
+    return CloudError(f"bucket '{bucket}' is owned by another account", hint="it cannot be used: set "
+                      "`artifact_bucket:` to a bucket of this account")
 
 
 def put_if_changed(s3: Any, bucket: str, key: str, data: bytes, owner: str | None = None) -> bool:

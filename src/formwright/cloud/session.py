@@ -16,6 +16,7 @@ import boto3
 from botocore.config import Config
 
 from formwright.cloud import local
+from formwright.cloud.errors import remember_http_status, set_target_kind
 from formwright.errors import InputError
 
 TARGETS = ("local", "aws")
@@ -48,19 +49,24 @@ class Target:
                 self._session = boto3.session.Session(region_name=self.region)
         return self._session
 
-    def client(self, service: str) -> Any:
-        """A shared, thread-safe boto3 client for `service` (clients are thread-safe; sessions are not)."""
+    def client(self, service: str, *, max_attempts: int = 8) -> Any:
+        """A shared, thread-safe boto3 client for `service` (clients are thread-safe; sessions are not).
+
+        `max_attempts` bounds botocore's own retries; the engine's polls use 1 and retry in their wait
+        loop, which keeps its cadence and its deadline.
+        """
         with self._lock:
-            existing = self._clients.get(service)
+            existing = self._clients.get((service, max_attempts))
             if existing is None:
                 config = Config(
-                    retries={"mode": "standard", "max_attempts": 8},
+                    retries={"mode": "standard", "max_attempts": max_attempts},
                     max_pool_connections=self.max_pool,
                     connect_timeout=5,
                     read_timeout=60,
                 )
                 existing = self.session().client(service, endpoint_url=self.endpoint, config=config)
-                self._clients[service] = existing
+                remember_http_status(existing)
+                self._clients[(service, max_attempts)] = existing
             return existing
 
     def account_id(self) -> str:
@@ -75,6 +81,7 @@ def resolve_target(kind: str | None = None, region: str | None = None) -> Target
     kind = (kind or os.environ.get("FORMWRIGHT_TARGET") or "local").lower()
     if kind not in TARGETS:
         raise InputError(f"unknown target '{kind}'", hint="use --target local or --target aws")
+    set_target_kind(kind)
     if kind == "local":
         cloud = local.require()
         return Target("local", region or DEFAULT_REGION, cloud.endpoint)

@@ -1,22 +1,27 @@
 """A thin layer over the CloudFormation API: describe, change sets, execution, waits, events.
 
 Every call counts itself in `CallCounter`, so benchmarks and tests can prove a no-op run made no
-write call. Waits poll with backoff from 0.1 s to 5 s.
+write call. Waits poll at the `Cadence` (docs/architecture.md, "Polling cadence"): a read that is
+throttled or fails with 5xx is retried with backoff and jitter inside the wait, never its outcome.
 """
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
-from formwright.cloud.errors import error_code, error_message
+from formwright.cloud.errors import error_code, error_message, is_transient
+from formwright.errors import CloudError
+
+T = TypeVar("T")
 
 WRITE_CALLS = {
     "create_change_set", "execute_change_set", "delete_change_set", "create_stack", "update_stack",
@@ -98,32 +103,63 @@ class StackInfo:
                                "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"}
 
 
-def backoff_delays(first: float = 0.1, factor: float = 1.6, cap: float = 5.0):
-    """0.1 s, 0.16 s, … up to 5 s, forever."""
-    delay = first
-    while True:
-        yield delay
-        delay = min(cap, delay * factor)
+@dataclass(frozen=True)
+class Cadence:
+    """How often a wait reads. The next read comes after `fraction` of the time waited so far,
+    within [`minimum`, `cap`] and ±`jitter`: quick answers are seen quickly, a long operation is read
+    every `cap` seconds. Resource events are read on every `events_every`-th poll only. A failed
+    read (throttled, 5xx, dropped) is retried after an exponential, jittered delay; a wait that
+    meets nothing but failures for `give_up_after` seconds ends with an error."""
+
+    minimum: float = 0.2
+    fraction: float = 0.2
+    cap: float = 5.0
+    jitter: float = 0.1
+    events_every: int = 4
+    give_up_after: float = 600.0
+
+    def delay(self, waited: float) -> float:
+        """Seconds until the next read of a wait that has lasted `waited` seconds."""
+        base = min(self.cap, max(self.minimum, self.fraction * waited))
+        return base * random.uniform(1 - self.jitter, 1 + self.jitter)  # noqa: S311 - jitter, not crypto
+
+    def retry_delay(self, failures: int) -> float:
+        """Seconds before retrying after `failures` failed reads in a row (equal jitter)."""
+        ceiling = min(self.cap * 4, self.minimum * 2 ** failures)
+        return ceiling / 2 + random.uniform(0, ceiling / 2)  # noqa: S311 - jitter, not crypto
 
 
 class CloudFormation:
-    """The CloudFormation calls the engine makes, counted, with waits."""
+    """The CloudFormation calls the engine makes, counted, with waits.
+
+    `poll_client` (default: `client`) serves the reads inside waits; give it one without botocore
+    retries so the wait loop keeps its own cadence and deadline through throttling.
+    """
 
     def __init__(self, client: Any, counter: CallCounter | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, *, poll_client: Any = None,
+                 cadence: Cadence | None = None) -> None:
         self.client = client
+        self.poll_client = poll_client or client
         self.counter = counter or CallCounter()
         self.sleep = sleep
+        self.cadence = cadence or Cadence()
 
     def call(self, operation: str, **kwargs: Any) -> Any:
         """Call `operation` on the client and count it."""
         self.counter.add(operation)
         return getattr(self.client, operation)(**kwargs)
 
-    def describe(self, stack_name: str) -> StackInfo | None:
+    def read(self, operation: str, **kwargs: Any) -> Any:
+        """One read inside a wait, on the poll client, counted."""
+        self.counter.add(operation)
+        return getattr(self.poll_client, operation)(**kwargs)
+
+    def describe(self, stack_name: str, *, polling: bool = False) -> StackInfo | None:
         """The stack, or None when it does not exist (or was deleted)."""
         try:
-            stacks = self.call("describe_stacks", StackName=stack_name)["Stacks"]
+            call = self.read if polling else self.call
+            stacks = call("describe_stacks", StackName=stack_name)["Stacks"]
         except ClientError as err:
             if error_code(err) == "ValidationError" and "does not exist" in error_message(err):
                 return None
@@ -132,21 +168,51 @@ class CloudFormation:
             return None
         return StackInfo.from_api(stacks[0])
 
+    def poll(self, read: Callable[[], T], done: Callable[[T], bool], *, what: str,
+             timeout: float | None = None) -> T:
+        """Call `read` at the cadence until `done` says yes; return that value.
+
+        A transient failure (throttling, 5xx, a dropped connection) is retried with backoff and jitter;
+        only a wait past `timeout` or failing for the cadence's `give_up_after` seconds ends in error.
+        """
+        started = time.monotonic()
+        deadline = started + timeout if timeout is not None else float("inf")
+        failures, failing_since = 0, 0.0
+        while True:
+            try:
+                value = read()
+            except Exception as err:
+                if not is_transient(err):
+                    raise
+                now = time.monotonic()
+                failing_since = failing_since if failures else now
+                failures += 1
+                if now > deadline or now - failing_since > self.cadence.give_up_after:
+                    raise CloudError(f"{what}: every read failed for {now - failing_since:.0f} s "
+                                     f"({type(err).__name__}: {err})".replace("\n", " ")) from None
+                self.sleep(self.cadence.retry_delay(failures))
+                continue
+            failures = 0
+            if done(value):
+                return value
+            now = time.monotonic()
+            if now > deadline:
+                raise TimeoutError(f"{what}: not done after {timeout:.0f} s")
+            self.sleep(self.cadence.delay(now - started))
+
     def wait_stack(self, stack_name: str, on_poll: Callable[[StackInfo | None], None] | None = None,
                    timeout: float | None = None) -> StackInfo | None:
         """Poll until the stack is no longer *_IN_PROGRESS (CloudFormation ends every operation; a
         `timeout` in seconds gives up earlier); None when it is gone."""
-        deadline = time.monotonic() + timeout if timeout is not None else float("inf")
-        delays = backoff_delays()
-        while True:
-            info = self.describe(stack_name)
+
+        def read() -> StackInfo | None:
+            info = self.describe(stack_name, polling=True)
             if on_poll:
                 on_poll(info)
-            if info is None or not info.in_progress:
-                return info
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{stack_name} still {info.status} after {timeout:.0f} s")
-            self.sleep(next(delays))
+            return info
+
+        return self.poll(read, lambda info: info is None or not info.in_progress,
+                         what=f"waiting for {stack_name}", timeout=timeout)
 
     def create_change_set(self, **kwargs: Any) -> str:
         """Create a change set; return its id."""
@@ -154,23 +220,19 @@ class CloudFormation:
 
     def wait_change_set(self, change_set_id: str, timeout: float = 1800.0) -> dict[str, Any]:
         """Poll until the change set is CREATE_COMPLETE or FAILED; return its full description."""
-        deadline = time.monotonic() + timeout
-        delays = backoff_delays()
-        while True:
-            desc = self.describe_change_set(change_set_id)
-            if desc["Status"] in ("CREATE_COMPLETE", "FAILED", "DELETE_COMPLETE", "DELETE_FAILED"):
-                return desc
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"change set still {desc['Status']} after {timeout:.0f} s")
-            self.sleep(next(delays))
+        return self.poll(lambda: self.describe_change_set(change_set_id, polling=True),
+                         lambda desc: desc["Status"] in ("CREATE_COMPLETE", "FAILED", "DELETE_COMPLETE",
+                                                         "DELETE_FAILED"),
+                         what="waiting for the change set", timeout=timeout)
 
-    def describe_change_set(self, change_set_id: str) -> dict[str, Any]:
+    def describe_change_set(self, change_set_id: str, *, polling: bool = False) -> dict[str, Any]:
         """The change set with every page of its Changes."""
-        desc = self.call("describe_change_set", ChangeSetName=change_set_id)
+        call = self.read if polling else self.call
+        desc = call("describe_change_set", ChangeSetName=change_set_id)
         changes = list(desc.get("Changes") or [])
         token = desc.get("NextToken")
         while token:
-            page = self.call("describe_change_set", ChangeSetName=change_set_id, NextToken=token)
+            page = call("describe_change_set", ChangeSetName=change_set_id, NextToken=token)
             changes.extend(page.get("Changes") or [])
             token = page.get("NextToken")
         desc["Changes"] = changes
@@ -183,6 +245,86 @@ class CloudFormation:
         except ClientError as err:
             if error_code(err) not in ("ChangeSetNotFound", "ChangeSetNotFoundException"):
                 raise
+
+    def wait_operation(self, stack_id: str, before: StackInfo | None, *, change_set_id: str | None = None,
+                       on_poll: Callable[[StackInfo | None], None] | None = None,
+                       timeout: float | None = None) -> StackInfo | None:
+        """Wait for the operation just started on the stack `stack_id` (an execution of `change_set_id`,
+        a delete, a rollback) to end; return the stack as it left it (None: deleted).
+
+        DescribeStacks is eventually consistent: right after ExecuteChangeSet it may still show the stack
+        as it was (`before`): REVIEW_IN_PROGRESS for a create, the old status, LastUpdatedTime and
+        outputs for an update (aws-cdk-cli#1802, fixed in #1848). Such a read means "still starting":
+        a settled read counts only when it provably comes from after the operation started
+        (`shows_execution`). An endpoint that never shows that (no LastUpdatedTime) is believed after
+        repeated reads once the change set reports its execution over, or, with no change set, after
+        three rounds of `events_every` stale reads.
+        """
+        seen = {"stale": 0, "after_report": 0}
+        patience = self.cadence.events_every
+
+        def read() -> StackInfo | None:
+            info = self.describe(stack_id, polling=True)
+            if on_poll:
+                on_poll(info)
+            return info
+
+        def done(info: StackInfo | None) -> bool:
+            if info is None:  # read by stack id: DELETE_COMPLETE (a delete, or a failed create deleted)
+                return True
+            if info.in_progress:
+                return False
+            if shows_execution(info, before):
+                return True
+            seen["stale"] += 1
+            if change_set_id is None:
+                return seen["stale"] > 3 * patience
+            if seen["after_report"]:
+                seen["after_report"] += 1
+                return seen["after_report"] > patience
+            if seen["stale"] % patience == 0 and self._execution_over(change_set_id):
+                seen["after_report"] = 1
+            return False
+
+        name = stack_id.split("/")[-2] if stack_id.count("/") >= 2 else stack_id  # …:stack/<name>/<id>
+        return self.poll(read, done, what=f"waiting for {name}", timeout=timeout)
+
+    def _execution_over(self, change_set_id: str) -> bool:
+        """True when the change set reports its execution finished (or is gone with its stack)."""
+        try:
+            desc = self.read("describe_change_set", ChangeSetName=change_set_id)
+        except ClientError as err:
+            if error_code(err) in ("ChangeSetNotFound", "ChangeSetNotFoundException"):
+                return True
+            raise
+        return desc.get("ExecutionStatus") in ("EXECUTE_COMPLETE", "EXECUTE_FAILED", "OBSOLETE")
+
+    def operation_events(self, stack_name: str, token: str | None = None, *, polling: bool = False,
+                         limit_pages: int = 3) -> list[dict]:
+        """The events of the stack's latest operation, newest first: those carrying `token` (the
+        operation's ClientRequestToken) when events carry tokens, else every event back to the stack's
+        own event that started the operation. Never bounded by the local clock."""
+        call = self.read if polling else self.call
+        events: list[dict] = []
+        kwargs: dict[str, Any] = {"StackName": stack_name}
+        for _ in range(limit_pages):
+            try:
+                page = call("describe_stack_events", **kwargs)
+            except ClientError:
+                return events
+            for event in page.get("StackEvents", []):
+                theirs = event.get("ClientRequestToken")
+                if token and theirs and theirs != token:
+                    if events:
+                        return events  # reached the operation before ours
+                    continue  # a later operation's event
+                events.append(event)
+                if _starts_operation(event):
+                    return events
+            if not page.get("NextToken"):
+                break
+            kwargs["NextToken"] = page["NextToken"]
+        return events
 
     def events_since(self, stack_name: str, since: datetime | None, limit_pages: int = 3) -> list[dict]:
         """Stack events newer than `since`, newest first (a few pages at most)."""
@@ -204,6 +346,30 @@ class CloudFormation:
             if not token:
                 break
         return events
+
+
+_OPERATION_STARTS = {"CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS", "DELETE_IN_PROGRESS", "IMPORT_IN_PROGRESS",
+                     "ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS", "IMPORT_ROLLBACK_IN_PROGRESS"}
+
+
+def _starts_operation(event: dict[str, Any]) -> bool:
+    """True for the stack's own event that opens an operation (`User Initiated`)."""
+    return (event.get("ResourceType") == "AWS::CloudFormation::Stack"
+            and event.get("LogicalResourceId") == event.get("StackName")
+            and event.get("ResourceStatus") in _OPERATION_STARTS
+            and (event.get("ResourceStatusReason") or "User Initiated") == "User Initiated")
+
+
+def shows_execution(info: StackInfo, before: StackInfo | None) -> bool:
+    """True when the settled stack `info` provably comes from after an execution started on the stack
+    that was `before` (None or REVIEW_IN_PROGRESS: a create)."""
+    if info.status == "REVIEW_IN_PROGRESS":
+        return False
+    if before is None or before.status == "REVIEW_IN_PROGRESS":
+        return True
+    if info.status != before.status:
+        return True
+    return info.updated is not None and before.updated is not None and info.updated > before.updated
 
 
 def is_no_change(description: dict[str, Any]) -> bool:

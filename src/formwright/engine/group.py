@@ -8,6 +8,8 @@ Delete walks the same graph reversed.
 from __future__ import annotations
 
 import graphlib
+import hashlib
+import logging
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -16,6 +18,7 @@ from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
 from formwright.engine.cfn import CallCounter, CloudFormation
+from formwright.engine.imports import import_edges
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -31,10 +34,24 @@ from formwright.model.project import Project
 from formwright.state.applied import AppliedCache
 from formwright.state.lock import project_lock
 
+log = logging.getLogger("formwright")
+
 
 def target_key(target: Any) -> str:
-    """A folder name for per-target state: `local-us-east-1`, `aws-eu-west-1`."""
-    return f"{target.kind}-{target.region}"
+    """A folder name for per-target state, one per kind, account, region and endpoint:
+    `aws-123456789012-eu-west-1-1a2b3c4d`. Switching account, region or emulator never reuses or
+    clobbers another target's records."""
+    endpoint = str(target.client("cloudformation").meta.endpoint_url)
+    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:8]
+    return f"{target.kind}-{target.account_id()}-{target.region}-{digest}"
+
+
+def poll_client(target: Any) -> Any:
+    """The CloudFormation client for reads inside waits: no botocore retries, the wait loop retries."""
+    try:
+        return target.client("cloudformation", max_attempts=1)
+    except TypeError:  # a target whose client() takes no options (tests' stand-ins)
+        return target.client("cloudformation")
 
 
 class StackGroup:
@@ -50,16 +67,27 @@ class StackGroup:
         self.max_concurrency = max_concurrency
         self.progress = progress
         self.counter = counter or CallCounter()
-        self.cfn = CloudFormation(target.client("cloudformation"), self.counter)
+        self.cfn = CloudFormation(target.client("cloudformation"), self.counter,
+                                  poll_client=poll_client(target))
         self.cache = AppliedCache(project.state_dir, target_key(target))
         self.runner = StackRunner(project, target, self.cfn, self.cache, progress)
         check_output_references(stacks, project)
+        self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
+        for warning in self.warnings:
+            log.warning("warning: %s", warning)
+        try:
+            graphlib.TopologicalSorter(self.graph()).prepare()
+        except graphlib.CycleError as err:
+            raise InputError("dependency cycle through Fn::ImportValue: " + " -> ".join(err.args[1]),
+                             hint="an import cannot come from a stack that waits for the importer") from None
 
     # ---- graph --------------------------------------------------------------------------------
     def graph(self, reverse: bool = False) -> dict[str, set[str]]:
-        """Each selected stack and the selected stacks it waits for (dependents when `reverse`)."""
+        """Each selected stack and the selected stacks it waits for (dependents when `reverse`):
+        declared dependencies, `!ref`s and Fn::ImportValue of another stack's export."""
         names = set(self.stacks)
-        forward = {n: {d for d in s.dependencies if d in names} for n, s in self.stacks.items()}
+        forward = {n: {d for d in s.dependencies | self.imports.get(n, set()) if d in names}
+                   for n, s in self.stacks.items()}
         if not reverse:
             return forward
         backward: dict[str, set[str]] = {n: set() for n in names}

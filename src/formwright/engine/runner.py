@@ -1,23 +1,25 @@
 """Planning and deploying one stack: settle its status, make a change set, execute, wait.
 
 Every real CloudFormation status is handled: *_IN_PROGRESS waits; ROLLBACK_COMPLETE after a failed
-create is deleted and re-created; UPDATE_ROLLBACK_FAILED gets continue-update-rollback; REVIEW_IN_PROGRESS
-takes a CREATE change set; DELETE_FAILED and the other dead ends are errors with a hint.
+create is deleted and re-created; UPDATE_ROLLBACK_FAILED gets continue-update-rollback; CREATE_FAILED
+and UPDATE_FAILED (rollback disabled) are rolled back with RollbackStack, or updated again when the
+stack keeps failed resources (`on_failure: do_nothing`); IMPORT_ROLLBACK_FAILED is updated again;
+REVIEW_IN_PROGRESS takes a CREATE change set; DELETE_FAILED and ROLLBACK_FAILED are errors with a hint.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
-from formwright.cloud.s3 import ensure_bucket, put_if_changed
+from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
 from formwright.engine.cfn import NO_CHANGES, CloudFormation, StackInfo, failure_reasons, is_no_change
 from formwright.engine.results import (
     MASK,
@@ -37,11 +39,12 @@ from formwright.template import check_size, needs_upload
 DEAD_ENDS = {
     "DELETE_FAILED": "a delete failed; fix the resources that would not delete, "
                      "then `formwright delete` again",
-    "CREATE_FAILED": "the create failed without rollback; delete the stack and deploy again",
     "ROLLBACK_FAILED": "the rollback failed; delete the stack (retaining stuck resources) and deploy again",
-    "UPDATE_FAILED": "the update failed without rollback; roll it back in the console or update again",
-    "IMPORT_ROLLBACK_FAILED": "an import rollback failed; fix it in the console",
 }
+# Left by a failed operation with rollback disabled: RollbackStack takes them back to the last stable
+# state (deleting a stack that never had one), or an update retries from where they stopped.
+FAILED_KEPT = ("CREATE_FAILED", "UPDATE_FAILED")
+ON_FAILURE = {"rollback": "ROLLBACK", "delete": "DELETE", "do_nothing": "DO_NOTHING"}
 
 
 @dataclass
@@ -76,6 +79,7 @@ class StackRunner:
         self.cache = cache
         self.progress = progress
         self._bucket: str | None = None
+        self._ensured: set[str] = set()
 
     # ---- inputs -------------------------------------------------------------------------------
     def prepare(self, stack: Stack, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> Prepared:
@@ -84,7 +88,7 @@ class StackRunner:
         template, body = stack.processed(parameters, region=self.target.region)
         check_size(body, where=stack.name)
         digest = inputs_hash(body, parameters, stack.config.tags, stack.capabilities,
-                             stack.config.termination_protection)
+                             stack.config.termination_protection, options=deploy_options(stack))
         return Prepared(parameters, template, body, digest, stack.secret_parameters(template))
 
     def template_argument(self, stack: Stack, body: str) -> dict[str, str]:
@@ -92,11 +96,23 @@ class StackRunner:
         if not needs_upload(body):
             return {"TemplateBody": body}
         s3 = self.target.client("s3")
-        bucket = self.managed_bucket()
+        bucket = self.artifact_bucket(stack)
         key = f"{self.project.name}/{stack.name}/{hashlib.sha256(body.encode()).hexdigest()}.json"
         if put_if_changed(s3, bucket, key, body.encode("utf-8"), owner=self.target.account_id()):
             self.cfn.counter.add("put_object")
-        return {"TemplateURL": f"https://s3.{self.target.region}.amazonaws.com/{bucket}/{key}"}
+        return {"TemplateURL": object_url(bucket, key, self.target.region)}
+
+    def artifact_bucket(self, stack: Stack) -> str:
+        """The stack's `artifact_bucket` (created if missing), or the managed bucket."""
+        bucket = stack.config.artifact_bucket
+        if bucket is None:
+            return self.managed_bucket()
+        if bucket not in self._ensured:
+            s3, owner = self.target.client("s3"), self.target.account_id()
+            if ensure_bucket(s3, bucket, self.target.region, owner=owner):
+                self.cfn.counter.add("create_bucket")
+            self._ensured.add(bucket)
+        return bucket
 
     def managed_bucket(self) -> str:
         """The managed bucket, created on first use."""
@@ -119,11 +135,26 @@ class StackRunner:
             info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "waiting", i))
         if info is None:
             return None, note
+        if info.status in FAILED_KEPT and stack.config.on_failure != "do_nothing":
+            note = f"stack was {info.status} with rollback disabled: rolled back first"
+            self._say(stack, "updating", info.status, note)
+            self.cfn.call("rollback_stack", StackName=info.stack_id, **role(stack))
+            rolled = self.cfn.wait_operation(info.stack_id, info,
+                                             on_poll=lambda i: self._poll(stack, "updating", i))
+            if rolled is not None and rolled.status not in ("ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_COMPLETE"):
+                raise CloudError(f"the rollback ended in {rolled.status}: {rolled.reason}".rstrip(": "),
+                                 where=stack.name, hint="fix it in the console, then deploy again")
+            info = rolled
+            if info is None:
+                return None, note
+        elif info.status in FAILED_KEPT or info.status == "IMPORT_ROLLBACK_FAILED":
+            note = f"stack was {info.status}: updated again from where it stopped"
         if info.status == "ROLLBACK_COMPLETE":
             note = "stack was ROLLBACK_COMPLETE after a failed create: deleted and re-created"
             self._say(stack, "deleting", info.status, note)
-            self.cfn.call("delete_stack", StackName=info.stack_id)
-            after = self.cfn.wait_stack(info.stack_id, on_poll=lambda i: self._poll(stack, "deleting", i))
+            self.cfn.call("delete_stack", StackName=info.stack_id, **role(stack))
+            after = self.cfn.wait_operation(info.stack_id, info,
+                                            on_poll=lambda i: self._poll(stack, "deleting", i))
             if after is not None and after.status != "DELETE_COMPLETE":
                 raise CloudError(f"could not delete the rolled-back stack: {after.status} {after.reason}",
                                  where=stack.name)
@@ -131,8 +162,9 @@ class StackRunner:
         if info.status == "UPDATE_ROLLBACK_FAILED":
             note = "stack was UPDATE_ROLLBACK_FAILED: continued the rollback first"
             self._say(stack, "updating", info.status, note)
-            self.cfn.call("continue_update_rollback", StackName=stack.stack_name)
-            info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "updating", i))
+            self.cfn.call("continue_update_rollback", StackName=info.stack_id, **role(stack))
+            info = self.cfn.wait_operation(info.stack_id, info,
+                                           on_poll=lambda i: self._poll(stack, "updating", i))
             if info is None or info.status != "UPDATE_ROLLBACK_COMPLETE":
                 status = info.status if info else "gone"
                 raise CloudError(
@@ -148,8 +180,10 @@ class StackRunner:
     # ---- change sets --------------------------------------------------------------------------
     def change_set(
         self, stack: Stack, info: StackInfo | None, prep: Prepared
-    ) -> tuple[StackPlan, str | None]:
-        """Create and describe a change set; an empty one is deleted and reported as no changes."""
+    ) -> tuple[StackPlan, str | None, str]:
+        """Create and describe a change set; an empty one is deleted and reported as no changes.
+
+        Returns the plan, the change set id (None: no changes) and the id of the stack it is for."""
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
         kind = "create" if create else "update"
         name = f"formwright-{prep.hash[:12]}-{int(time.time() * 1000)}"
@@ -164,7 +198,12 @@ class StackRunner:
             "Capabilities": stack.capabilities,
             "ClientToken": name,
             **self.template_argument(stack, prep.body),
+            **role(stack),
         }
+        if stack.config.notification_arns:
+            kwargs["NotificationARNs"] = list(stack.config.notification_arns)
+        if create and stack.config.on_failure:
+            kwargs["OnStackFailure"] = ON_FAILURE[stack.config.on_failure]
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
         plan.parameters = value_changes(
@@ -176,14 +215,15 @@ class StackRunner:
         except ClientError as err:
             if any(text in str(err) for text in NO_CHANGES):  # some endpoints refuse instead of FAILED
                 plan.kind = "no changes"
-                return plan, None
+                return plan, None, info.stack_id if info else ""
             raise
         plan.change_set_id = change_set_id
         desc = self.cfn.wait_change_set(change_set_id)
+        stack_id = str(desc.get("StackId") or (info.stack_id if info else stack.stack_name))
         if is_no_change(desc):
             self.cfn.delete_change_set(change_set_id)
             plan.kind, plan.change_set_id = "no changes", None
-            return plan, None
+            return plan, None, stack_id
         if desc["Status"] == "FAILED":
             self.cfn.delete_change_set(change_set_id)
             if create:
@@ -192,7 +232,7 @@ class StackRunner:
                 f"change set failed: {desc.get('StatusReason', 'no reason given')}", where=stack.name
             )
         plan.resources = [resource_change(c) for c in desc.get("Changes", []) if c.get("Type") == "Resource"]
-        return plan, change_set_id
+        return plan, change_set_id, stack_id
 
     def _drop_review_stack(self, stack: Stack) -> None:
         """Delete the empty REVIEW_IN_PROGRESS stack a CREATE change set leaves behind."""
@@ -213,10 +253,12 @@ class StackRunner:
             return StackPlan(stack.name, stack.stack_name, "unknown",
                              note=f"stack is {info.status}; deploy will settle it first")
         stack.write_build(prep.template)
-        plan, change_set_id = self.change_set(stack, info, prep)
+        plan, change_set_id, _ = self.change_set(stack, info, prep)
         if info is not None and self._protection_pending(stack, info):
             plan.note = f"termination protection: {'on' if stack.config.termination_protection else 'off'}"
             plan.kind = "update" if plan.kind == "no changes" else plan.kind
+        elif info is not None and info.termination_protection and stack.config.termination_protection is None:
+            plan.note = "termination protection: on (set outside formwright; kept)"
         if change_set_id and not keep:
             self.cfn.delete_change_set(change_set_id)
             plan.change_set_id = None
@@ -249,8 +291,10 @@ class StackRunner:
 
     @staticmethod
     def _protection_pending(stack: Stack, info: StackInfo) -> bool:
-        """Termination protection is not part of a change set: a difference is a change of its own."""
-        return info.termination_protection != stack.config.termination_protection
+        """Termination protection is not part of a change set: a difference is a change of its own.
+        Unset in the project, the stack's own setting is kept (never switched off by default)."""
+        wanted = stack.config.termination_protection
+        return wanted is not None and info.termination_protection != wanted
 
     # ---- deploy -------------------------------------------------------------------------------
     def deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], *, force: bool = False,
@@ -286,7 +330,7 @@ class StackRunner:
         if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
             return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
         info, note = self.settle(stack, info)
-        plan, change_set_id = self.change_set(stack, info, prep)
+        plan, change_set_id, stack_id = self.change_set(stack, info, prep)
         plan.note = note
         if change_set_id is None:
             assert info is not None
@@ -295,16 +339,20 @@ class StackRunner:
             return StackResult(stack.name, stack.stack_name, "no changes", info.status,
                                outputs=info.outputs, plan=plan)
         phase = "creating" if plan.kind == "create" else "updating"
-        since = _event_floor()
         self._say(stack, phase, "", f"executing {len(plan.resources)} change(s)")
-        token = {"ClientRequestToken": request_token} if request_token else {}
+        # every execution carries a token: its events are told from any other operation's by it
+        token = request_token or f"formwright-{uuid.uuid4().hex}"
+        extra: dict[str, Any] = {}
+        if plan.kind == "update" and stack.config.on_failure == "do_nothing":
+            extra["DisableRollback"] = True  # a CREATE change set carries OnStackFailure instead
         self.cache.forget(stack.name)  # a crash from here on must not leave the old hash looking applied
-        self.cfn.call("execute_change_set", ChangeSetName=change_set_id, **token)
-        final = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, phase, i, since))
+        self.cfn.call("execute_change_set", ChangeSetName=change_set_id, ClientRequestToken=token, **extra)
+        polls = _Polls(self, stack, phase, token)
+        final = self.cfn.wait_operation(stack_id, info, change_set_id=change_set_id, on_poll=polls)
         if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
-            reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since)) if final else []
-            detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack is gone")
+            reasons = failure_reasons(self.cfn.operation_events(stack_id, token))
+            detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack was deleted")
             return StackResult(stack.name, stack.stack_name, "failed", status,
                                error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)
         self._protect(stack, final)
@@ -315,10 +363,9 @@ class StackRunner:
         )
 
     def _protect(self, stack: Stack, info: StackInfo) -> None:
-        wanted = stack.config.termination_protection
-        if info.termination_protection != wanted:
+        if self._protection_pending(stack, info):
             self.cfn.call("update_termination_protection", StackName=stack.stack_name,
-                          EnableTerminationProtection=wanted)
+                          EnableTerminationProtection=bool(stack.config.termination_protection))
 
     def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
         stack.write_build(prep.template)
@@ -353,20 +400,24 @@ class StackRunner:
             raise CloudError("termination protection is on", where=stack.name,
                              hint="set termination_protection: false and deploy, then delete")
         if info.in_progress:
-            info = self.cfn.wait_stack(stack.stack_name, on_poll=lambda i: self._poll(stack, "waiting", i))
-        since = _event_floor()
-        self._say(stack, "deleting", info.status if info else "", "")
+            info = self.cfn.wait_stack(info.stack_id, on_poll=lambda i: self._poll(stack, "waiting", i))
+        if info is None:
+            self.cache.forget(stack.name)
+            return StackResult(stack.name, stack.stack_name, "absent")
+        self._say(stack, "deleting", info.status, "")
+        base = request_token or f"formwright-{uuid.uuid4().hex}"
         for attempt in range(2):  # DELETE_FAILED: one retry, as sceptre and rain do
             # the retry needs its own token, or CloudFormation takes it for the first request again
-            token = {"ClientRequestToken": f"{request_token}-{attempt}"[:128]} if request_token else {}
-            self.cfn.call("delete_stack", StackName=info.stack_id if info else stack.stack_name, **token)
-            final = self.cfn.wait_stack(info.stack_id if info else stack.stack_name,
-                                        on_poll=lambda i: self._poll(stack, "deleting", i, since))
+            token = f"{base[:120]}-{attempt}"
+            self.cfn.call("delete_stack", StackName=info.stack_id, ClientRequestToken=token, **role(stack))
+            final = self.cfn.wait_operation(info.stack_id, info,
+                                            on_poll=_Polls(self, stack, "deleting", token))
             if final is None or final.status == "DELETE_COMPLETE":
                 self.cache.forget(stack.name)
                 return StackResult(stack.name, stack.stack_name, "deleted", "DELETE_COMPLETE")
+            info = final
             if final.status != "DELETE_FAILED" or attempt == 1:
-                reasons = failure_reasons(self.cfn.events_since(stack.stack_name, since))
+                reasons = failure_reasons(self.cfn.operation_events(final.stack_id, token))
                 return StackResult(
                     stack.name,
                     stack.stack_name,
@@ -381,24 +432,47 @@ class StackRunner:
     def _say(self, stack: Stack, phase: str, status: str, message: str) -> None:
         self.progress(ProgressEvent(stack.name, phase, status, message))
 
-    def _poll(self, stack: Stack, phase: str, info: StackInfo | None, since: Any = None) -> None:
-        message = ""
-        if info is not None and since is not None and info.in_progress:
-            events = self.cfn.events_since(stack.stack_name, since, limit_pages=1)
+    def _poll(self, stack: Stack, phase: str, info: StackInfo | None) -> None:
+        self._say(stack, phase, info.status if info else "DELETE_COMPLETE", "")
+
+
+class _Polls:
+    """The progress of one operation's wait: the status on every poll, the latest resource event of
+    this operation (by its token) only on every `events_every`-th poll while it is in progress."""
+
+    def __init__(self, runner: StackRunner, stack: Stack, phase: str, token: str) -> None:
+        self.runner, self.stack, self.phase, self.token = runner, stack, phase, token
+        self.count = 0
+        self.message = ""
+
+    def __call__(self, info: StackInfo | None) -> None:
+        self.count += 1
+        cfn = self.runner.cfn
+        if info is not None and info.in_progress and self.count % cfn.cadence.events_every == 0:
+            try:
+                events = cfn.operation_events(info.stack_id, self.token, polling=True, limit_pages=1)
+            except Exception:  # noqa: BLE001 - progress only: a failed read must not end the wait
+                events = []
             if events:
-                latest = events[0]
-                message = f"{latest.get('LogicalResourceId')} {latest.get('ResourceStatus')}"
-        self._say(stack, phase, info.status if info else "DELETE_COMPLETE", message)
+                self.message = f"{events[0].get('LogicalResourceId')} {events[0].get('ResourceStatus')}"
+        self.runner._say(self.stack, self.phase, info.status if info else "DELETE_COMPLETE", self.message)
+
+
+def role(stack: Stack) -> dict[str, str]:
+    """RoleARN for the stack's `service_role`, when it has one."""
+    return {"RoleARN": stack.config.service_role} if stack.config.service_role else {}
+
+
+def deploy_options(stack: Stack) -> dict[str, Any]:
+    """The stack options that shape its deploy (part of the applied hash)."""
+    config = stack.config
+    return {"on_failure": config.on_failure, "service_role": config.service_role,
+            "notification_arns": sorted(config.notification_arns), "artifact_bucket": config.artifact_bucket}
 
 
 def _stamp(info: StackInfo) -> str:
     """When the stack last changed, as recorded in the applied cache."""
     return info.updated.isoformat() if info.updated else ""
-
-
-def _event_floor() -> datetime:
-    """A lower bound for the events of an operation about to start (a little slack for clock skew)."""
-    return datetime.now(UTC) - timedelta(seconds=2)
 
 
 def resource_change(change: dict[str, Any]) -> ResourceChange:

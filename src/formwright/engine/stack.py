@@ -166,7 +166,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
 
             s3 = target.client("s3") if target is not None else None
             # without a target (validate) the bucket is still named, so the stack resolves as in deploy
-            bucket = managed_bucket_name(target, project)
+            bucket = config.artifact_bucket or managed_bucket_name(target, project)
             prepared = prepare_stack(config.tosca, inputs=config.inputs, region=project.region or "us-east-1",
                                      out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket,
                                      bucket_owner=account_id if target is not None else None)

@@ -28,6 +28,17 @@ from formwright.template.document import Mapping, Sequence, TemplateLoader, load
 
 PROJECT_FILE = "formwright.yaml"
 
+# Deploy options a stack takes and the project sets for all of its stacks.
+STACK_OPTIONS = {
+    "on_failure": "rollback | delete | do_nothing: what CloudFormation does when a create fails",
+    "service_role": "ARN of the IAM role CloudFormation uses for the stack's operations (RoleARN)",
+    "notification_arns": "SNS topic ARNs that receive the stack's events",
+    "termination_protection": "true to protect the stack from deletion; false to switch it off "
+                              "(unset: left as it is)",
+    "artifact_bucket": "S3 bucket for large templates and artifacts (default: formwright's managed one)",
+}
+ON_FAILURE = ("rollback", "delete", "do_nothing")
+
 PROJECT_KEYS = {
     "name": "the project's name; stack names default to <name>-<stack>",
     "region": "the AWS region (default: the target's)",
@@ -40,6 +51,7 @@ PROJECT_KEYS = {
     "triggers": "actions on events",
     "operations": "custom day-2 operations",
     "description": "free text",
+    **{key: help + " (default for every stack)" for key, help in STACK_OPTIONS.items()},
 }
 STACK_KEYS = {
     "template": "path of the CloudFormation template",
@@ -50,7 +62,7 @@ STACK_KEYS = {
     "tags": "tags for this stack (merged over the project's)",
     "depends_on": "stacks that must be deployed first",
     "capabilities": "CAPABILITY_IAM, CAPABILITY_NAMED_IAM, CAPABILITY_AUTO_EXPAND",
-    "termination_protection": "true to protect the stack from deletion",
+    **STACK_OPTIONS,
     "triggers": "actions on this stack's events",
     "immutable": "replace instead of update on upgrade",
     "description": "free text",
@@ -110,7 +122,11 @@ class StackConfig(Node):
         self.depends_on: list[str] = []
         self.depends_lines: dict[str, int] = {}
         self.capabilities: list[str] = []
-        self.termination_protection = False
+        self.termination_protection: bool | None = None  # None: keep what the stack has
+        self.on_failure: str | None = None  # rollback | delete | do_nothing; None: CloudFormation's default
+        self.service_role: str | None = None
+        self.notification_arns: list[str] = []
+        self.artifact_bucket: str | None = None
         self.immutable = False
         self.extra: dict[str, Any] = {}
 
@@ -145,6 +161,7 @@ class Project(Node):
         self.macros: dict[str, str] = {}
         self.version: str | None = None
         self.raw: Mapping = Mapping()
+        self.options: dict[str, Any] = {}  # STACK_OPTIONS set at the project level
 
     @property
     def state_dir(self) -> Path:
@@ -276,6 +293,7 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     if not isinstance(macros, dict):
         raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"))
     project.macros = {str(k): str(v) for k, v in macros.items()}
+    project.options = _stack_options(raw, renderer, file)
 
     stacks = raw.get("stacks")
     if not isinstance(stacks, Mapping) or not stacks:
@@ -399,10 +417,49 @@ def _load_stack(
             raise ProjectError(f"unknown capability '{cap}'", file=file, line=body.line_of("capabilities"),
                                hint=_did_you_mean(str(cap), sorted(CAPABILITIES)))
     stack.capabilities = [str(c) for c in caps]
-    stack.termination_protection = _flag(body, "termination_protection", renderer, file)
+    options = {**project.options, **_stack_options(body, renderer, file)}
+    for key, value in options.items():
+        setattr(stack, key, value)
     stack.immutable = _flag(body, "immutable", renderer, file)
     stack.extra = {k: body[k] for k in ("triggers", "regions", "description", "shared") if k in body}
     return stack
+
+
+def _stack_options(body: Mapping, renderer: _Renderer, file: str) -> dict[str, Any]:
+    """The STACK_OPTIONS set in `body` (a stack or the project), checked."""
+    options: dict[str, Any] = {}
+    if "termination_protection" in body:
+        options["termination_protection"] = _flag(body, "termination_protection", renderer, file)
+    if "on_failure" in body:
+        value = str(renderer.render(body["on_failure"], body.line_of("on_failure"))).strip().lower()
+        if value not in ON_FAILURE:
+            raise ProjectError(f"`on_failure` must be one of {', '.join(ON_FAILURE)}, not '{value}'",
+                               file=file,
+                               line=body.line_of("on_failure"), hint=_did_you_mean(value, list(ON_FAILURE)))
+        options["on_failure"] = value
+    for key in ("service_role", "artifact_bucket"):
+        if body.get(key) is not None:
+            value = renderer.render(body[key], body.line_of(key))
+            if not isinstance(value, str) or not value.strip():
+                raise ProjectError(f"`{key}` must be a string", file=file, line=body.line_of(key))
+            options[key] = value.strip()
+    if (service_role := options.get("service_role")) and not service_role.startswith("arn:"):
+        raise ProjectError(f"`service_role` must be a role ARN, not '{service_role}'", file=file,
+                           line=body.line_of("service_role"),
+                           hint="service_role: arn:aws:iam::123456789012:role/cfn-deploy")
+    if "notification_arns" in body:
+        arns = renderer.render(body.get("notification_arns") or [], body.line_of("notification_arns"))
+        if isinstance(arns, str):
+            arns = [arns]
+        if not isinstance(arns, list) or not all(isinstance(a, str) and a.startswith("arn:") for a in arns):
+            raise ProjectError("`notification_arns` must be a list of SNS topic ARNs", file=file,
+                               line=body.line_of("notification_arns"),
+                               hint="notification_arns: [arn:aws:sns:eu-west-1:123456789012:deploys]")
+        if len(arns) > 5:  # CloudFormation's limit on NotificationARNs
+            raise ProjectError("at most 5 `notification_arns`", file=file,
+                               line=body.line_of("notification_arns"))
+        options["notification_arns"] = list(arns)
+    return options
 
 
 def _flag(body: Mapping, key: str, renderer: _Renderer, file: str) -> bool:

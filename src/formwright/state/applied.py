@@ -18,12 +18,15 @@ from typing import Any
 
 
 def inputs_hash(body: str, parameters: dict[str, str], tags: dict[str, str], capabilities: list[str],
-                termination_protection: bool) -> str:
+                termination_protection: bool | None, options: dict[str, Any] | None = None) -> str:
     """The hash that decides whether a stack changed since it was last applied."""
     digest = hashlib.sha256()
     digest.update(body.encode("utf-8"))
-    digest.update(json.dumps([sorted(parameters.items()), sorted(tags.items()), sorted(capabilities),
-                              termination_protection]).encode("utf-8"))
+    inputs: list[Any] = [sorted(parameters.items()), sorted(tags.items()), sorted(capabilities),
+                         termination_protection]
+    if options and any(v for v in options.values()):  # unset options keep the hashes recorded before them
+        inputs.append(sorted(options.items()))
+    digest.update(json.dumps(inputs).encode("utf-8"))
     return digest.hexdigest()
 
 
@@ -55,7 +58,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class AppliedCache:
-    """`.formwright/applied/<target>/<stack>.json` records, one per stack."""
+    """`.formwright/applied/<target>/<stack>.json` records, one per stack; <target> names the kind,
+    account, region and endpoint (engine.group.target_key), so targets never share records."""
 
     def __init__(self, state_dir: Path, target_key: str) -> None:
         self.folder = state_dir / "applied" / target_key

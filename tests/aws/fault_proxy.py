@@ -1,0 +1,263 @@
+"""A fault-injecting HTTP proxy in front of the local cloud that makes it answer like real AWS.
+
+moto executes change sets synchronously and never throttles. Real CloudFormation does neither, so
+this proxy (loopback only, bounded in requests, body size and lifetime) adds what AWS does:
+
+- the next DescribeStacks of a stack after an ExecuteChangeSet is answered with the stack as it was
+  before the execution (DescribeStacks is eventually consistent: aws-cdk-cli#1802);
+- a new change set answers CREATE_PENDING for `change_set_pending` seconds;
+- after an ExecuteChangeSet the stack answers CREATE_/UPDATE_IN_PROGRESS, with its old outputs, for
+  `stack_in_progress` seconds;
+- a share of CloudFormation calls is throttled (HTTP 400, Code Throttling, "Rate exceeded") and a
+  share answered 500 / 503 (before reaching the local cloud, so a retry is safe).
+
+Used by tests/aws and by `bench/deploy.py --aws-like`. Mocking here is the only way to meet these
+behaviours offline: AWS itself cannot run in the tests.
+"""
+
+from __future__ import annotations
+
+import http.server
+import random
+import re
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+
+CFN_VERSION = "Version=2010-05-15"
+MAX_BODY = 8 * 1024 * 1024
+_HOP_HEADERS = ("content-length", "connection", "transfer-encoding", "server", "date")
+
+
+@dataclass
+class Faults:
+    """What the proxy does to the local cloud's answers."""
+
+    stale_after_execute: bool = True
+    change_set_pending: float = 0.0
+    stack_in_progress: float = 0.0
+    throttle: float = 0.0
+    server_errors: float = 0.0
+    seed: int = 7
+
+
+def _error(code: str, message: str, kind: str = "Sender") -> bytes:
+    return (f"<ErrorResponse><Error><Type>{kind}</Type><Code>{code}</Code><Message>{message}</Message>"
+            "</Error><RequestId>fault-proxy</RequestId></ErrorResponse>").encode()
+
+
+def _tag(xml: str, tag: str) -> str | None:
+    found = re.search(rf"<{tag}>(.*?)</{tag}>", xml, re.S)
+    return found.group(1) if found else None
+
+
+def _outputs(xml: str) -> str:
+    found = re.search(r"<Outputs>.*?</Outputs>|<Outputs/>", xml, re.S)
+    return found.group(0) if found else ""
+
+
+@dataclass
+class _Execution:
+    stack_id: str
+    name: str
+    kind: str  # CREATE | UPDATE
+    snapshot: bytes
+    stale_pending: bool
+    running_until: float
+    change_set: str
+
+
+@dataclass
+class FaultProxy:
+    """Forwards to `upstream`; see the module docstring. `calls` counts CloudFormation actions."""
+
+    upstream: str
+    faults: Faults = field(default_factory=Faults)
+    max_requests: int = 200_000
+    max_seconds: float = 1800.0
+    calls: Counter[str] = field(default_factory=Counter)
+    injected: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rng = random.Random(self.faults.seed)
+        self._pending: dict[str, float] = {}  # change set id -> CREATE_PENDING until
+        self._change_set_stack: dict[str, str] = {}  # change set id -> stack id
+        self._executions: dict[str, _Execution] = {}  # stack id and stack name -> execution
+        self._started = time.monotonic()
+        self._seen = 0
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length > MAX_BODY:
+                    self._reply(413, b"too large", {})
+                    return
+                body = self.rfile.read(length) if length else b""
+                status, data, headers = proxy.handle(self.command, self.path, dict(self.headers.items()),
+                                                     body)
+                self._reply(status, data, headers)
+
+            def _reply(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+                self.send_response(status)
+                for key, value in headers.items():
+                    if key.lower() not in _HOP_HEADERS:
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle  # noqa: N815 - http.server's names
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> FaultProxy:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ---- forwarding ---------------------------------------------------------------------------
+    def _forward(self, method: str, path: str, headers: dict[str, str],
+                 body: bytes) -> tuple[int, bytes, dict]:
+        request = urllib.request.Request(self.upstream + path, data=body if method != "GET" else None,
+                                         method=method, headers=headers)
+        try:
+            reply = urllib.request.urlopen(request, timeout=30)  # noqa: S310 - the loopback local cloud
+        except urllib.error.HTTPError as error_reply:  # 4xx/5xx answers are answers too
+            reply = error_reply
+        with reply:
+            return reply.status, reply.read(), dict(reply.headers.items())
+
+    def _cfn(self, params: dict[str, str], headers: dict[str, str]) -> bytes:
+        """A CloudFormation query of the proxy's own to the local cloud, with the headers of the request
+        it serves: moto picks the service from the signature's scope and does not check the signature."""
+        body = urllib.parse.urlencode({**params, "Version": "2010-05-15"}).encode()
+        kept = {k: v for k, v in headers.items() if k.lower() not in ("content-length", "host")}
+        return self._forward("POST", "/", kept, body)[1]
+
+    # ---- the faults ---------------------------------------------------------------------------
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, bytes, dict]:
+        """Answer one request."""
+        with self._lock:
+            self._seen += 1
+            if self._seen > self.max_requests or time.monotonic() - self._started > self.max_seconds:
+                return 503, _error("ProxyExhausted", "the fault proxy's bounds were reached", "Receiver"), {}
+        text = body.decode("utf-8", "replace")
+        if method != "POST" or CFN_VERSION not in text:
+            return self._forward(method, path, headers, body)
+        params = dict(urllib.parse.parse_qsl(text))
+        action = params.get("Action", "")
+        with self._lock:
+            self.calls[action] += 1
+            roll = self._rng.random()
+            flip = self._rng.random() < 0.5
+        xml_headers = {"Content-Type": "text/xml"}
+        if roll < self.faults.throttle:
+            self.injected["Throttling"] += 1
+            return 400, _error("Throttling", "Rate exceeded"), xml_headers
+        if roll < self.faults.throttle + self.faults.server_errors:
+            code = 500 if flip else 503
+            self.injected[str(code)] += 1
+            name = "InternalFailure" if code == 500 else "ServiceUnavailable"
+            return code, _error(name, "injected by the fault proxy", "Receiver"), xml_headers
+        if action == "ExecuteChangeSet":
+            return self._execute(params, path, headers, body)
+        status, data, reply_headers = self._forward(method, path, headers, body)
+        if status != 200:
+            return status, data, reply_headers
+        if action == "CreateChangeSet":
+            self._created(data)
+        elif action == "DescribeChangeSet":
+            data = self._describe_change_set(params, data)
+        elif action == "DescribeStacks":
+            data = self._describe_stacks(params, data)
+        return status, data, reply_headers
+
+    def _created(self, data: bytes) -> None:
+        xml = data.decode()
+        change_set, stack_id = _tag(xml, "Id"), _tag(xml, "StackId")
+        if change_set and stack_id:
+            with self._lock:
+                self._pending[change_set] = time.monotonic() + self.faults.change_set_pending
+                self._change_set_stack[change_set] = stack_id
+
+    def _describe_change_set(self, params: dict[str, str], data: bytes) -> bytes:
+        change_set = params.get("ChangeSetName", "")
+        now = time.monotonic()
+        with self._lock:
+            pending = self._pending.get(change_set, 0.0) > now
+            stack_id = self._change_set_stack.get(change_set)
+            running = stack_id in self._executions and self._executions[stack_id].change_set == change_set \
+                and self._executions[stack_id].running_until > now
+        xml = data.decode()
+        if pending:
+            xml = re.sub(r"<Status>[^<]*</Status>", "<Status>CREATE_PENDING</Status>", xml)
+            xml = re.sub(r"<ExecutionStatus>[^<]*</ExecutionStatus>",
+                         "<ExecutionStatus>UNAVAILABLE</ExecutionStatus>", xml)
+            xml = re.sub(r"<Changes>.*?</Changes>", "<Changes/>", xml, flags=re.S)
+        elif running:
+            xml = re.sub(r"<ExecutionStatus>[^<]*</ExecutionStatus>",
+                         "<ExecutionStatus>EXECUTE_IN_PROGRESS</ExecutionStatus>", xml)
+        return xml.encode()
+
+    def _execute(self, params: dict[str, str], path: str, headers: dict[str, str],
+                 body: bytes) -> tuple[int, bytes, dict]:
+        change_set = params.get("ChangeSetName", "")
+        with self._lock:
+            stack_id = self._change_set_stack.get(change_set)
+        snapshot = b""
+        if stack_id:
+            snapshot = self._cfn({"Action": "DescribeStacks", "StackName": stack_id}, headers)
+        status, data, reply_headers = self._forward("POST", path, headers, body)
+        if status == 200 and stack_id and snapshot:
+            xml = snapshot.decode()
+            kind = "CREATE" if _tag(xml, "StackStatus") == "REVIEW_IN_PROGRESS" else "UPDATE"
+            execution = _Execution(stack_id, _tag(xml, "StackName") or "", kind, snapshot,
+                                   self.faults.stale_after_execute,
+                                   time.monotonic() + self.faults.stack_in_progress, change_set)
+            with self._lock:
+                self._executions[stack_id] = execution
+                self._executions[execution.name] = execution
+        return status, data, reply_headers
+
+    def _describe_stacks(self, params: dict[str, str], data: bytes) -> bytes:
+        with self._lock:
+            execution = self._executions.get(params.get("StackName", ""))
+            if execution is None:
+                return data
+            if execution.stale_pending:
+                execution.stale_pending = False
+                self.injected["stale read"] += 1
+                return execution.snapshot
+            running = execution.running_until > time.monotonic()
+        if not running:
+            return data
+        xml = data.decode()
+        xml = re.sub(r"<StackStatus>[^<]*</StackStatus>",
+                     f"<StackStatus>{execution.kind}_IN_PROGRESS</StackStatus>", xml)
+        old_outputs = _outputs(execution.snapshot.decode())  # outputs change when the operation ends
+        new_outputs = _outputs(xml)
+        if new_outputs:
+            xml = xml.replace(new_outputs, old_outputs or "<Outputs/>")
+        return xml.encode()
