@@ -6,6 +6,13 @@ the ratios. Targets (issue 2): full deploy >= 20x faster than sceptre and <= 1.5
 no-op re-deploy of 50 stacks in <= 1 s with zero write calls.
 
     .venv/bin/python bench/deploy.py [--stacks 50] [--concurrency 8] [--skip-sceptre]
+    .venv/bin/python bench/deploy.py --aws-like [--throttle 0.05] [--server-errors 0.02]
+
+`--aws-like` runs the same DAG through tests/aws/fault_proxy.py, which answers like AWS: change sets
+CREATE_PENDING for 1 s, stacks *_IN_PROGRESS for 2 s after an execution, a stale DescribeStacks right
+after it. It prints formwright's wall time against the DAG's critical path (the sum of those timings
+along the longest chain), sceptre's, and CloudFormation calls per stack. Targets (issue 10): wall
+<= 1.15x the critical path; <= 1 read per second per stack on average.
 
 sceptre is installed into bench/.venv-sceptre on first use and pointed at the local cloud with
 AWS_ENDPOINT_URL. Every tool runs as its own process, so each pays its own start-up.
@@ -155,12 +162,110 @@ print(json.dumps({"writes": writes}))
 """
 
 
+READS = ("describe", "list", "get")
+CHANGE_SET_PENDING, STACK_IN_PROGRESS = 1.0, 2.0
+
+
+def load_fault_proxy():
+    """tests/aws/fault_proxy.py, the proxy the tests use (loaded by path: tests/ is not a package)."""
+    import importlib.util
+
+    path = HERE.parent / "tests" / "aws" / "fault_proxy.py"
+    spec = importlib.util.spec_from_file_location("fault_proxy", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fault_proxy"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def reads(calls: dict[str, int]) -> int:
+    """How many of `calls` (CloudFormation actions -> count) only read."""
+    return sum(n for op, n in calls.items() if op.lower().startswith(READS))
+
+
+def aws_like(args: argparse.Namespace) -> None:
+    """The DAG through the fault proxy with AWS-like timings; formwright vs the critical path and sceptre."""
+    from formwright.cloud import local
+
+    proxy_module = load_fault_proxy()
+    depth = len({i // max(1, args.stacks // 5) for i in range(args.stacks)})
+    critical = depth * (CHANGE_SET_PENDING + STACK_IN_PROGRESS)
+    rows: dict[str, dict[str, float | int | str]] = {}
+    with tempfile.TemporaryDirectory(prefix="fw-bench-aws-") as tmp:
+        root = Path(tmp)
+        os.environ["FORMWRIGHT_HOME"] = str(root / "home")
+        cloud, _ = local.start()
+        faults = proxy_module.Faults(stale_after_execute=True, change_set_pending=CHANGE_SET_PENDING,
+                                     stack_in_progress=STACK_IN_PROGRESS, throttle=args.throttle,
+                                     server_errors=args.server_errors)
+        try:
+            with proxy_module.FaultProxy(cloud.endpoint, faults) as proxy:
+                env = {**os.environ, "FORMWRIGHT_TARGET": "aws", "AWS_ENDPOINT_URL": proxy.endpoint,
+                       "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                       "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+                env.pop("AWS_PROFILE", None)
+                project = make_formwright(root, args.stacks)
+                deploy = [*FW, "deploy", str(project), "-y", "--output", "json",
+                          "--max-concurrency", str(args.concurrency)]
+                wall, out = timed(deploy, env)
+                result = json.loads(out)
+                assert result["ok"], "formwright's deploy failed through the proxy"
+                calls = dict(proxy.calls)
+                rows["formwright"] = {"wall": wall, "calls": sum(calls.values()), "reads": reads(calls)}
+                injected = dict(proxy.injected)
+                if not args.skip_sceptre:
+                    proxy.calls.clear()
+                    sceptre = ensure_sceptre()
+                    sc_project = make_sceptre(root, args.stacks, "us-east-1")
+                    launch = [str(sceptre), "--dir", str(sc_project), "launch", "-y",
+                              "--max-concurrency", str(args.concurrency), "bench"]
+                    wall, _ = timed(launch, env)
+                    calls = dict(proxy.calls)
+                    rows["sceptre"] = {"wall": wall, "calls": sum(calls.values()), "reads": reads(calls)}
+        finally:
+            local.stop()
+
+    print(f"\n{args.stacks} stacks, DAG depth {depth}, concurrency {args.concurrency}, "
+          "through the fault proxy:"
+          "\n"
+          f"change sets pending {CHANGE_SET_PENDING:.0f} s, stacks in progress {STACK_IN_PROGRESS:.0f} s, "
+          f"stale read after each execution, throttle {args.throttle:.0%}, 5xx {args.server_errors:.0%}")
+    print(f"injected: {injected}")
+    print(f"critical path: {critical:.1f} s (depth x (change set + stack))\n")
+    print(f"{'tool':<12}{'wall s':>9}{'x critical':>12}{'calls/stack':>13}{'reads/stack':>13}"
+          f"{'reads/s/stack':>15}")
+    for name, row in rows.items():
+        wall_s = float(row["wall"])
+        per_stack = float(row["reads"]) / args.stacks
+        print(f"{name:<12}{wall_s:>9.2f}{wall_s / critical:>12.2f}{float(row['calls']) / args.stacks:>13.1f}"
+              f"{per_stack:>13.1f}{per_stack / wall_s:>15.2f}")
+    fw = rows["formwright"]
+    print(f"\nformwright wall / critical path: {float(fw['wall']) / critical:.2f}x   (target <= 1.15x)")
+    print(f"formwright reads per second per stack (over the run): "
+          f"{float(fw['reads']) / args.stacks / float(fw['wall']):.2f}   (target <= 1)")
+    if "sceptre" in rows:
+        print("sceptre uses CreateStack/UpdateStack (no change sets): its critical path is "
+              f"{depth * STACK_IN_PROGRESS:.1f} s; sceptre / formwright wall: "
+              f"{float(rows['sceptre']['wall']) / float(fw['wall']):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stacks", type=int, default=50)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=None, help="8 (16 with --aws-like)")
     parser.add_argument("--skip-sceptre", action="store_true", help="Only formwright and the floor.")
+    parser.add_argument("--aws-like", action="store_true",
+                        help="Through the fault proxy with AWS-like timings (concurrency 16 unless given).")
+    parser.add_argument("--throttle", type=float, default=0.0, help="--aws-like: share of calls throttled.")
+    parser.add_argument("--server-errors", type=float, default=0.0, help="--aws-like: share answered 5xx.")
     args = parser.parse_args()
+    if args.concurrency is None:
+        # on AWS a stack's worker mostly waits: enough workers for a whole DAG level (10 of 50 stacks)
+        args.concurrency = 16 if args.aws_like else 8
+    if args.aws_like:
+        aws_like(args)
+        return
 
     from formwright.cloud import local
 

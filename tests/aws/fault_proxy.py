@@ -181,8 +181,8 @@ class FaultProxy:
             self.injected[str(code)] += 1
             name = "InternalFailure" if code == 500 else "ServiceUnavailable"
             return code, _error(name, "injected by the fault proxy", "Receiver"), xml_headers
-        if action == "ExecuteChangeSet":
-            return self._execute(params, path, headers, body)
+        if action in ("ExecuteChangeSet", "CreateStack", "UpdateStack"):
+            return self._execute(action, params, path, headers, body)
         status, data, reply_headers = self._forward(method, path, headers, body)
         if status != 200:
             return status, data, reply_headers
@@ -221,20 +221,23 @@ class FaultProxy:
                          "<ExecutionStatus>EXECUTE_IN_PROGRESS</ExecutionStatus>", xml)
         return xml.encode()
 
-    def _execute(self, params: dict[str, str], path: str, headers: dict[str, str],
+    def _execute(self, action: str, params: dict[str, str], path: str, headers: dict[str, str],
                  body: bytes) -> tuple[int, bytes, dict]:
+        """ExecuteChangeSet, and CreateStack / UpdateStack for tools without change sets (sceptre)."""
         change_set = params.get("ChangeSetName", "")
         with self._lock:
-            stack_id = self._change_set_stack.get(change_set)
+            stack_id = self._change_set_stack.get(change_set) or params.get("StackName")
         snapshot = b""
-        if stack_id:
+        if stack_id and action != "CreateStack":
             snapshot = self._cfn({"Action": "DescribeStacks", "StackName": stack_id}, headers)
         status, data, reply_headers = self._forward("POST", path, headers, body)
-        if status == 200 and stack_id and snapshot:
-            xml = snapshot.decode()
-            kind = "CREATE" if _tag(xml, "StackStatus") == "REVIEW_IN_PROGRESS" else "UPDATE"
-            execution = _Execution(stack_id, _tag(xml, "StackName") or "", kind, snapshot,
-                                   self.faults.stale_after_execute,
+        if status == 200 and stack_id:
+            xml = snapshot.decode() if snapshot else ""
+            kind = "CREATE" if action == "CreateStack" or _tag(xml, "StackStatus") == "REVIEW_IN_PROGRESS" \
+                else "UPDATE"
+            stack_id = _tag(data.decode(), "StackId") or stack_id
+            execution = _Execution(stack_id, _tag(xml, "StackName") or params.get("StackName", ""), kind,
+                                   snapshot, self.faults.stale_after_execute and bool(snapshot),
                                    time.monotonic() + self.faults.stack_in_progress, change_set)
             with self._lock:
                 self._executions[stack_id] = execution

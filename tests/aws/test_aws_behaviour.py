@@ -147,6 +147,8 @@ def harness(tmp_path: Path, options: str):
 
 
 ROLE = "arn:aws:iam::123456789012:role/cfn"
+READY = {"ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE", "Changes": []}
+BY_ID = {"StackName": ID}
 TOPIC = "arn:aws:sns:us-east-1:123456789012:deploys"
 
 
@@ -159,8 +161,7 @@ def test_options_reach_create_change_set_and_execute(tmp_path) -> None:
         "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "CREATE", "Parameters": [], "Tags": [],
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY, "RoleARN": ROLE,
         "NotificationARNs": [TOPIC], "OnStackFailure": "DELETE"})
-    stubber.add_response("describe_change_set", {"ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE",
-                                                 "Changes": []}, {"ChangeSetName": CS})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
     # on_failure: delete: the failed create is gone when read by its stack id
     stubber.add_response("describe_stacks", {"Stacks": [{**stack_response("DELETE_COMPLETE")["Stacks"][0]}]},
@@ -178,11 +179,10 @@ def test_an_update_with_on_failure_do_nothing_disables_rollback(tmp_path) -> Non
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
         "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})  # OnStackFailure is for creates only
-    stubber.add_response("describe_change_set", {"ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE",
-                                                 "Changes": []}, {"ChangeSetName": CS})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY,
                                                     "DisableRollback": True})
-    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), {"StackName": ID})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     stubber.assert_no_pending_responses()
@@ -201,8 +201,7 @@ def test_create_failed_is_rolled_back_with_rollback_stack_then_recreated(tmp_pat
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
         "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "CREATE", "Parameters": [], "Tags": [],
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY, "RoleARN": ROLE})
-    stubber.add_response("describe_change_set", {"ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE",
-                                                 "Changes": []}, {"ChangeSetName": CS})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
     stubber.add_response("describe_stacks", stack_response("CREATE_COMPLETE"), {"StackName": ID})
     with stubber:
@@ -220,11 +219,10 @@ def test_a_kept_failed_state_is_updated_again(tmp_path, status) -> None:
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
         "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
-    stubber.add_response("describe_change_set", {"ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE",
-                                                 "Changes": []}, {"ChangeSetName": CS})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY,
                                                     "DisableRollback": True})
-    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), {"StackName": ID})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     stubber.assert_no_pending_responses()
@@ -307,8 +305,8 @@ def test_an_html_error_page_is_the_endpoints_fault_with_its_status(status, body)
     server = serve(status, body)
     try:
         client = boto3.client("cloudformation", region_name="us-east-1", aws_access_key_id="x",
-                              aws_secret_access_key="x", endpoint_url=f"http://127.0.0.1:{server.server_address[1]}",
-                              config=Config(retries={"max_attempts": 1}))
+                              aws_secret_access_key="x", config=Config(retries={"max_attempts": 1}),
+                              endpoint_url=f"http://127.0.0.1:{server.server_address[1]}")
         remember_http_status(client)
         with pytest.raises(Exception) as caught:
             client.describe_stacks(StackName="x")

@@ -111,8 +111,8 @@ def test_waits_for_an_operation_in_progress_at_the_cadence(harness) -> None:
                 "StackId": ID, "EventId": "e1", "StackName": "p-s", "LogicalResourceId": "Q",
                 "Timestamp": dt.datetime.now(dt.UTC),
                 "ResourceStatus": "UPDATE_IN_PROGRESS"}]}, BY_ID)
-    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}, updated=LATER),
-                         BY_ID)
+    done = stack_response("UPDATE_COMPLETE", outputs={"Url": "u"}, updated=LATER)
+    stubber.add_response("describe_stacks", done, BY_ID)
     with stubber:
         result = runner.deploy(stack, {})
     stubber.assert_no_pending_responses()

@@ -104,7 +104,8 @@ class StackRunner:
 
     def artifact_bucket(self, stack: Stack) -> str:
         """The stack's `artifact_bucket` (created if missing), or the managed bucket."""
-        bucket = stack.config.artifact_bucket
+        # the sync reconciler hands a bare name in place of a project Stack: no options there
+        bucket = getattr(getattr(stack, "config", None), "artifact_bucket", None)
         if bucket is None:
             return self.managed_bucket()
         if bucket not in self._ensured:
