@@ -107,12 +107,14 @@ class StackInfo:
 class Cadence:
     """How often a wait reads. The next read comes after `fraction` of the time waited so far,
     within [`minimum`, `cap`] and ±`jitter`: quick answers are seen quickly, a long operation is read
-    every `cap` seconds. Resource events are read on every `events_every`-th poll only. A failed
+    every `cap` seconds. The first read waits `first` seconds (0 on the synchronous local cloud; on AWS
+    nothing is ever done at once). Resource events are read on every `events_every`-th poll only. A failed
     read (throttled, 5xx, dropped) is retried after an exponential, jittered delay; a wait that
     meets nothing but failures for `give_up_after` seconds ends with an error."""
 
     minimum: float = 0.2
     fraction: float = 0.2
+    first: float = 0.0
     cap: float = 5.0
     jitter: float = 0.1
     events_every: int = 4
@@ -178,6 +180,8 @@ class CloudFormation:
         started = time.monotonic()
         deadline = started + timeout if timeout is not None else float("inf")
         failures, failing_since = 0, 0.0
+        if self.cadence.first:
+            self.sleep(self.cadence.first)
         while True:
             try:
                 value = read()

@@ -17,7 +17,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
-from formwright.engine.cfn import CallCounter, CloudFormation
+from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
 from formwright.engine.imports import import_edges
 from formwright.engine.results import (
     ProgressCallback,
@@ -67,8 +67,10 @@ class StackGroup:
         self.max_concurrency = max_concurrency
         self.progress = progress
         self.counter = counter or CallCounter()
+        # the local cloud finishes every operation synchronously: read at once there, not on AWS
+        cadence = Cadence(first=0.0 if target.kind == "local" else Cadence.minimum)
         self.cfn = CloudFormation(target.client("cloudformation"), self.counter,
-                                  poll_client=poll_client(target))
+                                  poll_client=poll_client(target), cadence=cadence)
         self.cache = AppliedCache(project.state_dir, target_key(target))
         self.runner = StackRunner(project, target, self.cfn, self.cache, progress)
         check_output_references(stacks, project)

@@ -250,7 +250,7 @@ class StackRunner:
         if info is not None and info.settled_ok and self._unchanged(stack, info, prep):
             return StackPlan(stack.name, stack.stack_name, "unchanged", note="same inputs as last applied")
         if info is not None and (info.in_progress or info.status in DEAD_ENDS or info.status in (
-                "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED")):
+                "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED", *FAILED_KEPT, "IMPORT_ROLLBACK_FAILED")):
             return StackPlan(stack.name, stack.stack_name, "unknown",
                              note=f"stack is {info.status}; deploy will settle it first")
         stack.write_build(prep.template)
