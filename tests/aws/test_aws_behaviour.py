@@ -15,7 +15,7 @@ from botocore.config import Config
 from botocore.stub import ANY, Stubber
 
 from formwright.cloud.errors import is_transient, remember_http_status, translate
-from formwright.cloud.s3 import object_url, partition_of
+from formwright.cloud.s3 import object_url, partition_id
 from formwright.engine.cfn import CallCounter, CloudFormation
 from formwright.engine.group import StackGroup, target_key
 from formwright.engine.imports import import_edges
@@ -109,7 +109,7 @@ def test_the_group_deploys_an_exporter_before_its_importer(tmp_path, cloud) -> N
 ])
 def test_template_urls_come_from_the_regions_partition(region, partition, url) -> None:
     # botocore's partition data (endpoints.json) is the source, not a hard-coded amazonaws.com
-    assert partition_of(region) == partition
+    assert partition_id(region) == partition
     assert object_url("b", "k.json", region) == url
 
 

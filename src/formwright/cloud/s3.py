@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from typing import Any
 
 from botocore.exceptions import ClientError
-from botocore.loaders import create_loader
-from botocore.regions import EndpointResolver
 
 from formwright.cloud.errors import error_code
+from formwright.cloud.regions import partition_of
 from formwright.errors import CloudError
 
 
@@ -20,21 +18,16 @@ def _owner(owner: str | None) -> dict[str, str]:
     return {"ExpectedBucketOwner": owner} if owner else {}
 
 
-@functools.lru_cache(maxsize=1)
-def _partitions() -> EndpointResolver:
-    """botocore's partition data (endpoints.json)."""
-    return EndpointResolver(create_loader().load_data("endpoints"))
-
-
-def partition_of(region: str) -> str:
-    """The region's partition (aws, aws-cn, aws-us-gov, …) as botocore's partition data says; a region
-    it does not list falls in the partition whose region pattern its name matches."""
-    return str(_partitions().get_partition_for_region(region))
+def partition_id(region: str) -> str:
+    """The region's partition (aws, aws-cn, aws-us-gov, …) from botocore's partition data."""
+    partition = partition_of(region)
+    return str(partition["id"]) if partition else "aws"
 
 
 def dns_suffix(region: str) -> str:
     """The DNS suffix of the region's partition: amazonaws.com, amazonaws.com.cn, …"""
-    return str(_partitions().get_partition_dns_suffix(partition_of(region)))
+    partition = partition_of(region)
+    return str(partition["outputs"]["dnsSuffix"]) if partition else "amazonaws.com"
 
 
 def object_url(bucket: str, key: str, region: str) -> str:

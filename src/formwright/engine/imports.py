@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from formwright.cloud.s3 import dns_suffix, partition_of
+from formwright.cloud.s3 import dns_suffix, partition_id
 from formwright.model.project import OutputRef
 
 _SUB_VAR = re.compile(r"\$\{([^}!][^}]*)\}")
@@ -39,7 +39,7 @@ class _Names:
             self.values[key] = ",".join(map(str, items)) if known else None
         self.values.update({
             "AWS::Region": region, "AWS::AccountId": account, "AWS::StackName": stack.stack_name,
-            "AWS::Partition": partition_of(region), "AWS::URLSuffix": dns_suffix(region),
+            "AWS::Partition": partition_id(region), "AWS::URLSuffix": dns_suffix(region),
         })
 
     def resolve(self, node: Any) -> str:
