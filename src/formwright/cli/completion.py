@@ -20,13 +20,19 @@ class Shell(str, Enum):  # noqa: UP042 - StrEnum would change str() of the membe
     fish = "fish"
 
 
-def completion_script(shell: str) -> str:
-    """The completion script for `shell`."""
-    # typer keeps its scripts in a private module; they match the protocol its main() answers
+def answer_completion() -> None:
+    """Make typer's main() answer a completion request (the script sets _FORMWRIGHT_COMPLETE)."""
+    # typer keeps its shell classes in a private module; they match the scripts below
     from typer._completion_classes import completion_init
-    from typer._completion_shared import get_completion_script
 
     completion_init()
+
+
+def completion_script(shell: str) -> str:
+    """The completion script for `shell`."""
+    from typer._completion_shared import get_completion_script
+
+    answer_completion()
     return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell)
 
 

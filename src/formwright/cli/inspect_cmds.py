@@ -116,3 +116,22 @@ ones, in the template's own format (YAML for YAML); --exit-code exits 1 on diffe
                     print_diff(text)
         if exit_code and any(diffs.values()):
             raise typer.Exit(1)
+
+    @app.command()
+    def events(directory: Path | None = DirArgument, stack: list[str] | None = StackOption,
+               follow: bool = typer.Option(False, "--follow", "-f",
+                                           help="Keep printing new events until the stacks settle."),
+               limit: int = typer.Option(20, "--limit", "-n", metavar="N", help="Past events per stack."),
+               target: str | None = TargetOption, output: Output = OutputOption) -> None:
+        """Stack events, oldest first: the last N of each stack (default: every deployed stack); \
+--follow streams new ones (JSON: one object per line) until no stack is in progress."""
+        from formwright.cli.events import watch
+        from formwright.engine.cfn import CloudFormation
+
+        project = open_project(directory, stack)
+        tgt = connect(project, target)
+        cfn = CloudFormation(tgt.client("cloudformation"))
+        names = list(stack or [n for n, info in deployed(project, tgt).items() if info is not None])
+        rows = watch(project, cfn, names, limit=limit, follow=follow, output=output)
+        if output is Output.json and not follow:
+            emit_json({"ok": True, "events": [{k: v for k, v in r.items() if k != "id"} for r in rows]})

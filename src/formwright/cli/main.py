@@ -42,6 +42,20 @@ app = typer.Typer(
 )
 
 
+def _usage_name(self: typer.core.TyperArgument) -> str:
+    """An argument in the usage line as in git's or docker's: TEMPLATE, [DIR], [ARGS]... (typer would write
+    {template} and [directory])."""
+    name = self.metavar or self.name.upper()
+    if not self.required and not name.startswith("["):
+        name = f"[{name}]"
+    if self.nargs != 1 and self.metavar is None:
+        name += "..."
+    return name
+
+
+typer.core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"formwright {__version__}")
@@ -85,6 +99,7 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
     "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
     "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),
+    "events": ("formwright.cli.inspect_cmds", "Stack events, oldest first; --follow to watch them come."),
     "expand": ("formwright.cli.expand", "Run a template's macros locally; print the processed template."),
     "transform": ("formwright.cli.transform", "Transform other descriptions (TOSCA) into CloudFormation."),
     "instance": ("formwright.cli.instance", "Deployment instances: create, upgrade, roll back, retry, run."),
@@ -104,6 +119,9 @@ def register_groups(argv: list[str]) -> None:
     if command in COMMAND_MODULES:
         importlib.import_module(COMMAND_MODULES[command]).register(app)
     elif os.environ.get("_FORMWRIGHT_COMPLETE"):
+        from formwright.cli.completion import answer_completion
+
+        answer_completion()
         for module in dict.fromkeys(COMMAND_MODULES.values()):
             importlib.import_module(module).register(app)
     else:

@@ -1,0 +1,48 @@
+"""`formwright completion bash|zsh|fish`: the scripts are generated, and the bash one, loaded in a real
+bash, completes commands, flags, stack names and instance names."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent  # the venv's bin holds the `formwright` console script
+
+
+def complete(words: list[str], cwd: Path) -> list[str]:
+    """What bash offers after `words` (the last one is being completed), through the generated script."""
+    script = subprocess.run([str(BIN / "formwright"), "completion", "bash"], capture_output=True, text=True,
+                            check=True).stdout
+    quoted = " ".join(f"'{w}'" for w in words)
+    program = (f"{script}\nCOMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}\n"
+               "_formwright_completion formwright\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", program], capture_output=True, text=True, cwd=cwd, env=env,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return [line.split(":")[0] for line in done.stdout.splitlines() if line]
+
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_every_shell_gets_a_script(shell: str) -> None:
+    script = subprocess.run([str(BIN / "formwright"), "completion", shell], capture_output=True, text=True,
+                            check=True).stdout
+    assert "_FORMWRIGHT_COMPLETE" in script
+
+
+def test_bash_completes_commands_flags_and_stack_names(tmp_path: Path) -> None:
+    (tmp_path / "formwright.yaml").write_text(
+        "name: p\nstacks:\n  network: {template: t.yaml}\n  app: {template: t.yaml}\n")
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
+    assert "deploy" in complete(["formwright", "dep"], tmp_path)
+    assert {"--stack", "--yes"} <= set(complete(["formwright", "deploy", "--"], tmp_path))
+    assert set(complete(["formwright", "deploy", "-s", ""], tmp_path)) == {"network", "app"}
+    assert complete(["formwright", "plan", "--stack", "ne"], tmp_path) == ["network"]
