@@ -68,3 +68,27 @@ def test_the_live_region_is_gone_when_the_work_ends() -> None:
     # transient: the command prints its one summary; the table is not printed a second time
     final = out.getvalue().rsplit("\x1b[2K", 1)[-1]
     assert "done" not in final
+
+
+INTERRUPTED = """
+import io, os, signal, time
+from rich.console import Console
+from formwright.cli.progress import Progress
+from formwright.engine.results import ProgressEvent
+with Progress(["network", "app", "db"], interruptible=True) as progress:
+    progress(ProgressEvent("network", "done", "CREATE_COMPLETE", "created"))
+    progress(ProgressEvent("app", "updating", "UPDATE_IN_PROGRESS", "Queue UPDATE_IN_PROGRESS"))
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(30)
+"""
+
+
+def test_ctrl_c_lists_the_stacks_still_in_progress_in_the_cloud() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 130
+    assert "still in progress in the cloud: app (UPDATE_IN_PROGRESS)" in done.stderr
+    assert "network" not in done.stderr.split("cloud:")[1].splitlines()[0]  # finished, not listed

@@ -17,21 +17,32 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 PROJECT_FILE = "formwright.yaml"
+_consoles: dict[str, Console] = {}
 
 
 def _console(stream) -> Console:
+    from rich.console import Console
+
     # Off a terminal rich would wrap at 80 columns and break `file:line: message` lines apart.
     return Console(stderr=stream is sys.stderr, width=None if stream.isatty() else 240)
 
 
-console = _console(sys.stdout)
-err_console = _console(sys.stderr)
+def __getattr__(name: str) -> Console:
+    """`console` (stdout) and `err_console` (stderr), made on first use: `--help` and `--version` never
+    import rich."""
+    if name not in ("console", "err_console"):
+        raise AttributeError(name)
+    if name not in _consoles:
+        _consoles[name] = _console(sys.stdout if name == "console" else sys.stderr)
+    return _consoles[name]
 
 
 class Output(str, Enum):  # noqa: UP042 - StrEnum would change str() of the members

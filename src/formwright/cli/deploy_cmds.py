@@ -56,6 +56,23 @@ def fill_values(plans: dict[str, Any], group: Any) -> None:
             change.fill_values(old, new)
 
 
+def check_protection(project: Any, tgt: Any, names: list[str]) -> None:
+    """Refuse before deleting anything when any stack to delete has termination protection (CloudFormation
+    would refuse that one stack after its dependents were already gone)."""
+    from formwright.cli.project import deployed
+    from formwright.errors import InputError
+
+    infos = deployed(project, tgt)
+    protected = [n for n in names if (info := infos.get(n)) is not None and info.termination_protection]
+    if protected:
+        raise InputError(
+            f"termination protection is on for {', '.join(project.stacks[n].stack_name for n in protected)}; "
+            "nothing was deleted",
+            file=project.file,
+            hint="set `termination_protection: false` on the stack and deploy, then delete",
+        )
+
+
 def register(app: typer.Typer) -> None:
     """Add plan, deploy and delete to the application."""
 
@@ -76,7 +93,8 @@ def register(app: typer.Typer) -> None:
         project = open_project(directory, stack)
         tgt = connect(project, target)
         only = selection(project, stack)
-        with Progress(list(only or project.order()), enabled=output is Output.text) as progress:
+        with Progress(list(only or project.order()), enabled=output is Output.text,
+                      interruptible=True) as progress:
             group = make_group(project, tgt, only, max_concurrency, progress, macros=macros)
             plans = group.plan(keep=keep)
         fill_values(plans, group)
@@ -124,7 +142,7 @@ def register(app: typer.Typer) -> None:
                     return
                 confirm("Deploy these changes?", yes)
             counter = CallCounter()
-            with Progress(names, enabled=output is Output.text) as progress:
+            with Progress(names, enabled=output is Output.text, interruptible=True) as progress:
                 group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
                                    counter=counter)
                 results = group.deploy(force=force)
@@ -160,11 +178,17 @@ def register(app: typer.Typer) -> None:
         project = open_project(directory, stack)
         tgt = connect(project, target)
         only = selection(project, stack, dependents=True)
-        names = list(reversed(project.order())) if only is None else sorted(only)
+        names = [n for n in reversed(project.order()) if only is None or n in only]
+        check_protection(project, tgt, names)
         if output is Output.text:
-            console.print("will delete: " + ", ".join(project.stacks[n].stack_name for n in names))
+            console.print("will delete, in this order:", highlight=False)
+            for name in names:
+                why = "" if not stack or name in stack else \
+                    f" (depends on {', '.join(sorted(project.stacks[name].dependencies() & set(names)))})"
+                console.print(f"  {project.stacks[name].stack_name}{why}", highlight=False)
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
-        with lock_project(project, tgt, "delete"), Progress(names, enabled=output is Output.text) as progress:
+        with lock_project(project, tgt, "delete"), \
+                Progress(names, enabled=output is Output.text, interruptible=True) as progress:
             group = make_group(project, tgt, only, max_concurrency, progress)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]

@@ -15,12 +15,11 @@ import traceback
 from typing import NoReturn
 
 import typer
-from rich.markup import escape
 
 from formwright import __version__
+from formwright.cli import common
 from formwright.cli.common import (
     emit_json,
-    err_console,
     error_entry,
     error_envelope,
     error_of,
@@ -138,7 +137,9 @@ def fail(err: FormwrightError, as_json: bool) -> NoReturn:
     if as_json:
         emit_json(error_envelope([error_of(err)]))
     else:
-        err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        from rich.markup import escape
+
+        common.err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
     sys.exit(err.exit_code)
 
 
@@ -177,6 +178,8 @@ def main() -> None:
         if as_json:
             emit_json(error_envelope([error_entry(f"internal error: {message}")]))
         else:
-            err_console.print(f"[red]internal error:[/] {escape(message)}", highlight=False)
+            from rich.markup import escape
+
+            common.err_console.print(f"[red]internal error:[/] {escape(message)}", highlight=False)
         sys.exit(70)
     sys.exit(code if isinstance(code, int) else 0)

@@ -45,7 +45,10 @@ class _Line:
 class Progress:
     """Receives ProgressEvents from worker threads and shows where every stack is."""
 
-    def __init__(self, names: list[str], *, console: Console | None = None, enabled: bool = True) -> None:
+    def __init__(self, names: list[str], *, console: Console | None = None, enabled: bool = True,
+                 interruptible: bool = False) -> None:
+        """`interruptible`: Ctrl-C ends the program at once, listing the stacks still in progress in the
+        cloud (for stack commands, whose every step the cloud finishes or the next run resumes)."""
         self.console = console or err_console
         self.lines = {name: _Line() for name in names}
         self.enabled = enabled
@@ -54,13 +57,14 @@ class Progress:
         self._lock = threading.Lock()
         self._live: Live | None = None
         self._old_handler: Any = None
+        self.interruptible = interruptible
 
     def __enter__(self) -> Progress:
         if self.live_mode:
             self._live = Live(self, console=self.console, refresh_per_second=4, transient=True,
                               redirect_stdout=False, redirect_stderr=False)
             self._live.__enter__()
-        if threading.current_thread() is threading.main_thread():
+        if self.interruptible and threading.current_thread() is threading.main_thread():
             self._old_handler = signal.signal(signal.SIGINT, self._interrupted)
         return self
 
