@@ -11,7 +11,7 @@ import pytest
 # every command path of the program (a test below checks this list against `--help`)
 COMMANDS = [
     ["init"], ["validate"], ["build"], ["graph"], ["plan"], ["deploy"], ["delete"], ["status"], ["outputs"],
-    ["diff"], ["events"], ["expand"], ["transform", "tosca"], ["history"], ["completion"],
+    ["diff"], ["events"], ["expand"], ["transform", "tosca"], ["history"], ["completion"], ["package"],
     ["local-cloud", "start"], ["local-cloud", "stop"], ["local-cloud", "status"],
     ["instance", "create"], ["instance", "update"], ["instance", "upgrade"], ["instance", "rollback"],
     ["instance", "retry"], ["instance", "run"], ["instance", "scope"], ["instance", "delete"],
