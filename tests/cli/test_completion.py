@@ -46,3 +46,11 @@ def test_bash_completes_commands_flags_and_stack_names(tmp_path: Path) -> None:
     assert {"--stack", "--yes"} <= set(complete(["formwright", "deploy", "--"], tmp_path))
     assert set(complete(["formwright", "deploy", "-s", ""], tmp_path)) == {"network", "app"}
     assert complete(["formwright", "plan", "--stack", "ne"], tmp_path) == ["network"]
+
+
+def test_bash_completes_instance_names(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "q.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
+    (tmp_path / "formwright.yaml").write_text("name: ic\nstacks:\n  q: {template: q.yaml}\n")
+    assert run_cli("instance", "create", "demo", cwd=tmp_path).code == 0
+    assert complete(["formwright", "instance", "show", ""], tmp_path) == ["demo"]
+    assert complete(["formwright", "instance", "history", "d"], tmp_path) == ["demo"]

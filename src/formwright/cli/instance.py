@@ -10,7 +10,15 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json, err_console
+from formwright.cli.common import (
+    Output,
+    OutputOption,
+    TargetOption,
+    complete_instances,
+    console,
+    emit_json,
+    err_console,
+)
 from formwright.cli.progress import Progress
 from formwright.lifecycle.inputs import parse_pairs
 from formwright.lifecycle.operations import Lifecycle, Outcome
@@ -21,6 +29,8 @@ ProjectOption = typer.Option(
     "-p",
     help="The project home: the folder whose .formwright/journal.db keeps the instances.",
 )
+InstanceArgument = typer.Argument(..., metavar="NAME", help="The instance.",
+                                  autocompletion=lambda ctx, incomplete: complete_instances(ctx, incomplete))
 InputOption = typer.Option(None, "--input", "-i", help="An input value, name=value (repeatable).")
 UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
                             help="First drop the lock this (dead) operation holds.")
@@ -83,7 +93,8 @@ def register(app: typer.Typer) -> None:
                  concurrency=max_concurrency)
 
     @group.command()
-    def update(name: str, inputs: list[str] | None = InputOption, project: Path = ProjectOption,
+    def update(name: str = InstanceArgument,
+               inputs: list[str] | None = InputOption, project: Path = ProjectOption,
                force_unlock: str | None = UnlockOption, target: str | None = TargetOption,
                output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
@@ -93,7 +104,7 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def upgrade(
-        name: str,
+        name: str = InstanceArgument,
         to: Path | None = typer.Option(None, "--to", help="The folder of the new project version."),
         archive: Path | None = typer.Option(None, "--from", help="A package of the new version "
                                             "(`formwright package`), verified before it is used."),
@@ -119,7 +130,8 @@ removed ones deleted last."""
                  concurrency=max_concurrency)
 
     @group.command()
-    def rollback(name: str, to_revision: int | None = typer.Option(None, "--to-revision", help="Revision N."),
+    def rollback(name: str = InstanceArgument,
+                 to_revision: int | None = typer.Option(None, "--to-revision", help="Revision N."),
                  project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                  target: str | None = TargetOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
@@ -129,7 +141,8 @@ makes a new revision."""
                  concurrency=max_concurrency)
 
     @group.command()
-    def retry(name: str, project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
+    def retry(name: str = InstanceArgument,
+              project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Resume the last failed or interrupted operation at its first step not done."""
@@ -138,7 +151,7 @@ makes a new revision."""
 
     @group.command("run")
     def run_operation(
-        name: str,
+        name: str = InstanceArgument,
         operation: str = typer.Argument(..., help="A custom operation of the project."),
         inputs: list[str] | None = InputOption,
         project: Path = ProjectOption,
@@ -153,7 +166,8 @@ makes a new revision."""
                  concurrency=max_concurrency)
 
     @group.command()
-    def scope(name: str, regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
+    def scope(name: str = InstanceArgument,
+              regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
@@ -163,7 +177,8 @@ makes a new revision."""
                  concurrency=max_concurrency)
 
     @group.command()
-    def delete(name: str, yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
+    def delete(name: str = InstanceArgument,
+               yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                target: str | None = TargetOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
@@ -199,7 +214,8 @@ makes a new revision."""
         console.print(table)
 
     @group.command()
-    def show(name: str, project: Path = ProjectOption, output: Output = OutputOption) -> None:
+    def show(name: str = InstanceArgument,
+             project: Path = ProjectOption, output: Output = OutputOption) -> None:
         """One instance: its current revision's stacks and inputs (secure ones masked), its lock."""
         lifecycle = Lifecycle(project)
         try:
@@ -238,7 +254,7 @@ makes a new revision."""
 
     @group.command("history")
     @app.command()
-    def history(name: str = typer.Argument(..., help="The instance."), project: Path = ProjectOption,
+    def history(name: str = InstanceArgument, project: Path = ProjectOption,
                 output: Output = OutputOption) -> None:
         """An instance's operations (with their steps' states) and its revisions."""
         lifecycle = Lifecycle(project)
