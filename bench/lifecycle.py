@@ -64,11 +64,12 @@ def plain_deploy(source: Path, name: str, target) -> float:
 
 
 def lifecycle_create(home: Path, name: str, target) -> float:
-    """The same project as an instance: snapshot, journal, events, revision."""
+    """The same project as an instance (--max-concurrency 8): snapshot, journal, events, revision."""
     from formwright.lifecycle.operations import Lifecycle
 
     started = time.perf_counter()
-    lifecycle = Lifecycle(home, target)
+    # like for like with the engine's 8 workers (an instance works one stack at a time unless asked)
+    lifecycle = Lifecycle(home, target, max_concurrency=8)
     try:
         outcome = lifecycle.create(name, home, {})
     finally:

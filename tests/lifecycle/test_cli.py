@@ -32,6 +32,7 @@ def test_second_operation_on_a_locked_instance_exits_3_naming_the_holder(cloud, 
         assert code == 3, err
         holder = err.split("locked by operation ")[1].split()[0]
         assert holder.startswith("op-") and "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert f"(pid {first.pid} on " in err and ", since 20" in err  # who holds it, where, since when
         wrong = h.cli(["instance", "retry", "i1", "--force-unlock", "op-nope"], home)
         assert wrong.wait(timeout=120) == 2
     finally:

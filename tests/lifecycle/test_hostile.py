@@ -83,3 +83,30 @@ def test_unknown_regions_create_nothing(cloud, tmp_path: Path, h) -> None:
     assert code == 2 and "unknown region 'mars-1' in --regions" in err and "Traceback" not in err
     listed = h.cli(["instance", "list", "--output", "json"], home)
     assert listed.wait(timeout=120) == 0 and '"instances": []' in listed.communicate()[0]
+
+
+def test_retry_says_when_the_project_changed_since_the_failed_attempt(lifecycle, recorder, tmp_path: Path,
+                                                                      h) -> None:
+    src = h.write_project(tmp_path / "v1", {"a": {}}, project_triggers=False)
+    h.set_control(recorder, {"fail": ["a/PreCreate"]})
+    with pytest.raises(CloudError):
+        lifecycle.create("i1", src, {})
+    template = src / "templates" / "queue.yaml"
+    template.write_text(template.read_text() + "\n# edited after the failure\n")
+    h.set_control(recorder, {})
+    outcome = lifecycle.retry("i1")
+    assert outcome.status == "done"
+    assert outcome.note is not None and f"the project at {src.resolve()} changed since the failed attempt" \
+        in outcome.note and f"instance upgrade i1 --to {src.resolve()}" in outcome.note
+
+
+def test_a_killed_operation_leaves_a_lock_that_the_next_one_takes_over(lifecycle, tmp_path: Path, h) -> None:
+    src = h.write_project(tmp_path / "v1", {"a": {"quiet": True}}, project_triggers=False)
+    lifecycle.create("i1", src, {})
+    dead = h.cli(["--version"], tmp_path)  # a real process that is gone by the time its lock is looked at
+    dead.wait(timeout=60)
+    lifecycle.journal.acquire("i1", "op-killed")
+    lifecycle.journal.db.execute("UPDATE locks SET pid = ? WHERE instance = 'i1'", (dead.pid,))
+    outcome = lifecycle.update("i1", {})
+    assert outcome.note is not None and "took over the lock of operation op-killed" in outcome.note
+    assert f"pid {dead.pid}" in outcome.note and lifecycle.journal.lock_holder("i1") is None
