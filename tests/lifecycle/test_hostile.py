@@ -110,3 +110,31 @@ def test_a_killed_operation_leaves_a_lock_that_the_next_one_takes_over(lifecycle
     outcome = lifecycle.update("i1", {})
     assert outcome.note is not None and "took over the lock of operation op-killed" in outcome.note
     assert f"pid {dead.pid}" in outcome.note and lifecycle.journal.lock_holder("i1") is None
+
+
+LEAKY = """\
+AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  Secret:
+    Type: String
+Resources:
+  Queue:
+    Type: AWS::SQS::Queue
+Outputs:
+  Connection:
+    Value: !Sub "user:${Secret}@db"
+"""
+
+
+def test_an_output_built_from_a_secure_input_is_kept_masked(lifecycle, tmp_path: Path, h) -> None:
+    # the template forgot NoEcho: the cloud hands the output back in clear; formwright keeps it masked
+    secret = "Sesame-Open-4242"
+    src = h.write_project(tmp_path / "v1", {"a": {"params": {"Secret": "\"{{ input('token') }}\""}}},
+                          inputs="- {name: token, type: string, secure: true, required: true}\n",
+                          project_triggers=False, stack_triggers=False)
+    (src / "templates" / "queue.yaml").write_text(LEAKY)
+    lifecycle.create("i1", src, {"token": secret})
+    state = lifecycle.home / ".formwright"
+    cached = [p for p in (state / "instances" / "i1").rglob("*.json") if "applied" in p.parts]
+    assert cached and all(secret not in p.read_text() for p in cached)
+    assert any("user:****@db" in p.read_text() for p in cached)
