@@ -16,7 +16,7 @@ import dataclasses
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from formwright.engine.group import StackGroup
 from formwright.engine.results import StackResult
@@ -161,7 +161,7 @@ class Executor:
             self._load_owners()
         self._walk(cleanup, self.cleanup_graph, reverse=True, events=True)
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str) -> NoReturn:
         error = self._on_error("", self.op.kind)
         if error:
             message += f"; OnError: {error}"
@@ -170,7 +170,8 @@ class Executor:
         if self.custom:
             raise CloudError(f"operation '{self.op.params['operation']}' on '{self.op.instance}' failed: "
                              f"{message}", where=self.op.id,
-                             hint="the instance is unchanged; fix the cause and run the operation again")
+                             hint="the instance is unchanged; fix the cause and run the operation again",
+                             ) from None
         raise CloudError(
             f"{self.op.kind} of '{self.op.instance}' failed: {message}",
             where=self.op.id,
