@@ -3,11 +3,10 @@ for a per-region stack (`stack@region`) — and the dependency graph between the
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from formwright.cloud.regions import is_region
 from formwright.errors import InputError
 from formwright.lifecycle.manifest import Manifest
 from formwright.model.project import Project
@@ -94,21 +93,9 @@ def manifest_order(names: list[str], graph: dict[str, list[str]]) -> list[str]:
     return placed
 
 
-@lru_cache(maxsize=1)
-def known_regions() -> frozenset[str]:
-    """Every region botocore knows CloudFormation in, across partitions."""
-    import boto3
-
-    session = boto3.session.Session()
-    return frozenset(region for partition in session.get_available_partitions()
-                     for region in session.get_available_regions("cloudformation", partition))
-
-
 def check_regions(regions: list[str], where: str = "--regions", **place: Any) -> None:
-    """Refuse a region CloudFormation does not have (exit 2), with the closest known one."""
-    known = known_regions()
+    """Refuse a name no AWS partition has (exit 2): botocore's partition data decides."""
     for region in regions:
-        if region not in known:
-            close = difflib.get_close_matches(region, sorted(known), n=1)
+        if not is_region(region):
             raise InputError(f"unknown region '{region}' in {where}", **place,
-                             hint=f"did you mean '{close[0]}'?" if close else "e.g. us-east-1, eu-west-1")
+                             hint="a region of an AWS partition, e.g. us-east-1, eu-west-1")
