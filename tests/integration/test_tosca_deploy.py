@@ -59,3 +59,25 @@ def test_generated_database_password_is_stable_and_never_printed(tmp_path: Path,
     assert again.json()["stacks"]["db"]["outcome"] == "unchanged"  # the same password both times
     for text in (result.out, result.err, again.out, again.err, plan.out, plan.err):
         assert all(p not in text for p in passwords)
+
+
+UBUNTU = """tosca_definitions_version: tosca_simple_yaml_1_1
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+      capabilities:
+        os:
+          properties: {type: linux, distribution: ubuntu, version: "22.04"}
+"""
+
+
+def test_ubuntu_image_parameter_deploys(tmp_path: Path, run_cli, cloud) -> None:
+    """Canonical's public SSM image parameter: AWS resolves it at deploy time; the local cloud (moto knows
+    only Amazon Linux's) resolves it to a stand-in image id (see cloud/moto_server.py)."""
+    (tmp_path / "ubuntu.yaml").write_text(UBUNTU)
+    (tmp_path / "formwright.yaml").write_text("name: os\nstacks:\n  vm:\n    tosca: ubuntu.yaml\n")
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 0, result.err
+    instances = cloud.client("ec2").describe_instances()["Reservations"]
+    assert any(i["ImageId"].startswith("ami-") for r in instances for i in r["Instances"])

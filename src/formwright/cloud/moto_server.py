@@ -12,7 +12,10 @@ in a way the engine depends on, the local cloud is corrected here rather than th
 - stacks never report LastUpdatedTime: set on every update here;
 - UpdateTerminationProtection is missing: answered here;
 - ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
-  CloudFormation's error for an export nobody imports.
+  CloudFormation's error for an export nobody imports;
+- of AWS's public image parameters (`/aws/service/...`) moto knows only Amazon Linux's, and a stack
+  whose `AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>` names another (Ubuntu, Debian, Windows)
+  failed with a Python error: such a name resolves here to a stable stand-in image id.
 
 Run as `python -m formwright.cloud.moto_server -H 127.0.0.1 -p PORT` (moto.server's own arguments).
 """
@@ -187,9 +190,35 @@ def patch_moto() -> None:
     responses.CloudFormationResponse._validate_different_update = tags_only_update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
 
+def patch_public_images() -> None:
+    """Resolve AWS's public image parameters moto lacks to a stand-in image id (idempotent)."""
+    import datetime
+    import hashlib
+
+    from moto.ssm.models import Parameter, SimpleSystemManagerBackend
+
+    if getattr(SimpleSystemManagerBackend, "_formwright_patched", False):
+        return
+    original = SimpleSystemManagerBackend.get_parameter
+
+    def get_parameter(self: Any, name: str) -> Any:
+        found = original(self, name)
+        if found is None and name.startswith("/aws/service/") and ":" not in name:
+            image = "ami-" + hashlib.sha256(name.encode()).hexdigest()[:17]
+            return Parameter(  # type: ignore[abstract]  # moto's own class, instantiated as moto does
+                account_id=self.account_id, name=name, value=image, parameter_type="String",
+                description=None, allowed_pattern=None, keyid=None,
+                last_modified_date=datetime.datetime.now(datetime.UTC), version=1, data_type="aws:ec2:image")
+        return found
+
+    SimpleSystemManagerBackend.get_parameter = get_parameter  # type: ignore[method-assign]  # moto has no hook
+    SimpleSystemManagerBackend._formwright_patched = True  # type: ignore[attr-defined]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Start moto's server with the corrections applied."""
     patch_moto()
+    patch_public_images()
     from moto import server
 
     server.main(argv if argv is not None else sys.argv[1:])
