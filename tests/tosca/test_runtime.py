@@ -24,6 +24,9 @@ pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash
 
 SERVICE = """\
 tosca_definitions_version: tosca_simple_yaml_1_1
+artifact_types:
+  SQL:
+    derived_from: tosca.artifacts.Implementation
 topology_template:
   inputs:
     db_password:
@@ -79,6 +82,10 @@ topology_template:
         password: { get_input: db_password }
       requirements:
         - host: db_server
+      artifacts:
+        schema:
+          file: my_db/schema.sql
+          type: SQL
     db_host:
       type: tosca.nodes.Compute
 """
@@ -89,6 +96,7 @@ SCRIPTS = {
     "my_app/configure.sh": 'echo "configure cwd=$(pwd) db_name=$db_name db_password=$db_password '
                            'db_host=$db_host" >> "$FW_LOG"\n',
     "worker/bin/run.sh": 'echo "worker started" >> "$FW_LOG"\nexec sleep 3600\n',
+    "my_db/schema.sql": "CREATE TABLE orders (id INT);\n",
 }
 SHIM = '#!/bin/sh\necho "{name} $*" >> "$FW_SHIMS"\n{extra}'
 
@@ -142,14 +150,16 @@ def test_each_host_runs_its_configs_in_order(tmp_path: Path):
     (src / "service.yaml").write_text(SERVICE)
     for relative, text in SCRIPTS.items():
         (src / relative).parent.mkdir(parents=True, exist_ok=True)
-        (src / relative).write_text("#!/bin/bash\nset -eu\n" + text)
+        (src / relative).write_text(("#!/bin/bash\nset -eu\n" if relative.endswith(".sh") else "") + text)
     out = tmp_path / "out"
     result = transform_tosca(src / "service.yaml", out, inputs={"db_password": "s3cret-password"})
     template = result.template
 
     shims = tmp_path / "shims"
     shims.mkdir()
-    for name, extra in {"apt-get": "", "yum": "", "service": "", "systemctl": "",
+    mysql = ('echo "mysql-env $DB_HOST $DB_PORT $DB_USER $DB_NAME $MYSQL_PWD" >> "$FW_SHIMS"\n'
+             'cat >> "$FW_SHIMS"\n')
+    for name, extra in {"apt-get": "", "yum": "", "service": "", "systemctl": "", "mysql": mysql,
                         "curl": "exit 22\n"}.items():
         (shims / name).write_text(SHIM.format(name=name, extra=extra))
         (shims / name).chmod(0o755)
@@ -192,6 +202,13 @@ def test_each_host_runs_its_configs_in_order(tmp_path: Path):
     assert "apt-get install -y apache2 php libapache2-mod-php php-mysql" in shim_calls
     assert "systemctl enable --now formwright-worker.service" in shim_calls
     assert "worker started" not in lines  # systemd (a shim here) runs it, not cfn-init
+    # The database's SQL artifact is applied to RDS (with the MySQL client) before the app is created.
+    assert configs.index("MyDbSql") < configs.index("MyAppCreate")
+    assert "apt-get install -y default-mysql-client" in shim_calls
+    address, port = f"{rds_id}.Endpoint.Address", f"{rds_id}.Endpoint.Port"
+    assert f"mysql-env {address} {port} root shop s3cret-password" in shim_calls
+    assert "CREATE TABLE orders (id INT);" in shim_calls
+    assert rds_id in server["DependsOn"]
 
 
 SHORT_PASSWORD = """\

@@ -57,7 +57,7 @@ def s3_url(build: Build, key: str) -> dict:
     return {"Fn::Sub": "https://${" + build.bucket() + "}.s3.${AWS::Region}.amazonaws.com/" + quoted}
 
 
-def _source_file(build: Build, relative: str, where: Location | None, what: str) -> str:
+def source_file(build: Build, relative: str, where: Location | None, what: str) -> str:
     """`relative` (relative to the service template's folder, as tosca-parser resolves artifacts in a
     CSAR) as a path relative to the source root; it must stay inside the source and exist."""
     path = PurePosixPath(relative.replace("\\", "/"))
@@ -72,7 +72,7 @@ def _source_file(build: Build, relative: str, where: Location | None, what: str)
     return joined
 
 
-def _file_entry(build: Build, node: Node, relative: str, mode: str) -> tuple[str, dict]:
+def file_entry(build: Build, node: Node, relative: str, mode: str) -> tuple[str, dict]:
     key = build.upload(relative)
     return f"{BASE}/{node.name}/{relative}", {"source": s3_url(build, key), "mode": mode, "owner": "root",
                                               "group": "root", "authentication": AUTH}
@@ -83,8 +83,8 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
     renderer = Renderer(build, run_host=compute)
     files: dict[str, dict] = {}
     for artifact in node.artifacts.values():
-        relative = _source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
-        path, entry = _file_entry(build, node, relative, "000644")
+        relative = source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
+        path, entry = file_entry(build, node, relative, "000644")
         files[path] = entry
     operations: list[tuple[Operation, str | None]] = []
     for name in DEPLOY_OPERATIONS:
@@ -93,12 +93,12 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
             operations.append((op, None))  # the inputs still become the node's environment
         if op is None or not op.implementation:
             continue
-        script = _source_file(
+        script = source_file(
             build, op.implementation, op.location, f"implementation of '{node.name}.{name}'"
         )
-        dependencies = [_source_file(build, d, op.location, "operation file") for d in op.dependencies]
+        dependencies = [source_file(build, d, op.location, "operation file") for d in op.dependencies]
         for relative in [script, *dependencies]:
-            path, entry = _file_entry(build, node, relative, "000755" if relative == script else "000644")
+            path, entry = file_entry(build, node, relative, "000755" if relative == script else "000644")
             files[path] = entry
         operations.append((op, script))
     if files:

@@ -13,7 +13,7 @@ from formwright.tosca.functions import Context
 from formwright.tosca.model import Node
 from formwright.transform.cloudformation import iam, kinds, network
 from formwright.transform.cloudformation.context import Build
-from formwright.transform.cloudformation.lifecycle import _source_file
+from formwright.transform.cloudformation.lifecycle import source_file
 from formwright.transform.cloudformation.values import Renderer, cname_prefix, expression
 from formwright.transform.cloudformation.visitors.mysql import databases
 from formwright.transform.cloudformation.visitors.software import literal, port_of
@@ -33,7 +33,7 @@ def visit_runtime(build: Build, node: Node) -> None:
 def _jar(build: Build, node: Node) -> str:
     for artifact in node.artifacts.values():
         if artifact.file.lower().endswith((".jar", ".war", ".zip")):
-            relative = _source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
+            relative = source_file(build, artifact.file, node.location, f"artifact '{artifact.name}'")
             return build.upload(relative)
     loc = node.location
     raise InputError(f"Java application '{node.name}' has no jar artifact", file=loc.file if loc else None,

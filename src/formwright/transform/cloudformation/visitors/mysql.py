@@ -2,10 +2,13 @@
 
 User `root` and port 3306 by default. The master password is a NoEcho parameter: a TOSCA input's
 parameter, a literal of at least 8 characters passed at deploy time, or one generated at deploy time.
+A database's SQL artifacts are applied once the instance is available, from the instance of a node
+that connects to it.
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import cast
 
 from troposphere import GetAtt, Ref, rds
@@ -14,6 +17,7 @@ from formwright.tosca.functions import Context, InputRef
 from formwright.tosca.model import Node
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.context import Build
+from formwright.transform.cloudformation.names import camel
 from formwright.transform.cloudformation.values import Renderer, expression
 from formwright.transform.cloudformation.visitors.software import literal
 
@@ -93,6 +97,8 @@ def visit(build: Build, node: Node) -> None:
     build.template.add_resource(
         rds.DBInstance(db_id, DeletionPolicy="Snapshot", UpdateReplacePolicy="Snapshot", **properties)
     )
+    if primary.is_a(kinds.DATABASE):
+        apply_sql(build, node, db_id, primary, ctx)
     members = {node.name, *(d.name for d in served)}
     for member in members:
         for rel in build.model.sources_of(build.model.nodes[member], kinds.CONNECTS_TO):
@@ -101,6 +107,56 @@ def visit(build: Build, node: Node) -> None:
                 # port is a PortDef property (an integer tosca-parser checks) or DEFAULT_PORT
                 network.open_to_group(build, group, int(cast("int | str", port)), peer,
                                       f"{rel.source} connects to {member}")
+
+
+SQL_CLIENT = {"yum": ["mariadb105"], "apt": ["default-mysql-client"]}
+
+
+def _sql_artifacts(node: Node) -> list[str]:
+    return [a.file for a in node.artifacts.values()
+            if a.file.lower().endswith(".sql") or str(a.type or "").split(".")[-1].upper() == "SQL"]
+
+
+def apply_sql(build: Build, node: Node, db_id: str, database: Node, ctx: Context) -> None:
+    """Apply the SQL artifacts of `database` to RDS instance `db_id`, from the instance of the first node
+    that connects to it (which waits for the database), with the MySQL client of its distribution."""
+    from formwright.transform.cloudformation.images import image_of
+    from formwright.transform.cloudformation.lifecycle import BASE, file_entry, source_file
+
+    scripts = _sql_artifacts(database)
+    if not scripts:
+        return
+    runners = [build.plan.host_of.get(r.source) for r in build.model.sources_of(database, kinds.CONNECTS_TO)]
+    compute = next((c for c in runners if c in build.plan.instances), None)
+    if compute is None:
+        build.warn(f"the SQL artifacts of '{database.name}' are not applied: no node on an instance connects "
+                   "to it", database.location, hint="add a ConnectsTo requirement from the application")
+        return
+    build.depend(build.plan.instances[compute], db_id)
+    renderer = Renderer(build)
+    files, commands = {}, {}
+    for index, relative in enumerate(scripts):
+        relative = source_file(build, relative, database.location, f"SQL artifact of '{database.name}'")
+        path, entry = file_entry(build, database, relative, "000600")
+        files[path] = entry
+        commands[f"{index:02d}-{relative.rsplit('/', 1)[-1]}"] = {
+            "command": f'mysql -h "$DB_HOST" -P "$DB_PORT" -u "$DB_USER" "$DB_NAME" < {shlex.quote(path)}',
+            "cwd": BASE,
+            "env": {
+                "DB_HOST": {"Fn::GetAtt": [db_id, "Endpoint.Address"]},
+                "DB_PORT": {"Fn::GetAtt": [db_id, "Endpoint.Port"]},
+                "DB_USER": renderer.text(renderer.value(database.properties.get("user") or DEFAULT_USER,
+                                                        ctx)),
+                "DB_NAME": renderer.text(renderer.value(database.properties.get("name") or "", ctx)),
+                "MYSQL_PWD": build.db_passwords[node.name].to_dict(),
+            },
+        }
+    build.instance_roles.add(compute)
+    family = image_of(build.model.nodes[compute]).family
+    config: dict = {"files": files, "commands": commands}
+    if family in SQL_CLIENT:
+        config = {"packages": {family: {p: [] for p in SQL_CLIENT[family]}}, **config}
+    build.add_config(compute, f"{camel(database.name)}Sql", config)
 
 
 def peer_group(build: Build, source: str) -> str | None:
