@@ -102,3 +102,22 @@ def test_unknown_macro_line(tmp_path):
     path.write_text("Resources:\n  B:\n    Type: T\n    Properties:\n      Fn::Transform: Nope\n")
     code, out = invoke("expand", str(path))
     assert code == 2 and out.startswith(f"{path}:5: No transform named 123456789012::Nope found.")
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_non_finite_numbers_are_refused_not_written_as_invalid_json(tmp_path, value):
+    # Issue #17: json.dumps writes NaN / Infinity, which no JSON parser (nor CloudFormation) accepts.
+    path = tmp_path / "t.yaml"
+    path.write_text(f"Transform: AWS::LanguageExtensions\nResources:\n  B:\n    Type: T\n"
+                    f"    Properties: {{Size: {value}}}\n")
+    code, out = invoke("expand", str(path))
+    assert code == 2 and "/Resources/B/Properties/Size is not a finite number" in out
+
+
+def test_empty_split_delimiter_inside_length_is_a_clear_error(tmp_path):
+    # Issue #17: this was an internal error (exit 70).
+    path = tmp_path / "t.yaml"
+    path.write_text("Transform: AWS::LanguageExtensions\nResources:\n  B:\n    Type: T\n"
+                    "    Properties: {N: {Fn::Length: {Fn::Split: ['', 'a,b']}}}\n")
+    code, out = invoke("expand", str(path))
+    assert code == 2 and "Fn::Split layout is incorrect" in out and out.count("\n") <= 1

@@ -35,8 +35,10 @@ Resources:
 """)
     assert out["Resources"] == {
         "Bucketlogs": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "logs-bucket", "Tag": "logs"}},
-        "Bucketdatalake": {"Type": "AWS::S3::Bucket", "Properties": {"BucketName": "data-lake-bucket",
-                                                                       "Tag": "data-lake"}},
+        "Bucketdatalake": {
+            "Type": "AWS::S3::Bucket",
+            "Properties": {"BucketName": "data-lake-bucket", "Tag": "data-lake"},
+        },
     }
 
 
@@ -85,11 +87,11 @@ Outputs:
     [
         (
             "Resources:\n  Fn::ForEach::L: [X, [a, a], {'R${X}': {Type: T}}]\n",
-            "the key Ra it generates is already defined",
+            "produced logical IDs that conflict with existing entries: Ra",
         ),
         (
             "Resources:\n  Ra: {Type: T}\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
-            "already defined",
+            "conflict with existing entries: Ra",
         ),
         (
             "Resources:\n  L: {Type: T}\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
@@ -97,17 +99,22 @@ Outputs:
         ),
         (
             "Parameters: {X: {Type: String}}\nResources:\n  Fn::ForEach::L: [X, [a], {'R${X}': {Type: T}}]\n",
-            "conflicts with a parameter name",
+            "identifier 'X' conflicts with parameter name",
         ),
         (
             "Resources:\n  Fn::ForEach::L: [X, [a], "
             "{'R${X}': {Type: T, Properties: {Fn::ForEach::M: [X, [b], {'${X}': 1}]}}}]\n",
-            "already used by an enclosing loop",
+            "conflicts with another loop identifier",
         ),
-        ("Resources:\n  Fn::ForEach::L: [X, [a], {'Fixed': {Type: T}}]\n", "must contain ${X} or &{X}"),
+        # An OutputKey without the identifier is valid (AWS: fnForEachWithNoIdentifierInOutputKeyAndValid);
+        # with two items it makes the same key twice.
+        (
+            "Resources:\n  Fn::ForEach::L: [X, [a, b], {'Fixed': {Type: T}}]\n",
+            "conflict with existing entries: Fixed",
+        ),
         ("Resources:\n  Fn::ForEach::L: [X, [a]]\n", "Fn::ForEach::L layout is incorrect"),
         ("Resources:\n  Fn::ForEach::L: [X, {a: b}, {'R${X}': {Type: T}}]\n", "collection must be a list"),
-        ("Resources:\n  Fn::ForEach::L: [X, [[a]], {'R${X}': {Type: T}}]\n", "not a string"),
+        ("Resources:\n  Fn::ForEach::L: [X, [[a]], {'R${X}': {Type: T}}]\n", 'the collection holds ["a"]'),
         (
             "Parameters: {P: {Type: CommaDelimitedList}}\n"
             "Resources:\n  Fn::ForEach::L: [X, {Ref: P}, {'R${X}': {Type: T}}]\n",
@@ -155,7 +162,8 @@ Resources:
     assert props["DelaySeconds"] == 3 and props["Literal"] == 2
     assert json.loads(props["Policy"]) == {"key1": "value1", "key2": "us-east-1"}
     assert props["Known"] == "m5.large" and props["Default"] == "small"
-    assert props["Plain"] == {"Fn::FindInMap": ["Sizes", "us-east-1", "Type"]}
+    # A plain FindInMap is looked up too: AWS's transform refuses a missing key (templateWithNoMappingMatch).
+    assert props["Plain"] == "m5.large"
 
 
 def test_tojsonstring_with_values_known_only_at_deployment():
@@ -182,7 +190,8 @@ def test_length_of_an_unknown_list():
 
 @pytest.mark.parametrize("stage,policy", [("Prod", "Retain"), ("Dev", "Delete")])
 def test_intrinsic_deletion_and_update_replace_policy(stage, policy):
-    out = le("""
+    out = le(
+        """
 Parameters:
   Stage: {Type: String}
   Replace: {Type: String, Default: Snapshot}
@@ -193,16 +202,21 @@ Resources:
     Type: AWS::DynamoDB::Table
     DeletionPolicy: {Fn::If: [IsProd, Retain, Delete]}
     UpdateReplacePolicy: {Ref: Replace}
-""", parameter_values={"Stage": stage})
+""",
+        parameter_values={"Stage": stage},
+    )
     assert out["Resources"]["Table"]["DeletionPolicy"] == policy
     assert out["Resources"]["Table"]["UpdateReplacePolicy"] == "Snapshot"
 
 
-@pytest.mark.parametrize("value,message", [
-    ("{Ref: P}", "resolves to 'Keep'"),
-    ("{Ref: AWS::StackName}", "could not be resolved"),
-    ("{Fn::If: [Nope, Retain, Delete]}", "Condition Nope is not defined"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("{Ref: P}", "resolves to 'Keep'"),
+        ("{Ref: AWS::StackName}", "could not be resolved"),
+        ("{Fn::If: [Nope, Retain, Delete]}", "Condition Nope is not defined"),
+    ],
+)
 def test_bad_policies(value, message):
     err = le_error(
         "Parameters: {P: {Type: String, Default: Keep}}\n"
@@ -220,7 +234,8 @@ def test_must_precede_serverless():
 
 
 def test_foreach_then_serverless():
-    out = expand(template("""
+    out = expand(
+        template("""
 Transform: [AWS::LanguageExtensions, AWS::Serverless-2016-10-31]
 Resources:
   Fn::ForEach::Fns:
@@ -229,6 +244,8 @@ Resources:
     - "Fn${N}":
         Type: AWS::Serverless::Function
         Properties: {Runtime: python3.12, Handler: index.handler, InlineCode: "def handler(e, c): pass"}
-"""), registry=REGISTRY)
+"""),
+        registry=REGISTRY,
+    )
     assert out["Resources"]["FnOne"]["Type"] == "AWS::Lambda::Function"
     assert "FnTwoRole" in out["Resources"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ def parse_params(items: list[str]) -> dict[str, str]:
     return values
 
 
-def project_macros(template_path: Path) -> tuple[dict[str, str], Path] | None:
+def project_macros(template_path: Path) -> tuple[dict[str, Any], Path] | None:
     """`macros:` of the formwright.yaml next to the template or in a folder above it."""
     for folder in [template_path.resolve().parent, *template_path.resolve().parents]:
         candidate = folder / PROJECT_FILE
@@ -43,8 +44,42 @@ def project_macros(template_path: Path) -> tuple[dict[str, str], Path] | None:
                 raise InputError("macros must map macro names to paths", file=str(candidate),
                                  line=project.line_of("macros") if hasattr(project, "line_of") else None,
                                  hint="macros: {Count: macros/count.py}")
-            return {str(k): str(v) for k, v in macros.items()}, folder
+            return {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}, folder
     return None
+
+
+def non_finite_number(value: Any, path: str = "") -> str | None:
+    """The path of the first NaN or infinite number (a macro's JSON may carry one), which a template can't."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where or "/"
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}/{k}") for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}/{i}") for i, v in enumerate(item))
+    return None
+
+
+def handler_logs(registry: MacroRegistry) -> dict[str, tuple[Path, int]]:
+    """Every handler macro's log file and its size now: what a run appends is what it printed."""
+    logs: dict[str, tuple[Path, int]] = {}
+    for name in registry.names():
+        log = getattr(registry.get(name), "log", None)
+        if isinstance(log, Path):
+            logs[name] = (log, log.stat().st_size if log.is_file() else 0)
+    return logs
+
+
+def show_logs(logs: dict[str, tuple[Path, int]]) -> None:
+    """Print to stderr what each macro's handler logged in this run (stdout carries only the template)."""
+    from formwright.macros.isolation import read_log
+
+    for name, (log, start) in logs.items():
+        text = read_log(log, start)
+        if text:
+            sys.stderr.write(f"--- macro {name} ({log})\n{text}")
 
 
 class _LazyS3:
@@ -81,6 +116,9 @@ def register(app: typer.Typer) -> None:
         ),
         target: str = TargetOption,
         region: str = typer.Option(None, "--region", help="The region macros see (default: the target's)."),
+        verbose: bool = typer.Option(
+            False, "--verbose", "-v", help="Show on stderr what macro handlers printed (their log)."
+        ),
     ) -> None:
         """Run the template's macros locally and print the processed template."""
         if fmt not in ("json", "yaml"):
@@ -97,10 +135,20 @@ def register(app: typer.Typer) -> None:
             macros_dir=Path(macros) if macros else None,
         )
         registry.register_template_macros(document, template.parent)
-        expansion = run(document, registry=registry, parameter_values=parse_params(param),
-                        region=region or "us-east-1", s3_client=_LazyS3(target, region), file=str(template),
-                        base_dir=template.parent)
+        logs = handler_logs(registry)
+        try:
+            expansion = run(document, registry=registry, parameter_values=parse_params(param),
+                            region=region or "us-east-1", s3_client=_LazyS3(target, region),
+                            file=str(template), base_dir=template.parent)
+        finally:
+            if verbose:
+                show_logs(logs)
         processed = plain(expansion.template)
+        where = non_finite_number(processed)
+        if where is not None:
+            raise InputError(f"{where} is not a finite number (NaN or infinite), which a CloudFormation "
+                             "template can't hold", file=str(template),
+                             hint="make the macro or value give a finite number, or a string")
         text = dump(processed, fmt)
         if out is not None:
             out.write_text(text + "\n", encoding="utf-8")

@@ -1,31 +1,31 @@
 """`AWS::LanguageExtensions`: Fn::ForEach, Fn::Length, Fn::ToJsonString, Fn::FindInMap with a
 DefaultValue, and intrinsic functions in DeletionPolicy / UpdateReplacePolicy.
 
-All of them work in Resources, Conditions and Outputs only. Fn::ForEach::<LoopName> is
-[Identifier, Collection, {OutputKey: OutputValue}]: the collection is a list or a Ref to a
-CommaDelimitedList parameter; `${Identifier}` is replaced by each item and `&{Identifier}` by the
-item without its non-alphanumeric characters; `{Ref: Identifier}` becomes the item; loops nest.
+The behaviour follows AWS's conformance suite for the transform (the templates and expected outputs
+AWS checks its own processors against, in aws-sam-cli's cfn_language_extensions tests) where it is
+more precise than the documentation: after the loops are expanded, every function whose value can be
+known before deployment is resolved in Resources and Outputs (`Fn::Sub` of known values becomes a
+string, `Fn::If` on a known condition is decided, `AWS::NoValue` removed, `Fn::Base64` encoded), the
+template's structure and conditions are validated, and what needs deployed resources is left as written.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import uuid
 from typing import Any
 
 from formwright.macros.base import BuiltinMacro, MacroEnv
 from formwright.macros.errors import MacroError, MacroFailed
-from formwright.macros.intrinsics import Resolver, Unresolvable
+from formwright.macros.foreach import FOREACH, ForEachExpander, contains_foreach
+from formwright.macros.intrinsics import NO_VALUE, Resolver, Unresolvable
 from formwright.template import line_of
 
 NAME = "AWS::LanguageExtensions"
-FOREACH = "Fn::ForEach::"
 SECTIONS = ("Resources", "Conditions", "Outputs")
 _ALPHANUMERIC = re.compile(r"^[A-Za-z0-9]+$")
-_NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
 _DELETION_POLICIES = ("Delete", "Retain", "RetainExceptOnCreate", "Snapshot")
 _REPLACE_POLICIES = ("Delete", "Retain", "Snapshot")
+#: The transform's own functions, resolved wherever they appear in Conditions.
 _FUNCTIONS = ("Fn::Length", "Fn::ToJsonString", "Fn::FindInMap")
 
 
@@ -36,15 +36,6 @@ class _Run:
         self.template = template
         self.env = env
         self.resolver = Resolver(template, env.parameter_values, env.region, env.account_id)
-        parameters = template.get("Parameters")
-        self.parameter_names = set(parameters) if isinstance(parameters, dict) else set()
-        resources = template.get("Resources")
-        self.resource_names = (
-            {k for k in resources if not k.startswith(FOREACH)} if isinstance(resources, dict) else set()
-        )
-        self.loop_names: dict[str, int | None] = {}
-        #: ids of generated values whose functions are already resolved (skipped by `functions`).
-        self.done: set[int] = set()
 
     def fail(self, message: str, line: int | None, hint: str | None = None) -> MacroError:
         """An error of the template at `line`."""
@@ -52,260 +43,180 @@ class _Run:
             f"Transform {NAME} failed with: {message}", file=self.env.file, line=line, hint=hint
         )
 
-    # -- Fn::ForEach ------------------------------------------------------------------------------
-    def expand(self, node: Any, ids: tuple[str, ...], line: int | None) -> Any:
-        """`node` with every Fn::ForEach expanded (copying only what changes)."""
-        if isinstance(node, dict):
-            if any(isinstance(key, str) and key.startswith(FOREACH) for key in node):
-                return self.expand_mapping(node, ids, line)
-            changed: dict | None = None
-            for key, value in node.items():
-                if isinstance(value, (dict, list)):
-                    new = self.expand(value, ids, line_of(node, key) or line)
-                    if new is not value:
-                        if changed is None:
-                            changed = dict(node)
-                        changed[key] = new
-            return node if changed is None else changed
-        if isinstance(node, list):
-            items = [self.expand(value, ids, line) for value in node]
-            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
-        return node
-
-    def expand_mapping(self, node: dict, ids: tuple[str, ...], line: int | None) -> dict:
-        """A mapping with Fn::ForEach keys replaced by what their loops generate."""
-        out: dict = {}
-        plain = {key for key in node if not key.startswith(FOREACH)}
-        for key, value in node.items():
-            key_line = line_of(node, key) or line
-            if not key.startswith(FOREACH):
-                out[key] = self.expand(value, ids, key_line)
-                continue
-            for new_key, new_value in self.loop(key, value, ids, key_line):
-                if new_key in out or new_key in plain:
-                    raise self.fail(f"{key}: the key {new_key} it generates is already defined", key_line,
-                                    "make each OutputKey unique, e.g. include ${Identifier} or &{Identifier}")
-                out[new_key] = new_value
-        return out
-
-    def loop(self, key: str, value: Any, ids: tuple[str, ...], line: int | None) -> list[tuple[str, Any]]:
-        """The (key, value) pairs one Fn::ForEach generates."""
-        name = key[len(FOREACH):]
-        layout_hint = "write [Identifier, [Item1, Item2], {OutputKey${Identifier}: OutputValue}]"
-        if not _ALPHANUMERIC.match(name):
-            raise self.fail(f"{key}: the loop name must be alphanumeric", line)
-        if name in self.resource_names:
-            raise self.fail(f"{key}: the loop name {name} conflicts with a logical ID in Resources", line,
-                            "rename the loop")
-        if name in self.loop_names and self.loop_names[name] != line:
-            raise self.fail(
-                f"{key}: the loop name {name} is already used (line {self.loop_names[name]})",
-                line,
-                "every loop needs a name unique in the template",
-            )
-        self.loop_names.setdefault(name, line)
-        if not isinstance(value, list) or len(value) != 3:
-            raise self.fail(f"{key} layout is incorrect", line, layout_hint)
-        identifier, collection, output = value
-        if not isinstance(identifier, str) or not _ALPHANUMERIC.match(identifier):
-            raise self.fail(f"{key}: the identifier must be an alphanumeric string", line, layout_hint)
-        if identifier in self.parameter_names:
-            raise self.fail(f"{key}: the identifier {identifier} conflicts with a parameter name", line,
-                            "rename the identifier")
-        if identifier in ids:
-            raise self.fail(f"{key}: the identifier {identifier} is already used by an enclosing loop", line,
-                            "give nested loops different identifiers")
-        if not isinstance(output, dict) or not output:
-            raise self.fail(f"{key} layout is incorrect", line, layout_hint)
-        for output_key in output:
-            if not output_key.startswith(FOREACH) and "${" + identifier + "}" not in output_key \
-                    and "&{" + identifier + "}" not in output_key:
-                raise self.fail(
-                    f"{key}: the OutputKey {output_key} must contain ${{{identifier}}} or &{{{identifier}}}",
-                    line,
-                    "otherwise every item of the collection makes the same key",
-                )
-        items = self.collection(key, collection, line)
-        # Substitution works on the loop body's JSON text: one C-speed replace and parse per item
-        # instead of a Python walk. `{"Ref":"Id"}` is matched only as a whole one-key object.
-        text = json.dumps(output, separators=(",", ":"), ensure_ascii=False)
-        nested = FOREACH in text
-        ref = json.dumps({"Ref": identifier}, separators=(",", ":"), ensure_ascii=False)
-        pairs: list[tuple[str, Any]] = []
-        for item in items:
-            quoted = json.dumps(item, ensure_ascii=False)
-            body_text = (text.replace("${" + identifier + "}", quoted[1:-1])
-                         .replace("&{" + identifier + "}", _NOT_ALPHANUMERIC.sub("", item))
-                         .replace(ref, quoted))
-            if nested:
-                pairs.extend(self.expand_mapping(json.loads(body_text), (*ids, identifier), line).items())
-            else:
-                # Innermost: every identifier is known, so the transform's functions resolve as it loads.
-                body = json.loads(body_text, object_hook=lambda node: self.resolve_node(node, line))
-                self.done.update(id(value) for value in body.values())
-                pairs.extend(body.items())
-        return pairs
-
-    def collection(self, key: str, collection: Any, line: int | None) -> list[str]:
-        """The loop's items as strings; CloudFormation's errors for anything else."""
-        hint = "use a list of strings or a Ref to a CommaDelimitedList parameter"
-        try:
-            items = self.resolver.resolve(collection)
-        except Unresolvable as err:
-            raise self.fail(f"{key}: the collection could not be resolved: {err}", line,
-                            "give the parameter a value (--param Name=a,b,c) or a Default") from None
-        except MacroFailed as err:
-            raise self.fail(f"{key}: {err.message}", line, err.hint) from None
-        if isinstance(items, str) and isinstance(collection, dict):
-            items = [part.strip() for part in items.split(",")]  # a String parameter holding a list
-        if not isinstance(items, list):
-            raise self.fail(f"{key}: the collection must be a list", line, hint)
-        result = []
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-                raise self.fail(
-                    f"{key}: the collection holds {json.dumps(item, default=str)[:60]}, not a string",
-                    line,
-                    hint,
-                )
-            result.append(str(item))
-        return result
-
-    # -- the other functions ----------------------------------------------------------------------
-    def functions(self, node: Any, line: int | None) -> Any:
-        """`node` with Fn::Length, Fn::ToJsonString and Fn::FindInMap resolved where they must be."""
-        if isinstance(node, list):
-            items = [self.functions(value, line) for value in node]
-            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
-        if not isinstance(node, dict) or id(node) in self.done:
-            return node
-        if len(node) == 1:
-            (name, args), = node.items()
-            if name == "Fn::Length":
-                return self.must(lambda: self.resolver.length(self.functions(args, line)), name, line)
-            if name == "Fn::ToJsonString":
-                return self.to_json_string(self.functions(args, line), line)
-            if name == "Fn::FindInMap":
-                return self.find_in_map(node, line)
-        changed: dict | None = None
-        for key, value in node.items():
-            if isinstance(value, (dict, list)):
-                new = self.functions(value, line_of(node, key) or line)
-                if new is not value:
-                    if changed is None:
-                        changed = dict(node)
-                    changed[key] = new
-        return node if changed is None else changed
-
-    def resolve_node(self, node: dict, line: int | None) -> Any:
-        """One freshly parsed mapping (its children already done) with the transform's function resolved."""
-        if len(node) == 1 and next(iter(node)) in _FUNCTIONS:
-            return self.functions(node, line)
-        return node
-
-    def must(self, compute: Any, name: str, line: int | None) -> Any:
-        """Run `compute`; an unknown value or a bad layout is an error of `name`."""
+    def must(self, compute: Any, line: int | None, where: str = "") -> Any:
+        """Run `compute`; a layout error or an unknown value it must have is an error at `line`."""
+        prefix = f"{where}: " if where else ""
         try:
             return compute()
         except Unresolvable as err:
             raise self.fail(
-                f"{name} could not be resolved: {err}",
+                f"{prefix}could not be resolved: {err}",
                 line,
                 "its arguments must be known before deployment (parameters, mappings, lists)",
             ) from None
         except MacroFailed as err:
-            raise self.fail(err.message, line, err.hint) from None
+            raise self.fail(prefix + err.message, line, err.hint) from None
 
-    def find_in_map(self, node: dict, line: int | None) -> Any:
-        """Resolve a FindInMap that uses a DefaultValue or functions in its keys; keep a plain one."""
-        args = node["Fn::FindInMap"]
-        if isinstance(args, list) and len(args) == 3 and all(isinstance(a, str) for a in args):
-            return node  # plain: CloudFormation resolves it as ever
-        if isinstance(args, list) and len(args) == 4:
-            return self.must(lambda: self.resolver.find_in_map(args), "Fn::FindInMap", line)
-        try:
-            return self.resolver.find_in_map(args)
-        except Unresolvable:
-            return node  # keys only known at deployment: CloudFormation's own FindInMap will do
-        except MacroFailed as err:
-            raise self.fail(err.message, line, err.hint) from None
-
-    def to_json_string(self, args: Any, line: int | None) -> Any:
-        """The JSON text; values known only at deployment are spliced in with Fn::Join."""
-        if not isinstance(args, (dict, list)):
-            raise self.fail("Fn::ToJsonString layout is incorrect", line, "it takes an object or an array")
-        holes: dict[str, Any] = {}
-        marker = uuid.uuid4().hex
-
-        def known(value: Any) -> Any:
-            try:
-                return self.resolver.resolve(value)
-            except Unresolvable:
-                pass
-            except MacroFailed as err:
-                raise self.fail(err.message, line, err.hint) from None
-            if isinstance(value, dict) and len(value) == 1 and next(iter(value)).startswith(("Fn::", "Ref")):
-                placeholder = f"{marker}{len(holes)}"
-                holes[placeholder] = value
-                return placeholder
-            if isinstance(value, dict):
-                return {k: known(v) for k, v in value.items()}
-            return [known(v) for v in value]
-
-        text = json.dumps(known(args), separators=(",", ":"), ensure_ascii=False)
-        if not holes:
-            return text
-        parts: list[Any] = []
-        for piece in re.split(f"({marker}\\d+)", text):
-            if piece in holes:
-                parts.append(holes[piece])
-            elif piece:
-                parts.append(piece)
-        return {"Fn::Join": ["", parts]}
-
-    def policies(self, resources: dict) -> dict:
-        """DeletionPolicy / UpdateReplacePolicy given by functions, resolved to their option."""
-        changed: dict | None = None
-        for logical_id, resource in resources.items():
-            if not isinstance(resource, dict):
-                continue
-            for attribute, allowed in (("DeletionPolicy", _DELETION_POLICIES),
-                                       ("UpdateReplacePolicy", _REPLACE_POLICIES)):
-                value = resource.get(attribute)
-                if not isinstance(value, dict):
-                    continue
-                line = line_of(resource, attribute)
-                option = self.must(
-                    lambda v=value: self.resolver.resolve(v), f"{attribute} of {logical_id}", line
-                )
-                if option not in allowed:
-                    raise self.fail(f"{attribute} of {logical_id} resolves to {option!r}", line,
-                                    f"it must resolve to one of {', '.join(allowed)}")
-                if changed is None:
-                    changed = dict(resources)
-                if changed[logical_id] is resource:
-                    changed[logical_id] = resource = dict(resource)
-                resource[attribute] = option
-        return resources if changed is None else changed
-
-    # -- the whole template -----------------------------------------------------------------------
-    def apply(self) -> dict:
-        """The processed template."""
+    # -- structure --------------------------------------------------------------------------------
+    def check_structure(self) -> None:
+        """What AWS's processor refuses before anything else: null resources and outputs, loops
+        outside Resources / Conditions / Outputs."""
         template = self.template
         for section, value in template.items():
-            if section not in SECTIONS and _contains_foreach(value):
+            if section not in SECTIONS and contains_foreach(value):
                 raise self.fail(
                     f"Fn::ForEach can't be used in the {section} section",
                     line_of(template, section),
                     "use it in Resources, Conditions or Outputs",
                 )
+        resources = template.get("Resources")
+        if not isinstance(resources, dict):
+            raise self.fail(
+                "The Resources section must not be null",
+                line_of(template, "Resources") or 1,
+                "declare at least one resource",
+            )
+        for logical_id, resource in resources.items():
+            if not isinstance(resource, (dict, list)):
+                raise self.fail(
+                    f"[/Resources/{logical_id}] resource definition is malformed",
+                    line_of(resources, logical_id),
+                    "a resource is a mapping with a Type",
+                )
+        outputs = template.get("Outputs")
+        if isinstance(outputs, dict):
+            for name, output in outputs.items():
+                if output is None:
+                    raise self.fail(
+                        f"[/Outputs/{name}] 'null' values are not allowed",
+                        line_of(outputs, name),
+                        "give the output a Value, or remove it",
+                    )
+
+    # -- conditions -------------------------------------------------------------------------------
+    def check_conditions(self, out: dict) -> None:
+        """Every condition evaluated once (cycles, undefined names and bad references are errors);
+        every resource or output Condition must name one."""
+        conditions = out.get("Conditions")
+        self.resolver.conditions = conditions if isinstance(conditions, dict) else {}
+        cycle = _condition_cycle(self.resolver.conditions)
+        if cycle:
+            raise self.fail(
+                f"Circular dependency between conditions: {' -> '.join(cycle)}",
+                line_of(conditions, cycle[0]),
+                "a condition can't depend on itself through others",
+            )
+        for name in self.resolver.conditions:
+            self.must(
+                lambda n=name: self.resolver.known_condition(n),
+                line_of(conditions, name),
+                f"condition {name}",
+            )
+        for section in ("Resources", "Outputs"):
+            entries = out.get(section)
+            for logical_id, entry in entries.items() if isinstance(entries, dict) else ():
+                name = entry.get("Condition") if isinstance(entry, dict) else None
+                if name is not None and (not isinstance(name, str) or name not in self.resolver.conditions):
+                    raise self.fail(
+                        f"{section[:-1]} '{logical_id}' references non-existent condition '{name}'",
+                        line_of(entry, "Condition"),
+                        "define it in the Conditions section",
+                    )
+
+    def resolve_conditions(self, conditions: dict, line: int | None) -> dict:
+        """The transform's own functions in Conditions, where they can be known; others as written."""
+
+        def walk(node: Any) -> Any:
+            if isinstance(node, list):
+                items = [walk(v) for v in node]
+                return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+            if not isinstance(node, dict):
+                return node
+            if len(node) == 1 and next(iter(node)) in _FUNCTIONS:
+                try:
+                    return self.resolver.resolve(node)
+                except Unresolvable:
+                    return node  # e.g. Fn::Length of a parameter without a value: kept for deployment
+                except MacroFailed as err:
+                    raise self.fail(err.message, line, err.hint) from None
+            changed = {k: walk(v) for k, v in node.items()}
+            return node if all(changed[k] is node[k] for k in node) else changed
+
+        return walk(conditions)
+
+    # -- Resources and Outputs --------------------------------------------------------------------
+    def resolve_entries(self, section: str, entries: dict) -> dict:
+        """Every entry with what can be known resolved. An entry whose condition is false is never
+        created: there what cannot be resolved is kept as written instead of refused (AWS's expected
+        output of templateFnInMapInWhenFalseConditionInResourceWithInvalidStringPath keeps it)."""
+        changed: dict | None = None
+        for logical_id, entry in entries.items():
+            line = line_of(entries, logical_id)
+            if section == "Resources" and isinstance(entry, dict):
+                entry = self.policies(logical_id, entry)
+            condition = entry.get("Condition") if isinstance(entry, dict) else None
+            if isinstance(condition, str) and self.resolver.known_condition(condition) is False:
+                try:
+                    new = self.resolver.partial(entry)
+                except (MacroFailed, Unresolvable):
+                    new = entry
+            else:
+                new = self.must(
+                    lambda e=entry: self.resolver.partial(e), line, f"{section[:-1]} {logical_id}"
+                )
+            if (
+                section == "Outputs"
+                and isinstance(entry, dict)
+                and "Value" in entry
+                and (not isinstance(new, dict) or new.get("Value") is None)
+            ):
+                raise self.fail(
+                    f"[/Outputs/{logical_id}/Value] an output's Value must not be null or AWS::NoValue",
+                    line,
+                    "give the output a value",
+                )
+            if new is not entries[logical_id]:
+                if changed is None:
+                    changed = dict(entries)
+                if new is NO_VALUE:
+                    raise self.fail(f"{section[:-1]} {logical_id} resolves to AWS::NoValue", line)
+                changed[logical_id] = new
+        return entries if changed is None else changed
+
+    def policies(self, logical_id: str, resource: dict) -> dict:
+        """DeletionPolicy / UpdateReplacePolicy resolved to one of their options."""
+        for attribute, allowed in (
+            ("DeletionPolicy", _DELETION_POLICIES),
+            ("UpdateReplacePolicy", _REPLACE_POLICIES),
+        ):
+            if resource.get(attribute) is None:
+                continue  # absent, or null as AWS's conditionWithNull case has it: no policy
+            value = resource[attribute]
+            line = line_of(resource, attribute)
+            option = self.must(lambda v=value: self.resolver.resolve(v), line, f"{attribute} of {logical_id}")
+            if option not in allowed:
+                raise self.fail(
+                    f"{attribute} of {logical_id} resolves to {option!r}",
+                    line,
+                    f"it must resolve to one of {', '.join(allowed)}",
+                )
+            if option is not value:
+                resource = {**resource, attribute: option}
+        return resource
+
+    # -- the whole template -----------------------------------------------------------------------
+    def apply(self) -> dict:
+        """The processed template."""
+        self.check_structure()
+        template = self.template
+        loops = ForEachExpander(template, self.resolver, self.fail)
         out = dict(template)
         for section in SECTIONS:
             value = template.get(section)
             if not isinstance(value, dict):
                 continue
             line = line_of(template, section)
-            expanded = self.expand(value, (), line)
+            expanded = loops.section(section, value, line)
             if expanded is not value:
                 for key in expanded:
                     if not _ALPHANUMERIC.match(key):
@@ -314,28 +225,64 @@ class _Run:
                             line,
                             "use &{Identifier} in the OutputKey to drop non-alphanumeric characters",
                         )
+                if not expanded and section != "Resources":
+                    # AWS's expected outputs drop a section its loops left empty
+                    # (fnForEachWithCollectionAsEmptyList).
+                    del out[section]
+                    continue
             out[section] = expanded
-        conditions = out.get("Conditions")
-        self.resolver.conditions = conditions if isinstance(conditions, dict) else {}
-        for section in SECTIONS:
+        self.check_conditions(out)
+        if isinstance(out.get("Conditions"), dict):
+            out["Conditions"] = self.resolve_conditions(out["Conditions"], line_of(template, "Conditions"))
+        for section in ("Resources", "Outputs"):
             if isinstance(out.get(section), dict):
-                out[section] = self.functions(out[section], line_of(template, section))
-        if isinstance(out.get("Resources"), dict):
-            out["Resources"] = self.policies(out["Resources"])
+                out[section] = self.resolve_entries(section, out[section])
         return out
 
 
-def _contains_foreach(node: Any) -> bool:
+def _condition_cycle(conditions: dict) -> list[str]:
+    """A cycle of `{Condition: Name}` references, found on the whole graph as AWS's processor does
+    (evaluation alone misses a cycle behind a short-circuited Fn::And:
+    templateWithNestedCircularConditions)."""
+    graph = {name: _condition_refs(body) for name, body in conditions.items()}
+    done: set[str] = set()
+    for start in graph:
+        path: list[str] = []
+        stack: list[tuple[str, int]] = [(start, 0)]
+        on_path: set[str] = set()
+        while stack:
+            node, index = stack.pop()
+            if index == 0:
+                if node in on_path:
+                    return [*path[path.index(node) :], node]
+                if node in done or node not in graph:
+                    continue
+                path.append(node)
+                on_path.add(node)
+            children = graph[node]
+            if index < len(children):
+                stack.append((node, index + 1))
+                stack.append((children[index], 0))
+            else:
+                path.pop()
+                on_path.discard(node)
+                done.add(node)
+    return []
+
+
+def _condition_refs(node: Any) -> list[str]:
+    """The condition names a condition body refers to with `{Condition: Name}`."""
+    found: list[str] = []
     stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if any(isinstance(k, str) and k.startswith(FOREACH) for k in item):
-                return True
-            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+            if len(item) == 1 and isinstance(item.get("Condition"), str):
+                found.append(item["Condition"])
+            stack.extend(item.values())
         elif isinstance(item, list):
-            stack.extend(v for v in item if isinstance(v, (dict, list)))
-    return False
+            stack.extend(item)
+    return found
 
 
 class LanguageExtensionsMacro(BuiltinMacro):
@@ -349,3 +296,6 @@ class LanguageExtensionsMacro(BuiltinMacro):
         if not isinstance(fragment, dict):
             raise MacroFailed("the template must be an object")
         return _Run(fragment, env).apply()
+
+
+__all__ = ["FOREACH", "NAME", "LanguageExtensionsMacro"]
