@@ -72,9 +72,16 @@ def item_text(item: Any) -> str:
 class ForEachExpander:
     """Expands every loop of one template."""
 
-    def __init__(self, template: dict, resolver: Resolver, fail: Fail) -> None:
+    def __init__(
+        self, template: dict, resolver: Resolver, fail: Fail, hook: Callable[[dict], Any] | None = None
+    ) -> None:
         self.resolver = resolver
         self.fail = fail
+        #: Resolves functions while a generated body is parsed (C-speed walk); it raises to give up,
+        #: leaving the body for the transform's resolution pass.
+        self.hook = json.JSONDecoder(object_hook=hook) if hook is not None else None
+        #: ids of generated values the hook already resolved.
+        self.resolved: set[int] = set()
         parameters = template.get("Parameters")
         self.parameter_names = set(parameters) if isinstance(parameters, dict) else set()
         resources = template.get("Resources")
@@ -202,11 +209,23 @@ class ForEachExpander:
                 .replace(ref, quoted)
             )
             self.count(key, len(output), len(body_text), line)
-            body = json.loads(body_text)
             if nested:
-                body = self.expand_mapping(body, (*ids, identifier), line)
+                body = self.expand_mapping(json.loads(body_text), (*ids, identifier), line)
+            else:
+                body = self.parse(body_text)
             pairs.extend(body.items())
         return pairs
+
+    def parse(self, text: str) -> dict:
+        """An innermost loop body, its functions resolved by the hook when it can."""
+        if self.hook is not None:
+            try:
+                body = self.hook.decode(text)
+            except Exception:  # noqa: BLE001 - any doubt: the resolution pass decides, with its errors
+                return json.loads(text)
+            self.resolved.update(id(value) for value in body.values())
+            return body
+        return json.loads(text)
 
     def count(self, key: str, entries: int, size: int, line: int | None) -> None:
         """Refuse loops that would generate more than any template can hold."""

@@ -103,10 +103,15 @@ class Resolver:
         Returns the very object when nothing in it changed.
         """
         if isinstance(value, list):
-            items = [self.partial(item, refs) for item in value]
-            if all(a is b for a, b in zip(items, value, strict=True)):
-                return value
-            return [item for item in items if item is not NO_VALUE]
+            items: list | None = None
+            for index, item in enumerate(value):
+                if isinstance(item, (dict, list)):  # scalars never change: no call for them
+                    new = self.partial(item, refs)
+                    if new is not item:
+                        if items is None:
+                            items = list(value)
+                        items[index] = new
+            return value if items is None else [item for item in items if item is not NO_VALUE]
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
@@ -119,6 +124,8 @@ class Resolver:
                 return self._partial_find_in_map(value, args, refs)
             if name == "Fn::ToJsonString":
                 return self.to_json_text(args)
+            if name in _CONDITION_FUNCTIONS:
+                return self._kept(value, name, args, refs)  # valid in Conditions only: left for checks
             if name in _FUNCTIONS and name != "Condition":
                 try:
                     return self.resolve(value)
@@ -133,6 +140,8 @@ class Resolver:
                 return self._kept(value, name, args, refs)
         changed: dict | None = None
         for key, item in value.items():
+            if not isinstance(item, (dict, list)):
+                continue
             new = self.partial(item, refs)
             if new is not item:
                 if changed is None:

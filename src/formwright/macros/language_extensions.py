@@ -27,6 +27,7 @@ _DELETION_POLICIES = ("Delete", "Retain", "RetainExceptOnCreate", "Snapshot")
 _REPLACE_POLICIES = ("Delete", "Retain", "Snapshot")
 #: The transform's own functions, resolved wherever they appear in Conditions.
 _FUNCTIONS = ("Fn::Length", "Fn::ToJsonString", "Fn::FindInMap")
+_POLICIES = {"DeletionPolicy", "UpdateReplacePolicy"}
 
 
 class _Run:
@@ -36,6 +37,7 @@ class _Run:
         self.template = template
         self.env = env
         self.resolver = Resolver(template, env.parameter_values, env.region, env.account_id)
+        self.resolved: set[int] = set()
 
     def fail(self, message: str, line: int | None, hint: str | None = None) -> MacroError:
         """An error of the template at `line`."""
@@ -94,10 +96,8 @@ class _Run:
                     )
 
     # -- conditions -------------------------------------------------------------------------------
-    def check_conditions(self, out: dict) -> None:
-        """Every condition evaluated once (cycles, undefined names and bad references are errors);
-        every resource or output Condition must name one."""
-        conditions = out.get("Conditions")
+    def evaluate_conditions(self, conditions: Any) -> None:
+        """Every condition evaluated once: cycles, undefined names and bad references are errors."""
         self.resolver.conditions = conditions if isinstance(conditions, dict) else {}
         cycle = _condition_cycle(self.resolver.conditions)
         if cycle:
@@ -112,6 +112,9 @@ class _Run:
                 line_of(conditions, name),
                 f"condition {name}",
             )
+
+    def check_entry_conditions(self, out: dict) -> None:
+        """Every resource or output Condition must name a condition."""
         for section in ("Resources", "Outputs"):
             entries = out.get(section)
             for logical_id, entry in entries.items() if isinstance(entries, dict) else ():
@@ -151,11 +154,15 @@ class _Run:
         output of templateFnInMapInWhenFalseConditionInResourceWithInvalidStringPath keeps it)."""
         changed: dict | None = None
         for logical_id, entry in entries.items():
+            if id(entry) in self.resolved and section == "Resources" and not _POLICIES & set(entry):
+                continue  # resolved as its loop generated it, nothing more to check
             line = line_of(entries, logical_id)
             if section == "Resources" and isinstance(entry, dict):
                 entry = self.policies(logical_id, entry)
             condition = entry.get("Condition") if isinstance(entry, dict) else None
-            if isinstance(condition, str) and self.resolver.known_condition(condition) is False:
+            if id(entries[logical_id]) in self.resolved:
+                new = entry  # resolved as its loop generated it
+            elif isinstance(condition, str) and self.resolver.known_condition(condition) is False:
                 try:
                     new = self.resolver.partial(entry)
                 except (MacroFailed, Unresolvable):
@@ -183,6 +190,18 @@ class _Run:
                 changed[logical_id] = new
         return entries if changed is None else changed
 
+    def resolve_generated(self, node: dict) -> Any:
+        """The object hook of generated loop bodies: a function node resolved as the pass would
+        (bottom-up, so its arguments are done). AWS::NoValue needs its container: left to the pass."""
+        if len(node) == 1:
+            name = next(iter(node))
+            if name.startswith("Fn::") or name == "Ref":
+                new = self.resolver.partial(node)
+                if new is NO_VALUE:
+                    raise Unresolvable("AWS::NoValue")
+                return new
+        return node
+
     def policies(self, logical_id: str, resource: dict) -> dict:
         """DeletionPolicy / UpdateReplacePolicy resolved to one of their options."""
         for attribute, allowed in (
@@ -205,33 +224,41 @@ class _Run:
         return resource
 
     # -- the whole template -----------------------------------------------------------------------
+    def expand_section(self, out: dict, section: str, loops: ForEachExpander) -> None:
+        """One section of `out` with its loops expanded; a section they leave empty is dropped."""
+        value = self.template.get(section)
+        if not isinstance(value, dict):
+            return
+        line = line_of(self.template, section)
+        expanded = loops.section(section, value, line)
+        if expanded is not value:
+            for key in expanded:
+                if not _ALPHANUMERIC.match(key):
+                    raise self.fail(
+                        f"Template format error: {section[:-1]} name {key} is non alphanumeric.",
+                        line,
+                        "use &{Identifier} in the OutputKey to drop non-alphanumeric characters",
+                    )
+            if not expanded and section != "Resources":
+                # AWS's expected outputs drop a section its loops left empty
+                # (fnForEachWithCollectionAsEmptyList).
+                del out[section]
+                return
+        out[section] = expanded
+
     def apply(self) -> dict:
         """The processed template."""
         self.check_structure()
         template = self.template
-        loops = ForEachExpander(template, self.resolver, self.fail)
+        loops = ForEachExpander(template, self.resolver, self.fail, self.resolve_generated)
+        self.resolved = loops.resolved
         out = dict(template)
-        for section in SECTIONS:
-            value = template.get(section)
-            if not isinstance(value, dict):
-                continue
-            line = line_of(template, section)
-            expanded = loops.section(section, value, line)
-            if expanded is not value:
-                for key in expanded:
-                    if not _ALPHANUMERIC.match(key):
-                        raise self.fail(
-                            f"Template format error: {section[:-1]} name {key} is non alphanumeric.",
-                            line,
-                            "use &{Identifier} in the OutputKey to drop non-alphanumeric characters",
-                        )
-                if not expanded and section != "Resources":
-                    # AWS's expected outputs drop a section its loops left empty
-                    # (fnForEachWithCollectionAsEmptyList).
-                    del out[section]
-                    continue
-            out[section] = expanded
-        self.check_conditions(out)
+        # Conditions first: Fn::If in what the other loops generate is decided as they generate it.
+        self.expand_section(out, "Conditions", loops)
+        self.evaluate_conditions(out.get("Conditions"))
+        self.expand_section(out, "Resources", loops)
+        self.expand_section(out, "Outputs", loops)
+        self.check_entry_conditions(out)
         if isinstance(out.get("Conditions"), dict):
             out["Conditions"] = self.resolve_conditions(out["Conditions"], line_of(template, "Conditions"))
         for section in ("Resources", "Outputs"):
