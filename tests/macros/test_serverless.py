@@ -29,11 +29,44 @@ def test_translates_with_the_targets_region_and_bundled_policies(region, partiti
     assert "Transform" not in out
 
 
-def test_policy_needing_an_iam_lookup_is_a_clear_error():
-    with pytest.raises(MacroError) as info:
-        expand(template(FUNCTION.format(policies="MyCustomerPolicy")), registry=MacroRegistry.build())
-    assert "needs an IAM look-up" in info.value.message
-    assert "MyCustomerPolicy" in info.value.hint and info.value.line == 2
+def test_policy_name_not_in_the_bundled_map_is_kept_as_given():
+    # SAM's translator test managed_policies_minimal: with a policy loader that knows no more than the
+    # bundled map, the name stays as written (this test used to expect a refusal).
+    out = expand(template(FUNCTION.format(policies="MyCustomerPolicy")), registry=MacroRegistry.build())
+    assert "MyCustomerPolicy" in out["Resources"]["FnRole"]["Properties"]["ManagedPolicyArns"]
+
+
+API = """
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Api:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: prod
+      DefinitionBody: {swagger: "2.0", info: {title: t}, paths: {/a: {get: {}}}}
+"""
+
+
+def test_api_deployment_logical_id_is_sams_py27_hash(monkeypatch):
+    # samtranslator's transform() marks the template for py27hash before translating: the deployment's
+    # logical id is a hash of the API body that must equal CloudFormation's. Without the marking the id
+    # differs (SAM's own translator outputs, e.g. api_with_access_log_setting, were 10 such failures).
+    from samtranslator.translator.managed_policy_translator import ManagedPolicyLoader
+    from samtranslator.translator.transform import transform
+
+    class Offline(ManagedPolicyLoader):
+        def __init__(self) -> None:
+            pass
+
+        def load(self) -> dict:
+            return {}
+
+    out = expand(template(API), registry=MacroRegistry.build(), region="us-east-1")
+    deployments = [k for k, v in out["Resources"].items() if v["Type"] == "AWS::ApiGateway::Deployment"]
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # transform() asks boto3 for the region
+    reference = transform(template(API), {}, Offline())
+    expected = [k for k, v in reference["Resources"].items() if v["Type"] == "AWS::ApiGateway::Deployment"]
+    assert deployments == expected and len(deployments) == 1
 
 
 def test_invalid_sam_document():

@@ -1,8 +1,8 @@
-"""`AWS::Serverless-2016-10-31` through aws-sam-translator, offline.
+"""`AWS::Serverless-2016-10-31` through aws-sam-translator, offline, the way its own `transform()` runs it.
 
-The region is the target's; managed policy names resolve from the map bundled with the
-translator. A policy name that is not in that map would need an IAM look-up, which we refuse
-with a clear error rather than calling IAM.
+The region is the target's; managed policy names resolve from the map bundled with the translator.
+A name not in that map is kept as given, as SAM does when its policy loader knows no more (SAM's
+translator tests, managed_policies_minimal); formwright never calls IAM for it.
 """
 
 from __future__ import annotations
@@ -15,28 +15,6 @@ from formwright.macros.errors import MacroFailed
 
 NAME = "AWS::Serverless-2016-10-31"
 LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
-
-
-class _NeedsIamLookup(Exception):
-    pass
-
-
-def _no_iam_lookup() -> dict[str, str]:
-    raise _NeedsIamLookup
-
-
-def _policy_hint(template: dict) -> str:
-    from samtranslator.internal.managed_policies import get_bundled_managed_policy_map
-
-    known = get_bundled_managed_policy_map("aws") or {}
-    for resource in (template.get("Resources") or {}).values():
-        if not isinstance(resource, dict):
-            continue
-        policies = (resource.get("Properties") or {}).get("Policies")
-        for policy in policies if isinstance(policies, list) else [policies]:
-            if isinstance(policy, str) and not policy.startswith("arn:") and policy not in known:
-                return f"the policy {policy} is not an AWS managed policy known offline; give its full ARN"
-    return "give the full ARN of every customer-managed policy"
 
 
 class ServerlessMacro(BuiltinMacro):
@@ -52,6 +30,10 @@ class ServerlessMacro(BuiltinMacro):
         from samtranslator.parser.parser import Parser
         from samtranslator.translator.arn_generator import ArnGenerator
         from samtranslator.translator.translator import Translator
+        from samtranslator.utils.py27hash_fix import (
+            to_py27_compatible_template,
+            undo_mark_unicode_str_in_template,
+        )
 
         names = env.section_names
         if LANGUAGE_EXTENSIONS in names and names.index(LANGUAGE_EXTENSIONS) > names.index(NAME):
@@ -63,16 +45,19 @@ class ServerlessMacro(BuiltinMacro):
         template["Transform"] = NAME  # the translator reads its own marker
         values = {k: (",".join(v) if isinstance(v, list) else v) for k, v in env.parameter_values.items()}
         values.setdefault("AWS::AccountId", env.account_id)
-        session = boto3.session.Session(region_name=env.region,
-                                        aws_access_key_id="offline", aws_secret_access_key="offline")
+        session = boto3.session.Session(
+            region_name=env.region, aws_access_key_id="offline", aws_secret_access_key="offline"
+        )
         previous = ArnGenerator.BOTO_SESSION_REGION_NAME
         ArnGenerator.BOTO_SESSION_REGION_NAME = env.region
         try:
+            # samtranslator.translator.transform.transform() step by step, with our session: the
+            # py27hash marking is what keeps API Gateway deployment logical ids (a hash of the API
+            # body) equal to the ones CloudFormation's SAM transform makes.
+            to_py27_compatible_template(template, values)
             translator = Translator(None, Parser(), boto_session=session)
-            result = translator.translate(template, values, get_managed_policy_map=_no_iam_lookup)
-        except _NeedsIamLookup:
-            raise MacroFailed("a policy name needs an IAM look-up, which formwright does not do offline",
-                              hint=_policy_hint(template)) from None
+            result = translator.translate(template, values, get_managed_policy_map=dict)
+            result = undo_mark_unicode_str_in_template(result)
         except (InvalidDocumentException, InvalidTemplateException) as err:
             raise MacroFailed(str(err).strip()) from None
         except Exception as err:  # noqa: BLE001 - the translator raises bare errors on odd input
