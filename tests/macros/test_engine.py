@@ -304,3 +304,33 @@ def test_macros_run_lists_what_ran(tracing):
     assert [(m["name"], m["where"], m["kind"]) for m in result.macros_run] == [
         ("B", "Fn::Transform", "python"), ("A", "Transform", "python")]
     json.dumps(result.macros_run)
+
+
+def test_transform_parameters_get_parameter_values_other_functions_as_written(tmp_path):
+    # Issue #12 item 4: `{Ref: Param}` becomes the value (CloudFormation's AWS::Include example relies on it);
+    # a Ref to a resource, a parameter without a value and other functions reach the macro as written.
+    (tmp_path / "echo.py").write_text(
+        "def handler(event, context):\n"
+        "    return {'requestId': event['requestId'], 'status': 'success',\n"
+        "            'fragment': {'Seen': event['params']}}\n")
+
+    registry = MacroRegistry.build(macros_dir=tmp_path)
+    doc = template("""
+        Parameters:
+          Env: {Type: String, Default: dev}
+          Names: {Type: CommaDelimitedList, Default: "a,b"}
+          Unset: {Type: String}
+        Resources:
+          R:
+            Type: T
+            Properties:
+              Fn::Transform:
+                Name: echo
+                Parameters:
+                  Env: {Ref: Env}
+                  Nested: [{Ref: Names}, {Ref: Bucket}, {Ref: Unset}]
+                  Sub: {Fn::Sub: "${Env}-x"}
+    """)
+    seen = expand(doc, registry=registry)["Resources"]["R"]["Properties"]["Seen"]
+    assert seen == {"Env": "dev", "Nested": [["a", "b"], {"Ref": "Bucket"}, {"Ref": "Unset"}],
+                    "Sub": {"Fn::Sub": "${Env}-x"}}

@@ -89,3 +89,21 @@ def test_missing_location():
     doc = template("Resources:\n  Fn::Transform: {Name: AWS::Include}\n")
     with pytest.raises(MacroError, match="Location parameter is missing"):
         expand(doc, registry=MacroRegistry.build())
+
+
+def test_location_from_a_template_parameter(tmp_path):
+    # Issue #12 item 4, from AWS's AWS::Include documentation (`Location: !Ref InputValue`): a Ref to a
+    # template parameter in a transform's Parameters reaches the macro as the parameter's value.
+    (tmp_path / "s.yaml").write_text(SNIPPET_YAML)
+    doc = template("""
+        Parameters:
+          InputValue: {Type: String, Default: nothere.yaml}
+        Resources:
+          Bucket: {Type: AWS::S3::Bucket}
+          Fn::Transform:
+            Name: AWS::Include
+            Parameters: {Location: {Ref: InputValue}}
+    """, file="main.yaml")
+    out = expand(doc, registry=MacroRegistry.build(), base_dir=tmp_path,
+                 parameter_values={"InputValue": "s.yaml"})
+    assert set(out["Resources"]) == {"Bucket", "WaitHandle"}

@@ -71,6 +71,21 @@ def _find_key(node: Any, key: str) -> dict | None:
     return None
 
 
+def _parameter_refs_resolved(params: Any, values: dict[str, Any]) -> Any:
+    """A transform's Parameters with every `{Ref: Parameter}` replaced by the parameter's value, as
+    CloudFormation passes them (its AWS::Include example: `Location: !Ref InputValue`); other intrinsic
+    functions pass as written, and so does a Ref to a parameter without a value here."""
+    if isinstance(params, list):
+        items = [_parameter_refs_resolved(item, values) for item in params]
+        return params if all(a is b for a, b in zip(items, params, strict=True)) else items
+    if not isinstance(params, dict):
+        return params
+    if len(params) == 1 and isinstance(params.get("Ref"), str) and params["Ref"] in values:
+        return values[params["Ref"]]
+    resolved = {key: _parameter_refs_resolved(value, values) for key, value in params.items()}
+    return params if all(resolved[k] is params[k] for k in params) else resolved
+
+
 class Expander:
     """One expansion of one template: walks it, runs macros, records what ran."""
 
@@ -177,7 +192,8 @@ class Expander:
                     + (f" (at line {at})" if at else ""),
                     spec.line, "macros can't process Fn::ImportValue; move it out of the macro's scope "
                     "or pass the value in as a parameter")
-        request = build_request(name=spec.name, fragment=fragment, params=spec.params, region=env.region,
+        params = _parameter_refs_resolved(spec.params, env.parameter_values)
+        request = build_request(name=spec.name, fragment=fragment, params=params, region=env.region,
                                 account_id=env.account_id, parameter_values=env.parameter_values)
         try:
             response = macro.invoke(request, env)
