@@ -137,7 +137,9 @@ def test_request_carries_every_field(macros_dir, registry_with):
     assert request["region"] == "eu-west-1"
     assert request["accountId"] == "111122223333"
     assert request["transformId"] == "111122223333::Req"
-    assert request["params"] == {"p": {"Ref": "Given"}}  # parameters are passed unevaluated
+    # A Ref to a template parameter reaches the macro as its value (AWS::Include's documented
+    # `Location: !Ref InputValue`); this test used to expect it unevaluated.
+    assert request["params"] == {"p": "g"}
     assert request["requestId"]
     assert request["templateParameterValues"] == {"Names": ["a", "b"], "Size": "3", "Given": "g"}
 
@@ -174,11 +176,13 @@ def test_bad_responses_get_cloudformations_wording_at_the_line(macros_dir, regis
     assert str(err).startswith("t.yaml:5: ")
 
 
-def test_handler_crash_is_a_malformed_response_with_the_cause(macros_dir, registry_with):
+def test_handler_crash_is_the_transforms_failure_with_the_cause(macros_dir, registry_with):
+    # A Lambda function that raises makes CloudFormation report "Transform X failed with: …" (issue #12);
+    # this test used to expect "Received malformed response", which is for answers that break the protocol.
     write_handler(macros_dir, "M", "raise KeyError('Count')")
     err = line_error(template("Transform: M\nResources: {}"), registry_with())
-    assert err.message == "Received malformed response from transform 123456789012::M"
-    assert "KeyError" in err.hint and err.line == 1
+    assert err.message.startswith("Transform 123456789012::M failed with: the handler raised KeyError")
+    assert "M.log" in err.hint and err.line == 1
 
 
 def test_section_macro_returning_a_non_object(macros_dir, registry_with):
@@ -295,8 +299,9 @@ def test_executable_failures(macros_dir, script, hint):
     write_executable(macros_dir, "Exe", script)
     registry = MacroRegistry.build(macros_dir=macros_dir, timeout=0.5)
     err = line_error(template("Transform: Exe\nResources: {}"), registry)
-    assert err.message == "Received malformed response from transform 123456789012::Exe"
-    assert hint in err.hint
+    # A crash, exit or timeout is the transform's failure (issue #12; it used to be "malformed response").
+    assert err.message.startswith("Transform 123456789012::Exe failed with: ")
+    assert hint in err.message
 
 
 def test_macros_run_lists_what_ran(tracing):

@@ -117,7 +117,7 @@ def test_handler_file_without_handler(macros_dir):
     (macros_dir / "M.py").write_text("x = 1\n")
     with pytest.raises(MacroError) as info:
         expand(template("Transform: M\nResources: {}"), registry=MacroRegistry.build(macros_dir=macros_dir))
-    assert "no function handler" in info.value.hint
+    assert "M.py has no function handler(event, context)" in info.value.message
 
 
 def test_handler_with_syntax_error(macros_dir):

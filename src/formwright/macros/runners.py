@@ -1,47 +1,28 @@
 """Running user macros: a Python handler file, an executable, a packaged entry point.
 
-A Python handler is the very file deployed as the macro's Lambda function: it is imported once (as
-a warm Lambda keeps its module) and called as `handler(event, context)` with a JSON copy of the
-event. An executable reads the request JSON on stdin and writes the response on stdout; it is
-started without a shell, with a timeout, its output captured.
+A Python handler is the very file deployed as the macro's Lambda function, and runs as Lambda runs it:
+every invocation in its own process (`isolation`), with the handler's folder as working folder, a fresh
+module cache, a Lambda-like environment plus the macro's declared variables, its output in the macro's
+log and a timeout. An executable reads the request JSON on stdin and writes the response on stdout;
+it is started without a shell, with a timeout, its output captured.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import itertools
 import json
 import os
 import subprocess
 import sys
-import traceback
-import types
-from collections.abc import Callable, Iterator
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from formwright.macros.base import Macro, MacroEnv, MalformedResponse
-from formwright.macros.request import LambdaContext, check_payload, encode
+from formwright.macros.errors import MacroFailed
+from formwright.macros.isolation import Invocation, invoke, kill_group, log_file
+from formwright.macros.request import check_payload, encode
 
 DEFAULT_TIMEOUT = 60.0
-_module_ids = itertools.count()
-Handler = Callable[[dict, Any], Any]
-
-
-@contextlib.contextmanager
-def _on_sys_path(folder: Path | None) -> Iterator[None]:
-    """Let the handler import its sibling modules, as Lambda puts the code folder on the path."""
-    if folder is None:
-        yield
-        return
-    entry = str(folder)
-    sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(ValueError):
-            sys.path.remove(entry)
 
 
 def _last_line(text: str) -> str:
@@ -50,87 +31,86 @@ def _last_line(text: str) -> str:
 
 
 class HandlerMacro(Macro):
-    """A Lambda-style `handler(event, context)` called in this process."""
+    """A Lambda-style `handler(event, context)`, each invocation in a child process."""
 
     kind = "python"
 
-    def __init__(self, name: str, source: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, name: str, source: str, timeout: float = DEFAULT_TIMEOUT,
+        environment: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(name, source)
         self.timeout = timeout
-        self._handler: Handler | None = None
-        self._folder: Path | None = None
+        self.environment = dict(environment or {})
 
-    def load(self) -> Handler:  # pragma: no cover - subclasses
-        """Import the code and return the handler function."""
+    def invocation(self) -> Invocation:  # pragma: no cover - subclasses
+        """Where the code is and how to call it."""
         raise NotImplementedError
 
+    @property
+    def log(self) -> Path:
+        """The macro's log file."""
+        return log_file(self.name)
+
     def invoke(self, request: dict[str, Any], env: MacroEnv) -> Any:
-        """Call the handler with a JSON copy of the event and a Lambda-shaped context."""
+        """Call the handler in a child process with the event; its JSON response."""
         event = json.loads(encode(request, what="request"))
-        context = LambdaContext(self.name, env.region, env.account_id, request["requestId"], self.timeout)
-        try:
-            with _on_sys_path(self._folder):
-                if self._handler is None:
-                    self._handler = self.load()
-                result = self._handler(event, context)
-        except MalformedResponse:
-            raise
-        except Exception as err:  # noqa: BLE001 - any crash of user code is the macro's failure
-            where = traceback.extract_tb(err.__traceback__)[-1]
-            raise MalformedResponse(
-                f"the handler raised {type(err).__name__}: {err} ({where.filename}:{where.lineno})"
-            ) from None
-        try:
-            return json.loads(encode(result, what="response"))
-        except ValueError as err:
-            raise MalformedResponse(str(err)) from None
+        response = invoke(self.invocation(), event, env.region, env.account_id)
+        check_payload(len(json.dumps(response)), what="response")
+        return response
 
 
 class PythonFileMacro(HandlerMacro):
     """A `.py` file (or a module in a code folder) with a handler function."""
 
     def __init__(
-        self, name: str, path: Path, function: str = "handler", timeout: float = DEFAULT_TIMEOUT
+        self,
+        name: str,
+        path: Path,
+        function: str = "handler",
+        timeout: float = DEFAULT_TIMEOUT,
+        environment: dict[str, str] | None = None,
+        root: Path | None = None,
     ) -> None:
-        super().__init__(name, f"{path}:{function}", timeout)
+        super().__init__(name, f"{path}:{function}", timeout, environment)
         self.path = path
         self.function = function
-        self._folder = path.parent
+        #: The code folder (Lambda's task root); the module is the file's dotted path inside it.
+        self.root = root or path.parent
 
-    def load(self) -> Handler:
-        """Import the file under a private module name and return its handler."""
-        module_name = f"_formwright_macro_{next(_module_ids)}_{self.path.stem}"
-        spec = importlib.util.spec_from_file_location(module_name, self.path)
-        if spec is None or spec.loader is None:
-            raise MalformedResponse(f"cannot import {self.path}")
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except FileNotFoundError:
-            raise MalformedResponse(f"the handler file {self.path} does not exist") from None
-        except Exception as err:  # noqa: BLE001 - an import error is the macro's failure
-            raise MalformedResponse(f"importing {self.path} raised {type(err).__name__}: {err}") from None
-        return _handler_of(module, self.function, str(self.path))
+    def invocation(self) -> Invocation:
+        """The file's folder as working folder, the file imported as Lambda imports its handler module."""
+        if not self.path.is_file():
+            raise MacroFailed(f"the handler file {self.path} does not exist")
+        module = ".".join(self.path.relative_to(self.root).with_suffix("").parts)
+        return Invocation(self.name, self.root, module, self.function, environment=self.environment,
+                          timeout=self.timeout, log=self.log)
 
 
 class InlineCodeMacro(HandlerMacro):
     """Python source given inline (a Lambda function's `Code.ZipFile`), deployed as `index.py`."""
 
     def __init__(
-        self, name: str, code: str, origin: str, function: str, timeout: float = DEFAULT_TIMEOUT
+        self,
+        name: str,
+        code: str,
+        origin: str,
+        function: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        environment: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(name, origin, timeout)
+        super().__init__(name, origin, timeout, environment)
         self.code = code
         self.function = function
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
-    def load(self) -> Handler:
-        """Execute the inline source as a module and return its handler."""
-        module = types.ModuleType(f"_formwright_inline_{next(_module_ids)}")
-        try:
-            exec(compile(self.code, self.source, "exec"), module.__dict__)  # noqa: S102 - the user's own macro code
-        except Exception as err:  # noqa: BLE001
-            raise MalformedResponse(f"loading the inline code raised {type(err).__name__}: {err}") from None
-        return _handler_of(module, self.function, self.source)
+    def invocation(self) -> Invocation:
+        """The source written once as index.py in a folder of its own."""
+        if self._folder is None:
+            self._folder = tempfile.TemporaryDirectory(prefix="formwright-inline-")
+            (Path(self._folder.name) / "index.py").write_text(self.code, encoding="utf-8")
+        return Invocation(self.name, Path(self._folder.name), "index", self.function,
+                          environment=self.environment, timeout=self.timeout, log=self.log)
 
 
 class EntryPointMacro(HandlerMacro):
@@ -141,25 +121,16 @@ class EntryPointMacro(HandlerMacro):
     def __init__(self, name: str, entry_point: Any, timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(name, f"entry point {entry_point.value}", timeout)
         self.entry_point = entry_point
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
-    def load(self) -> Handler:
-        """Load the entry point's object; it must be callable as `handler(event, context)`."""
-        try:
-            handler = self.entry_point.load()
-        except Exception as err:  # noqa: BLE001
-            raise MalformedResponse(
-                f"loading {self.entry_point.value} raised {type(err).__name__}: {err}"
-            ) from None
-        if not callable(handler):
-            raise MalformedResponse(f"{self.entry_point.value} is not callable as handler(event, context)")
-        return handler
-
-
-def _handler_of(module: types.ModuleType, function: str, where: str) -> Handler:
-    handler = getattr(module, function, None)
-    if not callable(handler):
-        raise MalformedResponse(f"{where} has no function {function}(event, context)")
-    return handler
+    def invocation(self) -> Invocation:
+        """The entry point imported in the child, in an empty working folder."""
+        if self._folder is None:
+            self._folder = tempfile.TemporaryDirectory(prefix="formwright-entry-")
+        # The package is installed where this interpreter finds it: the child gets the same import path.
+        return Invocation(self.name, Path(self._folder.name), entry_point=str(self.entry_point.value),
+                          environment=self.environment, timeout=self.timeout, log=self.log,
+                          python_path=[entry for entry in sys.path if entry])
 
 
 class ExecutableMacro(Macro):
@@ -173,32 +144,34 @@ class ExecutableMacro(Macro):
         self.timeout = timeout
 
     def invoke(self, request: dict[str, Any], env: MacroEnv) -> Any:
-        """Run the program once; its stdout must be the JSON response."""
+        """Run the program once in its own process group; its stdout must be the JSON response."""
         payload = encode(request, what="request")
         child_env = dict(os.environ, AWS_REGION=env.region, AWS_DEFAULT_REGION=env.region,
                          FORMWRIGHT_MACRO_NAME=self.name)
         try:
-            done = subprocess.run(  # noqa: S603 - a fixed argv, no shell
-                [str(self.path)], input=payload, capture_output=True, timeout=self.timeout,
-                env=child_env, cwd=str(self.path.parent), check=False,
+            child = subprocess.Popen(  # noqa: S603 - a fixed argv, no shell
+                [str(self.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=child_env, cwd=str(self.path.parent), start_new_session=True,
             )
-        except subprocess.TimeoutExpired:
-            raise MalformedResponse(f"{self.path} did not answer within {self.timeout:g} s") from None
         except OSError as err:
-            raise MalformedResponse(f"cannot run {self.path}: {err.strerror or err}") from None
-        if done.returncode != 0:
-            detail = _last_line(done.stderr.decode("utf-8", "replace"))
-            raise MalformedResponse(
-                f"{self.path.name} exited with code {done.returncode}" + (f": {detail}" if detail else "")
-            )
-        check_payload(len(done.stdout), what="response")
+            raise MacroFailed(f"cannot run {self.path}: {err.strerror or err}") from None
         try:
-            return json.loads(done.stdout)
+            stdout, stderr = child.communicate(payload, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(child)  # and whatever it started: nothing is left behind
+            child.communicate()
+            raise MacroFailed(f"{self.path.name} did not answer within {self.timeout:g} s") from None
+        if child.returncode != 0:
+            detail = _last_line(stderr.decode("utf-8", "replace"))
+            raise MacroFailed(
+                f"{self.path.name} exited with code {child.returncode}" + (f": {detail}" if detail else "")
+            )
+        check_payload(len(stdout), what="response")
+        try:
+            return json.loads(stdout)
         except ValueError:
-            text = _last_line(done.stdout.decode("utf-8", "replace")) or "nothing"
-            raise MalformedResponse(
-                f"{self.path.name} wrote {text!r} on stdout, not a JSON response"
-            ) from None
+            text = _last_line(stdout.decode("utf-8", "replace")) or "nothing"
+            raise MacroFailed(f"{self.path.name} wrote {text!r} on stdout, not a JSON response") from None
 
 
 class UnavailableMacro(Macro):
