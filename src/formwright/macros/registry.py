@@ -42,7 +42,12 @@ def _builtins() -> list[Macro]:
 
 
 def macro_from_path(
-    name: str, path: Path, *, timeout: float = DEFAULT_TIMEOUT, where: str | None = None
+    name: str,
+    path: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    where: str | None = None,
+    environment: dict[str, str] | None = None,
 ) -> Macro:
     """A `.py` file (optionally `file.py:function`) is a handler; anything else must be executable."""
     function = "handler"
@@ -55,11 +60,41 @@ def macro_from_path(
         raise InputError(f"macro {name}: {path} is not a file", where=where,
                          hint="give the path of a Python handler file or an executable")
     if path.suffix == ".py":
-        return PythonFileMacro(name, path, function, timeout)
+        return PythonFileMacro(name, path, function, timeout, environment)
     if not os.access(path, os.X_OK):
         raise InputError(f"macro {name}: {path} is not executable", where=where,
                          hint=f"chmod +x {path}, or name a Python handler file ending in .py")
     return ExecutableMacro(name, path, timeout)
+
+
+def project_entry(name: Any, entry: Any, timeout: float) -> tuple[str, dict[str, str], float]:
+    """A `macros:` entry of formwright.yaml: `Name: path`, or `Name: {path, environment, timeout}`."""
+    hint = "macros: {Name: path} or {Name: {path: macros/m.py, environment: {KEY: value}, timeout: 30}}"
+    if not isinstance(name, str):
+        raise InputError(f"macros: {name!r} must be a macro name", where="formwright.yaml", hint=hint)
+    if isinstance(entry, str):
+        return entry, {}, timeout
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+        raise InputError(f"macros: {name} must be a path or a mapping with a path", where="formwright.yaml",
+                         hint=hint)
+    unknown = sorted(set(entry) - {"path", "environment", "timeout"})
+    if unknown:
+        raise InputError(f"macros: {name} has an unknown key {unknown[0]}", where="formwright.yaml",
+                         hint=hint)
+    environment = entry.get("environment") or {}
+    if not isinstance(environment, dict) or not all(
+            isinstance(v, (str, int, float, bool)) for v in environment.values()):
+        raise InputError(f"macros: {name}: environment must map names to values", where="formwright.yaml",
+                         hint=hint)
+    own = entry.get("timeout", timeout)
+    if isinstance(own, bool) or not isinstance(own, (int, float)) or not 0 < own <= 900:
+        raise InputError(f"macros: {name}: timeout must be a number of seconds from 1 to 900",
+                         where="formwright.yaml", hint="Lambda allows up to 900 seconds")
+    return entry["path"], {str(k): _env_text(v) for k, v in environment.items()}, float(own)
+
+
+def _env_text(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _is_script(path: Path) -> bool:
@@ -81,7 +116,7 @@ class MacroRegistry:
     def build(
         cls,
         *,
-        project_macros: dict[str, str] | None = None,
+        project_macros: dict[str, Any] | None = None,
         base_dir: Path | None = None,
         macros_dir: Path | None = None,
         timeout: float = DEFAULT_TIMEOUT,
@@ -92,14 +127,13 @@ class MacroRegistry:
             registry.add(macro, PRIORITY_BUILTIN)
         registry.add_entry_points(timeout=timeout)
         base = Path(base_dir) if base_dir is not None else Path.cwd()
-        for name, relative in (project_macros or {}).items():
-            if not isinstance(name, str) or not isinstance(relative, str):
-                raise InputError(f"macros: {name!r} must map a macro name to a path", where="formwright.yaml")
+        for name, entry in (project_macros or {}).items():
+            relative, environment, own_timeout = project_entry(name, entry, timeout)
             if registry.sandbox is not None:
                 raise registry.sandbox.refuse_code(f"macro {name} ({relative}) of formwright.yaml",
                                                    file=str(base / "formwright.yaml"))
-            registry.add(macro_from_path(name, base / relative, timeout=timeout, where="formwright.yaml"),
-                         PRIORITY_PROJECT)
+            registry.add(macro_from_path(name, base / relative, timeout=own_timeout, where="formwright.yaml",
+                                         environment=environment), PRIORITY_PROJECT)
         if macros_dir is not None:
             registry.add_folder(Path(macros_dir), timeout=timeout)
         return registry

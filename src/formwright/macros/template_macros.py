@@ -61,10 +61,11 @@ def _macro_for(name: str, logical_id: str, function: dict, base_dir: Path) -> Ma
     if isinstance(runtime, str) and runtime and not runtime.startswith("python"):
         return UnavailableMacro(name, origin, f"the runtime {runtime} of {logical_id} can't run locally "
                                 "(only Python); deploy with --macros remote")
+    settings = _function_settings(properties)
     code = properties.get("Code") if function.get("Type") == "AWS::Lambda::Function" else None
     inline = code.get("ZipFile") if isinstance(code, dict) else properties.get("InlineCode")
     if isinstance(inline, str):
-        return InlineCodeMacro(name, inline, f"{logical_id}.Code.ZipFile", function_name)
+        return InlineCodeMacro(name, inline, f"{logical_id}.Code.ZipFile", function_name, **settings)
     location = code if isinstance(code, str) else properties.get("CodeUri")
     if not isinstance(location, str) or "://" in location:
         return None  # code in S3: the macro exists only in the cloud
@@ -73,10 +74,26 @@ def _macro_for(name: str, logical_id: str, function: dict, base_dir: Path) -> Ma
     if path.is_file() and path.suffix == ".zip":
         path = _unpacked(path)
     if path.is_file():
-        return PythonFileMacro(name, path, function_name)
+        return PythonFileMacro(name, path, function_name, **settings)
     if path.is_dir():
-        return PythonFileMacro(name, path / (module.replace(".", "/") + ".py"), function_name)
+        return PythonFileMacro(name, path / (module.replace(".", "/") + ".py"), function_name, root=path,
+                               **settings)
     return None
+
+
+def _function_settings(properties: dict) -> dict[str, Any]:
+    """The function's Timeout and Environment.Variables (those written as plain values; a variable
+    given by an intrinsic function is known only in the cloud and left out)."""
+    settings: dict[str, Any] = {}
+    timeout = properties.get("Timeout")
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        settings["timeout"] = float(timeout)
+    environment = properties.get("Environment")
+    variables = environment.get("Variables") if isinstance(environment, dict) else None
+    if isinstance(variables, dict):
+        settings["environment"] = {str(k): str(v) for k, v in variables.items()
+                                   if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    return settings
 
 
 def macros_in_template(template: dict, base_dir: Path) -> list[Macro]:

@@ -44,7 +44,7 @@ PROJECT_KEYS = {
     "region": "the AWS region (default: the target's)",
     "tags": "tags every stack gets",
     "stacks": "the stacks, by name",
-    "macros": "user macros: {Name: path}",
+    "macros": "user macros: {Name: path} or {Name: {path, environment, timeout}}",
     "version": "the project's version",
     "inputs": "instance inputs",
     "policies": "instance policies",
@@ -158,7 +158,7 @@ class Project(Node):
         self.region: str | None = None
         self.tags: dict[str, str] = {}
         self.stacks: dict[str, StackConfig] = {}
-        self.macros: dict[str, str] = {}
+        self.macros: dict[str, Any] = {}
         self.version: str | None = None
         self.raw: Mapping = Mapping()
         self.options: dict[str, Any] = {}  # STACK_OPTIONS set at the project level
@@ -292,7 +292,8 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     macros = raw.get("macros") or {}
     if not isinstance(macros, dict):
         raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"))
-    project.macros = {str(k): str(v) for k, v in macros.items()}
+    # `Name: path` or `Name: {path, environment, timeout}` (checked when the macros are registered)
+    project.macros = {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}
     project.options = _stack_options(raw, renderer, file)
 
     stacks = raw.get("stacks")
