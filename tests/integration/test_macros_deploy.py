@@ -14,7 +14,8 @@ Parameters:
     Type: CommaDelimitedList
     Default: orders,invoices
 Resources:
-  Fn::ForEach::Queues:
+  # The loop can't be named like the parameter: AWS refuses it (fnForEachWithConflictingLoopNameParam).
+  Fn::ForEach::QueueLoop:
     - Name
     - !Ref Queues
     - "${Name}Queue":
@@ -30,7 +31,7 @@ Resources:
       Value: worker-%d
 Outputs:
   QueueCount:
-    Value: !Select [0, [!Ref Queues]]
+    Value: !Select [0, !Ref Queues]
 """
 
 
