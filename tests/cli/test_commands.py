@@ -4,6 +4,7 @@ argument (issue #16: one set of conventions across the CLI)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,9 @@ def test_help_teaches_in_the_usual_style(path: list[str], run_cli) -> None:
     assert result.code == 0, result.err
     usage = result.out.splitlines()[0]
     assert usage.startswith("Usage: ") and " ".join(path) in usage
-    assert "<bool>" not in result.out and "{" not in usage  # TEMPLATE, [DIR]: not {template}
+    # TEMPLATE, [DIR], --name TEXT, --output [text|json]: not typer's {template}, <str>, <text|json>
+    assert not re.search(r"<(str|int|float|bool|path|list\[\w+\]|text\|json)>", result.out)
+    assert "{" not in usage
     if path[0] in PROJECT_COMMANDS and path != ["outputs"]:
         assert usage.endswith("[OPTIONS] [DIR]"), usage
     if tuple(path) not in NO_JSON:

@@ -52,7 +52,25 @@ def _usage_name(self: typer.core.TyperArgument) -> str:
     return name
 
 
+_TYPE_METAVARS = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "bool": "",
+                  "list[str]": "TEXT", "list[path]": "PATH"}
+_typer_display_type = typer.core._TyperParameter.display_type
+
+
+def _option_metavar(self: typer.core._TyperParameter, ctx: typer.Context) -> str:
+    """An option's value in help as click writes it (`--name TEXT`, `--output [text|json]`), where typer
+    would write `<str>` and `<text|json>`."""
+    label = _typer_display_type(self, ctx).strip("<>")
+    if label in _TYPE_METAVARS:
+        return _TYPE_METAVARS[label]
+    return f"[{label}]" if "|" in label else label.upper()
+
+
 typer.core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+typer.core._TyperParameter.display_type = _option_metavar  # type: ignore[method-assign,assignment]
+typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign,assignment]
+typer.core.TyperArgument._rich_display_name = (  # type: ignore[method-assign]
+    lambda self: self.metavar or self.name.upper())
 
 
 def _version(value: bool) -> None:
