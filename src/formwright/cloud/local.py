@@ -23,6 +23,8 @@ from formwright.errors import FormwrightError, InputError
 from formwright.processes import pid_alive
 
 HOST = "127.0.0.1"
+# The stack tag that carries a project's `local_cloud: {stub: [...]}` to the local cloud (never to AWS).
+STUB_TAG = "formwright:local-cloud:stub"
 
 
 def formwright_home() -> Path:
@@ -151,6 +153,16 @@ def stop(wait: float = 10.0) -> LocalCloud | None:
             os.kill(record.pid, signal.SIGKILL)
     state_file().unlink(missing_ok=True)
     return record
+
+
+def stub_tags(target: object, types: list[str]) -> list[dict[str, str]]:
+    """The stack tag that lets the local cloud stub `types`; nothing on any other target.
+
+    Types are joined by spaces (a tag value may not hold commas); the local cloud reads and drops the tag.
+    """
+    if getattr(target, "kind", None) != "local" or not types:
+        return []
+    return [{"Key": STUB_TAG, "Value": " ".join(sorted(types))}]
 
 
 def require() -> LocalCloud:

@@ -1,18 +1,17 @@
-"""moto's server with the few CloudFormation behaviours formwright relies on and moto lacks.
+"""moto's server with formwright's CloudFormation emulator in place of moto's own change sets.
 
 The engine talks to the local cloud exactly as to AWS, so where moto departs from CloudFormation
-in a way the engine depends on, the local cloud is corrected here rather than the engine bent:
+the local cloud is corrected here rather than the engine bent. moto keeps the resources (its service
+models); `formwright.cloud.emulator` computes change sets, executes them with rollback, deletes
+stacks and refuses what CloudFormation refuses (docs/local-cloud.md is the contract). Besides:
 
-- executing a change set leaves moto's stack with stale outputs and parameters: refreshed here, as
-  CloudFormation does when the execution completes;
-- a stack made by a change set neither sees other stacks' exports nor registers its own: fixed here;
 - template bodies are parsed with pure-Python YAML even when they are JSON: JSON goes first here;
 - a CREATE change set on a stack in REVIEW_IN_PROGRESS made a second stack of the same name: reused here;
-- a resource that fails during execution failed the ExecuteChangeSet call: the stack rolls back here instead;
 - stacks never report LastUpdatedTime: set on every update here;
 - UpdateTerminationProtection is missing: answered here;
-- ListImports is missing (HTTP 500): answered here from the templates of the live stacks, with
-  CloudFormation's error for an export nobody imports;
+- ListImports is missing (HTTP 500): answered here from the resolved imports of the live stacks
+  (Fn::ImportValue written with Sub / Join / Ref included), with CloudFormation's error for an
+  export nobody imports;
 - of AWS's public image parameters (`/aws/service/...`) moto knows only Amazon Linux's, and a stack
   whose `AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>` names another (Ubuntu, Debian, Windows)
   failed with a Python error: such a name resolves here to a stable stand-in image id.
@@ -27,7 +26,7 @@ import sys
 from typing import Any
 
 
-def _imported_exports(template: Any) -> set[str]:
+def imported_exports(template: Any) -> set[str]:
     """Literal names used by Fn::ImportValue anywhere in a parsed template."""
     names: set[str] = set()
     todo = [template]
@@ -46,40 +45,18 @@ def _imported_exports(template: Any) -> set[str]:
 def patch_moto() -> None:
     """Apply the corrections to moto's CloudFormation backend and responses (idempotent)."""
     from moto.cloudformation import models, responses
-    from moto.cloudformation.exceptions import ValidationError
+    from moto.cloudformation.exceptions import AlreadyExistsException, ValidationError
     from moto.core.responses import ActionResult
-    from moto.core.utils import utcnow
 
     if getattr(models.ChangeSet, "_formwright_patched", False):
         return
-    original_apply = models.ChangeSet.apply
-
-    def apply(self: Any) -> None:
-        original_apply(self)
-        stack = self.stack
-        stack.template, stack.template_dict = self.template, self.template_dict
-        if self.parameters is not None:
-            stack.parameters = dict(self.parameters)
-        if self.tags is not None:
-            stack.tags = dict(self.tags)
-        stack.output_map = stack._create_output_map()
-        if self.change_set_type == "UPDATE":
-            stack.last_updated_time = utcnow()
-
-    models.ChangeSet.apply = apply  # type: ignore[method-assign]  # moto has no hook for this: patched in place
-
-    original_update = models.Stack.update
-
-    def update(self: Any, *args: Any, **kwargs: Any) -> None:
-        original_update(self, *args, **kwargs)
-        self.last_updated_time = utcnow()
-
-    models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
     models.ChangeSet._formwright_patched = True  # type: ignore[attr-defined]  # our marker on moto's class
 
     yaml_parse = models.Stack.parse_template
 
-    def parse_template(template: str) -> dict[str, Any]:
+    def parse_template(template: str | dict[str, Any]) -> dict[str, Any]:
+        if isinstance(template, dict):  # a stack still in review has the empty template {}
+            return template
         # JSON through the C parser first: moto reads every body with pure-Python YAML, which made
         # template parsing most of the local cloud's work per stack.
         if template.lstrip().startswith("{"):
@@ -96,44 +73,14 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    original_execute = models.CloudFormationBackend.execute_change_set
-
-    def execute_change_set(self: Any, change_set_name: str, stack_name: str | None = None) -> None:
-        change_set = self.change_sets.get(change_set_name) or next(
-            (cs for cs in self.change_sets.values() if cs.change_set_name == change_set_name), None)
-        if change_set is None:
-            original_execute(self, change_set_name, stack_name)
-            return
-        stack = self.stacks[change_set.stack_id]
-        # a stack made by a CREATE change set cannot see other stacks' exports (Fn::ImportValue)
-        stack.cross_stack_resources = self.exports
-        stack.resource_map.cross_stack_resources = self.exports
-        try:
-            original_execute(self, change_set_name, stack_name)
-        except Exception as err:  # noqa: BLE001 - any resource failure
-            # moto fails the ExecuteChangeSet call itself; CloudFormation accepts it and rolls the stack back
-            failed, rolled_back = (
-                ("CREATE_FAILED", "ROLLBACK_COMPLETE")
-                if change_set.change_set_type == "CREATE"
-                else ("UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE")
-            )
-            stack._add_stack_event(failed, resource_status_reason=str(err) or type(err).__name__)
-            stack._add_stack_event(rolled_back)
-            stack.status = rolled_back
-            change_set.execution_status = "EXECUTE_FAILED"
-            return
-        for name in [n for n, e in self.exports.items() if e.exporting_stack_id == stack.stack_id]:
-            del self.exports[name]  # exports follow the executed template, as create_stack registers them
-        for export in stack.exports:
-            self.exports[export.name] = export
-
-    models.CloudFormationBackend.execute_change_set = execute_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+    from formwright.cloud.emulator import api
+    from formwright.cloud.emulator.execute import importers
 
     original_create = models.CloudFormationBackend.create_change_set
 
-    def create_change_set(self: Any, stack_name: str, change_set_name: str, template: str,
-                          parameters: dict[str, str], description: str, change_set_type: str,
-                          *args: Any, **kwargs: Any) -> tuple[str, str]:
+    def reuse_review(self: Any, stack_name: str, change_set_name: str, template: str,
+                     parameters: dict[str, str], description: str, change_set_type: str,
+                     *args: Any, **kwargs: Any) -> tuple[str, str]:
         waiting = None
         if change_set_type == "CREATE":
             waiting = next((st for st in self.stacks.values()
@@ -147,24 +94,60 @@ def patch_moto() -> None:
             stack_id = waiting.stack_id
         return change_set_id, stack_id
 
+    def create_change_set(self: Any, *args: Any, **kwargs: Any) -> tuple[str, str]:
+        return api.create_change_set(self, reuse_review, *args, **kwargs)
+
     models.CloudFormationBackend.create_change_set = create_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+    models.ChangeSet.diff = lambda self: []  # type: ignore[method-assign]  # the emulator computes the changes
+
+    original_execute = models.CloudFormationBackend.execute_change_set
+
+    def execute_change_set(self: Any, change_set_name: str, stack_name: str | None = None) -> None:
+        api.execute_change_set(self, original_execute, change_set_name, stack_name)
+
+    models.CloudFormationBackend.execute_change_set = execute_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
+    def delete_stack(self: Any, name_or_stack_id: str) -> None:
+        api.delete(self, name_or_stack_id)
+
+    models.CloudFormationBackend.delete_stack = delete_stack  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
+    def create_stack(self: Any, name: str, template: str, parameters: dict[str, Any], notification_arns: Any = None,
+                     tags: dict[str, str] | None = None, role_arn: str | None = None,
+                     enable_termination_protection: bool | None = False, timeout_in_mins: int | None = None,
+                     stack_policy_body: str | None = None) -> Any:
+        if any(s.name == name and s.status != "REVIEW_IN_PROGRESS" for s in self.stacks.values()):
+            raise AlreadyExistsException(f"Stack [{name}] already exists")
+        stack = api.direct(self, name, template, parameters, tags, "CREATE")
+        stack.enable_termination_protection = bool(enable_termination_protection)
+        stack.policy = stack_policy_body or ""
+        stack.timeout_in_minutes = timeout_in_mins
+        return stack
+
+    models.CloudFormationBackend.create_stack = create_stack  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
+    def update(self: Any, template: str, role_arn: str | None = None, parameters: dict[str, Any] | None = None,
+               tags: dict[str, str] | None = None) -> None:
+        backend = models.cloudformation_backends[self.account_id][self.region_name]
+        api.direct(backend, self.name, template, parameters or {}, self.tags if tags is None else tags, "UPDATE")
+        self.role_arn = role_arn
+
+    models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
+    for action in ("create_change_set", "create_stack", "update_stack"):
+        setattr(responses.CloudFormationResponse, action, _with_capabilities(
+            getattr(responses.CloudFormationResponse, action), action == "create_change_set"))
+    _patch_stack_views(models)
 
     def list_imports(self: Any) -> ActionResult:
         export_name = self._get_param("ExportName")
-        importers = []
-        for stack in self.cloudformation_backend.stacks.values():
-            if stack.status == "DELETE_COMPLETE":
-                continue
-            template = getattr(stack, "template_dict", None) or {}
-            if export_name in _imported_exports(template):
-                importers.append(stack.name)
-        if not importers:
+        users = importers(self.cloudformation_backend, export_name)
+        if not users:
             raise ValidationError(message=f"Export '{export_name}' is not imported by any stack.")
-        return ActionResult({"Imports": sorted(importers)})
+        return ActionResult({"Imports": users})
 
     # an action moto lacks, added to its response class
     responses.CloudFormationResponse.list_imports = list_imports  # type: ignore[attr-defined]
-
     def update_termination_protection(self: Any) -> ActionResult:
         name = self._get_param("StackName")
         enabled = str(self._get_param("EnableTerminationProtection")).lower() == "true"
@@ -213,6 +196,49 @@ def patch_public_images() -> None:
 
     SimpleSystemManagerBackend.get_parameter = get_parameter  # type: ignore[method-assign]  # moto has no hook
     SimpleSystemManagerBackend._formwright_patched = True  # type: ignore[attr-defined]
+
+
+def _with_capabilities(handler: Any, change_set: bool) -> Any:
+    """A response handler that hands the request's Capabilities to the emulator (moto's backend
+    signatures do not carry them)."""
+    from formwright.cloud.emulator import api
+
+    def handle(self: Any) -> Any:
+        api.request.capabilities = self._get_param("Capabilities") or []
+        if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
+            self._validate_different_update = lambda *args: None
+        try:
+            return handler(self)
+        finally:
+            api.request.capabilities = None
+
+    return handle
+
+
+def _patch_stack_views(models: Any) -> None:
+    """Outputs, exports and parameters of an emulated stack come from the emulator's record."""
+    from moto.cloudformation.parsing import Export
+
+    from formwright.cloud.emulator.execute import record
+
+    outputs, exports = models.Stack.outputs, models.Stack.exports
+    parameter_list, stack_parameters = models.Stack.parameter_list, models.Stack.stack_parameters
+
+    def emulated(stack: Any) -> bool:
+        return getattr(stack, "fw_record", None) is not None and stack.fw_record.desired is not None
+
+    def view(original: Any, ours: Any) -> property:
+        return property(lambda self: ours(self) if emulated(self) else original.fget(self))
+
+    models.Stack.outputs = view(outputs, lambda self: [
+        {k: v for k, v in o.items() if v is not None} for o in record(self).outputs] or None)
+    models.Stack.exports = view(exports, lambda self: [
+        Export(self.stack_id, o["ExportName"], o["OutputValue"]) for o in record(self).outputs
+        if "ExportName" in o])
+    models.Stack.parameter_list = view(parameter_list, lambda self: [
+        {"ParameterKey": k, "ParameterValue": v} for k, v in record(self).desired.echoed.items()])
+    models.Stack.stack_parameters = view(stack_parameters, lambda self: {
+        k: ",".join(v) if isinstance(v, list) else v for k, v in record(self).desired.parameters.items()})
 
 
 def main(argv: list[str] | None = None) -> None:

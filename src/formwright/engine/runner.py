@@ -18,6 +18,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from formwright.cloud import local
 from formwright.cloud.errors import translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
 from formwright.engine.cfn import NO_CHANGES, CloudFormation, StackInfo, failure_reasons, is_no_change
@@ -195,7 +196,8 @@ class StackRunner:
             "Parameters": [
                 {"ParameterKey": k, "ParameterValue": v} for k, v in sorted(prep.parameters.items())
             ],
-            "Tags": [{"Key": k, "Value": v} for k, v in sorted(stack.config.tags.items())],
+            "Tags": [{"Key": k, "Value": v} for k, v in sorted(stack.config.tags.items())]
+            + local.stub_tags(self.target, getattr(self.project, "local_cloud_stub", [])),
             "Capabilities": stack.capabilities,
             "ClientToken": name,
             **self.template_argument(stack, prep.body),

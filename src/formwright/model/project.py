@@ -52,6 +52,7 @@ PROJECT_KEYS = {
     "operations": "custom day-2 operations",
     "description": "free text",
     **{key: help + " (default for every stack)" for key, help in STACK_OPTIONS.items()},
+    "local_cloud": "local-cloud settings: {stub: [TYPE, ...]} types the local cloud may stub",
 }
 STACK_KEYS = {
     "template": "path of the CloudFormation template",
@@ -160,6 +161,7 @@ class Project(Node):
         self.stacks: dict[str, StackConfig] = {}
         self.macros: dict[str, Any] = {}
         self.version: str | None = None
+        self.local_cloud_stub: list[str] = []
         self.raw: Mapping = Mapping()
         self.options: dict[str, Any] = {}  # STACK_OPTIONS set at the project level
 
@@ -295,6 +297,7 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     # `Name: path` or `Name: {path, environment, timeout}` (checked when the macros are registered)
     project.macros = {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}
     project.options = _stack_options(raw, renderer, file)
+    project.local_cloud_stub = _local_cloud_stub(raw, file)
 
     stacks = raw.get("stacks")
     if not isinstance(stacks, Mapping) or not stacks:
@@ -321,6 +324,24 @@ def read_project_file(path: Path) -> Any:
         raise ProjectError(f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", file=file, line=line,
                            hint="save the file as UTF-8") from None
     return _load_yaml(text, file)
+
+
+def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
+    """`local_cloud: {stub: [TYPE, ...]}`: resource types the local cloud may stub (docs/local-cloud.md)."""
+    body = raw.get("local_cloud")
+    if body is None:
+        return []
+    line = raw.line_of("local_cloud")
+    if not isinstance(body, Mapping):
+        raise ProjectError("`local_cloud` must be a mapping", file=file, line=line,
+                           hint="local_cloud: {stub: [AWS::CloudFormation::WaitCondition]}")
+    _check_keys(body, {"stub": "resource types the local cloud may stub"}, file, "local_cloud")
+    types = body.get("stub") or []
+    if not isinstance(types, list) or not all(isinstance(t, str) and "::" in t for t in types):
+        raise ProjectError("`local_cloud.stub` must be a list of resource types", file=file,
+                           line=body.line_of("stub") or line,
+                           hint="stub: [AWS::CloudFormation::WaitCondition, Custom::Seed]")
+    return sorted({str(t) for t in types})
 
 
 def _load_yaml(text: str, file: str) -> Any:

@@ -1,0 +1,232 @@
+"""The CloudFormation API calls the emulator answers in place of moto: change sets and DeleteStack.
+
+Installed into moto's backend by `formwright.cloud.moto_server.patch_moto`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from formwright.cloud.emulator import changes as cs_changes
+from formwright.cloud.emulator import checks
+from formwright.cloud.emulator import resources as res
+from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
+from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
+from formwright.cloud.emulator.resolve import TemplateError
+
+STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
+NO_CHANGES = "The submitted information didn't contain changes. Submit different information to create a change set."
+request = threading.local()  # what the HTTP layer knows and moto's backend signature does not (Capabilities)
+
+
+def _errors() -> Any:
+    from moto.cloudformation import exceptions
+
+    class InsufficientCapabilities(exceptions.CloudFormationError):
+        code = "InsufficientCapabilitiesException"
+
+    class InvalidChangeSetStatus(exceptions.CloudFormationError):
+        code = "InvalidChangeSetStatus"
+
+    return exceptions.ValidationError, InsufficientCapabilities, InvalidChangeSetStatus
+
+
+def parse_template(body: str) -> dict[str, Any]:
+    """A template body (JSON first, then YAML with the short intrinsic forms) as a dict."""
+    from moto.cloudformation.models import Stack
+
+    validation_error = _errors()[0]
+    try:
+        parsed = json.loads(body) if body.lstrip().startswith("{") else Stack.parse_template(body)
+    except Exception as err:  # noqa: BLE001 - any parser error is CloudFormation's format error
+        raise validation_error(message=f"Template format error: {err}") from None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("Resources"), dict) or not parsed["Resources"]:
+        raise validation_error(message="Template format error: At least one Resources member must be defined.")
+    return parsed
+
+
+def current_desired(backend: Any, stack: Any) -> cs_changes.Desired | None:
+    """What the stack's live template resolves to (None for a stack not created yet)."""
+    rec = record(stack)
+    if rec.desired is not None or not stack.template_dict:
+        return rec.desired
+    values, echoed = resolve_parameters(stack.template_dict, dict(stack.parameters or {}))
+    return cs_changes.desired(stack.template_dict, values, echoed, pseudo_parameters(stack), _exports(backend))
+
+
+def _exports(backend: Any) -> dict[str, Any]:
+    return {name: export.value for name, export in backend.exports.items()}
+
+
+def _ssm(backend: Any) -> Any:
+    def read(name: str) -> str:
+        from moto.ssm.models import ssm_backends
+
+        parameter = ssm_backends[backend.account_id][backend.region_name].get_parameter(name)
+        if parameter is None:
+            raise ParameterError(f"Parameter {name} not found in SSM")
+        return str(parameter.value)
+
+    return read
+
+
+def create_change_set(backend: Any, original: Any, stack_name: str, change_set_name: str, template: str,
+                      parameters: dict[str, str], description: str, change_set_type: str,
+                      notification_arns: Any = None, tags: dict[str, str] | None = None,
+                      role_arn: str | None = None) -> tuple[str, str]:
+    """CreateChangeSet: refuse what CloudFormation refuses, then compute the changes as it does."""
+    validation_error, insufficient, _ = _errors()
+    tags = dict(tags or {})
+    stub = set(tags.pop(STUB_TAG, "").split())
+    body = parse_template(template)
+    for error in (checks.unrecognized_types(body), checks.attribute_errors(body)):
+        if error:
+            raise validation_error(message=error)
+    missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []))
+    if missing:
+        raise insufficient(missing)
+    existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
+    if existing is not None and change_set_type == "UPDATE" and existing.status in (
+            "ROLLBACK_COMPLETE", "REVIEW_IN_PROGRESS", "DELETE_FAILED"):
+        raise validation_error(message=f"Stack:{existing.stack_id} is in {existing.status} state and can not "
+                                       "be updated.")
+    try:
+        values, echoed = resolve_parameters(body, dict(parameters or {}), _ssm(backend))
+        pseudo = pseudo_parameters(existing) if existing is not None else {
+            "AWS::StackName": stack_name, "AWS::Region": backend.region_name,
+            "AWS::AccountId": backend.account_id, "AWS::StackId": f"pending:{stack_name}",
+            "AWS::URLSuffix": "amazonaws.com", "AWS::Partition": "aws", "AWS::NotificationARNs": []}
+        new = cs_changes.desired(body, values, echoed, pseudo, _exports(backend))
+        old = current_desired(backend, existing) if existing is not None and change_set_type == "UPDATE" \
+            else None
+    except (ParameterError, TemplateError) as err:
+        raise validation_error(message=str(err)) from None
+    change_set_id, stack_id = original(backend, stack_name, change_set_name, template, parameters, description,
+                                       change_set_type, notification_arns, tags, role_arn)
+    change_set = backend.change_sets[change_set_id]
+    stack = change_set.stack
+    physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
+                if not isinstance(v, str | int | float | dict | list) and v is not None}
+    computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
+    change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
+    change_set.changes = [_change(c) for c in computed]
+    change_set.template_dict = body
+    reason = _failure(new, computed, stub)
+    if reason is None and old is not None and not computed and old.template == body \
+            and old.echoed == echoed and dict(stack.tags or {}) == tags:
+        reason = NO_CHANGES
+    change_set.status = "FAILED" if reason else "CREATE_COMPLETE"
+    change_set.execution_status = "UNAVAILABLE" if reason else "AVAILABLE"
+    change_set.status_reason = reason
+    return change_set_id, stack_id
+
+
+def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str]) -> str | None:
+    reason = checks.property_errors(new.resources) or checks.cannot_run(new.resources, res.implemented(), stub)
+    if reason:
+        return reason
+    for change in computed:
+        if change["Action"] != "Modify" or change["Replacement"] != "False":
+            continue
+        names = {d["Target"].get("Name") or d["Target"]["Attribute"] for d in change["Details"]
+                 if d["Evaluation"] == "Static"}
+        names.discard("Metadata")
+        kind = change["ResourceType"]
+        if kind not in stub and not res.can_update(kind, names):
+            return (f"The local cloud cannot update {change['LogicalResourceId']} ({kind}) in place: moto has "
+                    f"no update for {', '.join(sorted(names))}. Deploy with --target aws, or change a "
+                    "property that replaces it")
+    return None
+
+
+def _change(entry: dict[str, Any]) -> Any:
+    from moto.cloudformation.models import Change
+
+    change = Change(entry["Action"], entry["LogicalResourceId"], entry["ResourceType"])
+    change.physical_resource_id = entry.get("PhysicalResourceId")
+    change.replacement = entry.get("Replacement")
+    change.scope = entry.get("Scope") or []
+    change.details = entry.get("Details") or []
+    return change
+
+
+def execute_change_set(backend: Any, original: Any, change_set_name: str, stack_name: str | None = None) -> None:
+    """ExecuteChangeSet: run the change set (with rollback) as CloudFormation does."""
+    from moto.core.utils import utcnow
+
+    change_set = backend.change_sets.get(change_set_name) or next(
+        (c for c in backend.change_sets.values() if c.change_set_name == change_set_name
+         and (stack_name is None or c.stack_name == stack_name or c.stack_id == stack_name)), None)
+    if change_set is None or not hasattr(change_set, "fw_desired"):
+        original(backend, change_set_name, stack_name)
+        return
+    if change_set.execution_status != "AVAILABLE":
+        raise _errors()[2](f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current "
+                           f"status of [{change_set.status}]")
+    stack = backend.stacks[change_set.stack_id]
+    stack.cross_stack_resources = backend.exports
+    stack.resource_map.cross_stack_resources = backend.exports
+    Execution(backend, change_set).run()
+    if change_set.change_set_type == "UPDATE":
+        stack.last_updated_time = utcnow()
+    for other in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id
+                  and c is not change_set]:
+        del backend.change_sets[other]  # CloudFormation removes a stack's other change sets on execution
+
+
+def delete(backend: Any, name_or_stack_id: str) -> None:
+    """DeleteStack: termination protection and exports in use refuse; resources go with events."""
+    validation_error = _errors()[0]
+    stack = backend.stacks.get(name_or_stack_id) or next(
+        (s for s in backend.stacks.values() if s.name == name_or_stack_id), None)
+    if stack is None:
+        return  # deleting a stack that does not exist succeeds, as on CloudFormation
+    if stack.enable_termination_protection:
+        raise validation_error(message=f"Stack [{stack.name}] cannot be deleted while TerminationProtection "
+                                       "is enabled")
+    from formwright.cloud.emulator.execute import event
+
+    for export in [e for e in backend.exports.values() if e.exporting_stack_id == stack.stack_id]:
+        users = importers(backend, export.name, skip=stack.stack_id)
+        if users:
+            stack.status = "DELETE_FAILED"
+            event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", "DELETE_FAILED",
+                  f"Export {export.name} cannot be deleted as it is in use by {users[0]}")
+            return
+    if not delete_stack(backend, stack):
+        return
+    for name in [n for n, e in backend.exports.items() if e.exporting_stack_id == stack.stack_id]:
+        del backend.exports[name]
+    backend.stacks.pop(stack.stack_id, None)
+    backend.deleted_stacks[stack.stack_id] = stack
+
+
+def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, str], tags: dict[str, str] | None,
+           kind: str) -> Any:
+    """CreateStack / UpdateStack: a change set made and executed at once, as CloudFormation runs them."""
+    import uuid
+
+    from formwright.cloud.emulator.execute import event
+
+    name = f"formwright-direct-{uuid.uuid4().hex[:12]}"
+    change_set_id, stack_id = backend.create_change_set(stack_name, name, template, parameters, None, kind,
+                                                        None, tags, None)
+    change_set = backend.change_sets[change_set_id]
+    stack = change_set.stack
+    if change_set.status == "FAILED":
+        del backend.change_sets[change_set_id]
+        if change_set.status_reason == NO_CHANGES:
+            raise _errors()[0](message="No updates are to be performed.")
+        verb = "CREATE" if kind == "CREATE" else "UPDATE"
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", f"{verb}_IN_PROGRESS",
+              "User Initiated")
+        stack.status = "ROLLBACK_COMPLETE" if kind == "CREATE" else "UPDATE_ROLLBACK_COMPLETE"
+        rolling = "ROLLBACK_IN_PROGRESS" if kind == "CREATE" else "UPDATE_ROLLBACK_IN_PROGRESS"
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", rolling, change_set.status_reason)
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
+        return stack
+    execute_change_set(backend, None, change_set_id)
+    backend.change_sets.pop(change_set_id, None)
+    return backend.stacks[stack_id]

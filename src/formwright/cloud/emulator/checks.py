@@ -1,0 +1,127 @@
+"""What CloudFormation refuses before a change set exists, and what the local cloud cannot run.
+
+`template_errors` and `capability_error` give CloudFormation's own texts (CreateChangeSet answers
+ValidationError / InsufficientCapabilitiesException). `cannot_run` names what the local cloud would
+otherwise only pretend to do: the change set then FAILS, unless the project stubs the type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from formwright.cloud.emulator import schemas
+
+# "Acknowledging IAM resources in CloudFormation templates" (AWS CloudFormation User Guide)
+IAM_TYPES = {
+    "AWS::IAM::AccessKey": None,
+    "AWS::IAM::Group": "GroupName",
+    "AWS::IAM::InstanceProfile": "InstanceProfileName",
+    "AWS::IAM::ManagedPolicy": "ManagedPolicyName",
+    "AWS::IAM::Policy": None,
+    "AWS::IAM::Role": "RoleName",
+    "AWS::IAM::User": "UserName",
+    "AWS::IAM::UserToGroupAddition": None,
+}
+CUSTOM = "AWS::CloudFormation::CustomResource"
+WAIT_TYPES = {"AWS::CloudFormation::WaitCondition"}
+NOTHING_TO_DO = {"AWS::CloudFormation::WaitConditionHandle"}  # a URL only; moto keeps nothing for it
+
+
+def unrecognized_types(template: dict[str, Any]) -> str | None:
+    """CloudFormation's error for resource types it does not know, or None."""
+    bad = sorted({str(body.get("Type")) for body in (template.get("Resources") or {}).values()
+                  if isinstance(body, dict) and not schemas.known_type(str(body.get("Type")))})
+    if bad:
+        return f"Template format error: Unrecognized resource types: [{', '.join(bad)}]"
+    return None
+
+
+def capability_error(template: dict[str, Any], granted: list[str]) -> str | None:
+    """'Requires capabilities : [...]' when the template needs a capability not granted, else None."""
+    needed: set[str] = set()
+    for body in (template.get("Resources") or {}).values():
+        kind = str((body or {}).get("Type"))
+        if kind in IAM_TYPES:
+            name = IAM_TYPES[kind]
+            named = name is not None and name in ((body or {}).get("Properties") or {})
+            needed.add("CAPABILITY_NAMED_IAM" if named else "CAPABILITY_IAM")
+    if "CAPABILITY_NAMED_IAM" in needed and "CAPABILITY_NAMED_IAM" not in granted:
+        return "Requires capabilities : [CAPABILITY_NAMED_IAM]"
+    if "CAPABILITY_IAM" in needed and not {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"} & set(granted):
+        return "Requires capabilities : [CAPABILITY_IAM]"
+    if template.get("Transform") and "CAPABILITY_AUTO_EXPAND" not in granted:
+        return "Requires capabilities : [CAPABILITY_AUTO_EXPAND]"
+    return None
+
+
+def attribute_errors(template: dict[str, Any]) -> str | None:
+    """CloudFormation's error for a Fn::GetAtt naming an attribute the type does not have, or None."""
+    resources = template.get("Resources") or {}
+    todo: list[Any] = [resources, template.get("Outputs") or {}]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            if len(item) == 1 and "Fn::GetAtt" in item:
+                args = item["Fn::GetAtt"]
+                args = args.split(".", 1) if isinstance(args, str) else args
+                logical, attribute = args[0], args[1] if len(args) > 1 else ""
+                kind = str((resources.get(logical) or {}).get("Type"))
+                if isinstance(attribute, str) and not _has_attribute(kind, attribute):
+                    return (f"Template error: resource {logical} does not support attribute type "
+                            f"{attribute} in Fn::GetAtt")
+            else:
+                todo.extend(item.values())
+    return None
+
+
+def _has_attribute(kind: str, attribute: str) -> bool:
+    if kind.startswith("Custom::") or kind == CUSTOM or schemas.schema(kind) is None:
+        return True
+    if kind == "AWS::CloudFormation::Stack":
+        return attribute.startswith("Outputs.")
+    known = schemas.attributes(kind)
+    return attribute in known or any("*" in k and _pattern(k, attribute) for k in known)
+
+
+def _pattern(pattern: str, name: str) -> bool:
+    import re
+
+    return re.fullmatch(pattern, name) is not None
+
+
+def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
+    """'Properties validation failed' for a property the type's schema does not have, or None."""
+    for logical, entry in resources.items():
+        allowed = schemas.properties(str(entry.get("Type")))
+        if allowed is None:
+            continue
+        extra = sorted(set(entry.get("Properties") or {}) - allowed)
+        if extra:
+            return (f"Properties validation failed for resource {logical} with message: "
+                    f"#: extraneous key [{extra[0]}] is not permitted")
+    return None
+
+
+def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub: set[str]) -> str | None:
+    """Why the local cloud cannot run these resources (none stubbed by the project), or None."""
+    for logical, entry in sorted(resources.items()):
+        kind = str(entry.get("Type"))
+        if kind in stub:
+            continue
+        if kind.startswith("Custom::") or kind == CUSTOM:
+            why = "it cannot invoke the custom resource's ServiceToken (Lambda or SNS)"
+        elif kind in WAIT_TYPES:
+            why = "it cannot receive the signals a WaitCondition waits for"
+        elif "CreationPolicy" in entry:
+            why = "it cannot receive the cfn-signal its CreationPolicy waits for"
+        elif kind in NOTHING_TO_DO:
+            continue
+        elif kind not in implemented:
+            why = f"moto does not implement {kind}"
+        else:
+            continue
+        return (f"The local cloud cannot run resource {logical} ({kind}): {why}. Stub it with "
+                f"`local_cloud: {{stub: [{kind}]}}` in formwright.yaml, or deploy with --target aws")
+    return None

@@ -1,0 +1,415 @@
+"""Executing a change set as CloudFormation does, and deleting a stack.
+
+Resources are created and updated in dependency order; a replacement creates the new resource first
+and deletes the old one in the clean-up phase (unless `UpdateReplacePolicy: Retain`); a removal
+honours `DeletionPolicy: Retain`. Outputs and exports are recomputed from the new state. On any
+failure everything done is undone (snapshot restored, created resources deleted) and the stack ends
+ROLLBACK_COMPLETE / UPDATE_ROLLBACK_COMPLETE, with per-resource events naming the failing logical id.
+Follows "Update behaviors of stack resources", "Stack failure options" and "DeletionPolicy attribute"
+in the AWS CloudFormation User Guide.
+"""
+
+from __future__ import annotations
+
+import copy
+import graphlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from formwright.cloud.emulator import resources as res
+from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator.changes import Desired
+from formwright.cloud.emulator.resolve import Resolver, TemplateError, references
+
+REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
+
+
+class StackFailure(Exception):
+    """The stack-level reason an execution failed (an output or export rule)."""
+
+
+@dataclass
+class Record:
+    """What the emulator keeps per stack beside moto's objects."""
+
+    desired: Desired | None = None
+    props: dict[str, dict[str, Any]] = field(default_factory=dict)  # live properties per logical id
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    stub: set[str] = field(default_factory=set)
+
+
+def record(stack: Any) -> Record:
+    """The emulator's record of a moto stack (made on first use)."""
+    found = getattr(stack, "fw_record", None)
+    if found is None:
+        found = Record()
+        stack.fw_record = found
+    return found
+
+
+def event(stack: Any, logical: str, physical: str | None, kind: str, status: str,
+          reason: str | None = None) -> None:
+    """Add one stack event (DescribeStackEvents lists them newest first)."""
+    from moto.cloudformation.models import Event
+
+    stack.events.append(Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
+                              physical_resource_id=physical or "", resource_type=kind,
+                              resource_status=status, resource_status_reason=reason,
+                              resource_properties=None))
+
+
+def order(resources: dict[str, dict[str, Any]]) -> list[str]:
+    """Logical ids in dependency order (DependsOn, Ref, Fn::GetAtt, Fn::Sub)."""
+    graph: dict[str, set[str]] = {}
+    for logical, entry in resources.items():
+        depends = entry.get("DependsOn") or []
+        depends = [depends] if isinstance(depends, str) else depends
+        graph[logical] = (set(depends) | references(entry.get("Properties"))) & set(resources)
+        graph[logical].discard(logical)
+    return list(graph and graphlib.TopologicalSorter(graph).static_order())
+
+
+class Execution:
+    """One change set being executed on one moto stack."""
+
+    def __init__(self, backend: Any, change_set: Any) -> None:
+        self.backend = backend
+        self.change_set = change_set
+        self.stack = change_set.stack
+        self.rmap = self.stack.resource_map
+        self.record = record(self.stack)
+        self.new: Desired = change_set.fw_desired
+        self.creating = change_set.change_set_type == "CREATE"
+        self.account, self.region = self.stack.account_id, self.stack.region_name
+        self.parsed_before = dict(self.rmap._parsed_resources)
+        self.props_before = copy.deepcopy(self.record.props)
+        self.done: list[tuple[str, str, Any]] = []  # (action, logical, old object) for rollback
+        self.cleanup: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = []
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _resolver(self) -> Resolver:
+        pseudo = pseudo_parameters(self.stack)
+        exports = {name: e.value for name, e in self.backend.exports.items()}
+        return Resolver(self.new.template, self.new.parameters, pseudo, exports, lookup=self._lookup)
+
+    def _lookup(self, logical: str, attribute: str | None) -> Any:
+        obj = self.rmap._parsed_resources.get(logical)
+        if obj is None:
+            raise res.ResourceFailure(logical, f"resource {logical} does not exist")
+        if attribute is None:
+            return res.physical_id(obj)
+        kind = str(self.new.resources.get(logical, {}).get("Type"))
+        return res.attribute(logical, kind, obj, attribute, self.record.props.get(logical, {}))
+
+    def _live_props(self, logical: str) -> dict[str, Any]:
+        body = self.new.template["Resources"][logical]
+        props = self._resolver().value(body.get("Properties") or {})
+        return self._with_stack_tags(logical, str(body.get("Type")), props)
+
+    def _with_stack_tags(self, logical: str, kind: str, props: dict[str, Any]) -> dict[str, Any]:
+        """Stack tags join the resource's own (moto's models all take a Key/Value list)."""
+        tag_property = schemas.tag_property(kind)
+        own = props.get(tag_property) if tag_property else None
+        tags = dict(self.change_set.fw_tags or {})
+        if not tag_property or (not tags and not isinstance(own, dict)):
+            return props
+        pairs = dict(own) if isinstance(own, dict) else {t.get("Key"): t.get("Value") for t in own or []}
+        props[tag_property] = [{"Key": k, "Value": v} for k, v in {**tags, **pairs}.items()]
+        return props
+
+    # ---- the run -----------------------------------------------------------------------------
+    def run(self) -> None:
+        """Execute; on failure roll back. The stack ends in a settled status either way."""
+        stack = self.stack
+        status = "CREATE" if self.creating else "UPDATE"
+        stack.status = f"{status}_IN_PROGRESS"
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
+        changes = {c.logical_resource_id: c for c in self.change_set.changes}
+        try:
+            self._switch_template()
+            for logical in order(self.new.resources):
+                change = changes.get(logical)
+                if change is None:
+                    continue
+                if change.action == "Add":
+                    self._create(logical)
+                elif change.action == "Modify":
+                    self._modify(logical, change)
+            for change in self.change_set.changes:
+                if change.action == "Remove":
+                    old = self.record.desired.resources[change.logical_resource_id] if self.record.desired else {}
+                    self.cleanup.append((change.logical_resource_id, self.parsed_before.get(
+                        change.logical_resource_id), old, self.props_before.get(change.logical_resource_id, {})))
+            outputs = self._outputs()
+            self._check_exports(outputs)
+        except (res.ResourceFailure, StackFailure, TemplateError) as failure:
+            self._roll_back(failure)
+            return
+        self._commit(outputs)
+
+    def _switch_template(self) -> None:
+        stack, rmap = self.stack, self.rmap
+        self.before = (stack.template, stack.template_dict, stack.parameters, rmap._template,
+                       rmap._resource_json_map, rmap.input_parameters, rmap.resolved_parameters,
+                       self.record.desired, copy.deepcopy(self.record.outputs), dict(stack.tags))
+        rmap._template = self.new.template
+        rmap._resource_json_map = {k: {"Type": v["Type"], **{a: v[a] for a in ("DeletionPolicy",) if a in v}}
+                                   for k, v in self.new.resources.items()}
+        rmap.input_parameters = dict(self.change_set.parameters or {})
+        rmap.resolved_parameters = dict(self.new.echoed)
+
+    def _create(self, logical: str) -> None:
+        entry = self.new.resources[logical]
+        kind = str(entry["Type"])
+        if kind in self.change_set.fw_stub or kind in ("AWS::CloudFormation::WaitConditionHandle",):
+            obj: Any = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
+            stubbed = kind in self.change_set.fw_stub
+            event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
+            self.rmap._parsed_resources[logical] = obj
+            self.record.props[logical] = {}
+            self.done.append(("create", logical, None))
+            event(self.stack, logical, obj.physical_resource_id, kind, "CREATE_COMPLETE",
+                  "Stubbed by the local cloud (local_cloud.stub): nothing was run" if stubbed else None)
+            return
+        event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
+        props = self._live_props(logical)
+        obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+        self.rmap._parsed_resources[logical] = obj
+        self.record.props[logical] = props
+        self.done.append(("create", logical, None))
+        res.system_tags(obj, self.stack, logical)
+        event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE")
+
+    def _modify(self, logical: str, change: Any) -> None:
+        entry = self.new.resources[logical]
+        kind = str(entry["Type"])
+        old = self.rmap._parsed_resources.get(logical)
+        props = self._live_props(logical)
+        before = self.record.props.get(logical, {})
+        names = {n for n in set(props) | set(before) if props.get(n) != before.get(n)}
+        static_replace = change.replacement == "True"
+        dynamic_replace = change.replacement == "Conditional" and any(
+            d["Target"].get("RequiresRecreation") == "Conditionally" and props.get(d["Target"].get("Name"))
+            != before.get(d["Target"].get("Name")) for d in change.details)
+        if isinstance(old, res.Stub) or kind in self.change_set.fw_stub:
+            self.record.props[logical] = props
+            event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE",
+                  "Stubbed by the local cloud (local_cloud.stub): nothing was run")
+            return
+        if static_replace or dynamic_replace:
+            self._replace(logical, kind, old, props)
+            return
+        if not names:
+            return
+        event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS")
+        if not res.can_update(kind, names):
+            raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
+                                               f"(moto has no update for {', '.join(sorted(names))})")
+        new = res.update(logical, kind, old, props, names, self.account, self.region)
+        self.rmap._parsed_resources[logical] = new
+        self.record.props[logical] = props
+        self.done.append(("update", logical, old))
+        event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
+
+    def _replace(self, logical: str, kind: str, old: Any, props: dict[str, Any]) -> None:
+        from moto.cloudformation.parsing import resource_name_property_from_type
+
+        name_property = resource_name_property_from_type(kind)
+        if name_property and props.get(name_property) and props.get(name_property) == self.record.props.get(
+                logical, {}).get(name_property):
+            raise res.ResourceFailure(
+                logical, "CloudFormation cannot update a stack when a custom-named resource requires "
+                         f"replacing. Rename {props[name_property]} and update the stack again.")
+        event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS", REPLACING)
+        new = res.create(logical, kind, props, self.rmap, self.account, self.region)
+        res.system_tags(new, self.stack, logical)
+        self.rmap._parsed_resources[logical] = new
+        old_props = self.record.props.get(logical, {})
+        self.record.props[logical] = props
+        self.done.append(("replace", logical, old))
+        event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
+        old_entry = self.record.desired.resources.get(logical, {}) if self.record.desired else {}
+        policy_entry = {"Type": kind, "DeletionPolicy": old_entry.get("UpdateReplacePolicy")}
+        self.cleanup.append((logical, old, policy_entry, old_props))
+
+    def _outputs(self) -> list[dict[str, Any]]:
+        resolver = self._resolver()
+        out = []
+        for key, body in (self.new.template.get("Outputs") or {}).items():
+            if not resolver.included(body):
+                continue
+            try:
+                value = resolver.value(body.get("Value"))
+                export = resolver.value((body.get("Export") or {}).get("Name")) if "Export" in body else None
+            except res.ResourceFailure as failure:
+                raise StackFailure(f"Output {key}: {failure.reason}") from None
+            item = {"OutputKey": key, "OutputValue": _text(value), "Description": body.get("Description")}
+            if export is not None:
+                item["ExportName"] = str(export)
+            out.append(item)
+        return out
+
+    def _check_exports(self, outputs: list[dict[str, Any]]) -> None:
+        mine = {e.name: e.value for e in self.backend.exports.values()
+                if e.exporting_stack_id == self.stack.stack_id}
+        new = {o["ExportName"]: o["OutputValue"] for o in outputs if "ExportName" in o}
+        for name in new:
+            owner = self.backend.exports.get(name)
+            if owner is not None and owner.exporting_stack_id != self.stack.stack_id:
+                other = self.backend.stacks.get(owner.exporting_stack_id)
+                raise StackFailure(f"Export with name {name} is already exported by stack "
+                                   f"{other.name if other else owner.exporting_stack_id}")
+        for name, value in mine.items():
+            users = importers(self.backend, name, skip=self.stack.stack_id)
+            if users and name not in new:
+                raise StackFailure(f"Cannot delete export {name} as it is in use by {users[0]}.")
+            if users and new[name] != value:
+                raise StackFailure(f"Export {name} cannot be updated as it is in use by {users[0]}")
+
+    # ---- endings -----------------------------------------------------------------------------
+    def _commit(self, outputs: list[dict[str, Any]]) -> None:
+        stack, backend = self.stack, self.backend
+        status = "CREATE" if self.creating else "UPDATE"
+        stack.template, stack.template_dict = self.change_set.template, self.new.template
+        stack.parameters = dict(self.change_set.parameters or {})
+        stack.tags = dict(self.change_set.fw_tags or {})
+        stack.description = self.new.template.get("Description")
+        self.record.desired, self.record.outputs = self.new, outputs
+        for name in [n for n, e in backend.exports.items() if e.exporting_stack_id == stack.stack_id]:
+            del backend.exports[name]
+        from moto.cloudformation.parsing import Export
+
+        for output in outputs:
+            if "ExportName" in output:
+                backend.exports[output["ExportName"]] = Export(stack.stack_id, output["ExportName"],
+                                                               output["OutputValue"])
+        if self.cleanup and not self.creating:
+            stack.status = "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"
+            event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
+        for logical, obj, entry, props in self.cleanup:
+            self._delete_one(logical, obj, entry, props, keep_record=True)
+        stack.status = f"{status}_COMPLETE"
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
+        self.change_set.execution_status = "EXECUTE_COMPLETE"
+
+    def _delete_one(self, logical: str, obj: Any, entry: dict[str, Any], props: dict[str, Any], *,
+                    keep_record: bool = False) -> None:
+        kind = str(entry.get("Type"))
+        if obj is None:
+            return
+        physical = res.physical_id(obj)
+        if entry.get("DeletionPolicy") in ("Retain", "RetainExceptOnCreate"):
+            event(self.stack, logical, physical, kind, "DELETE_SKIPPED")
+        else:
+            event(self.stack, logical, physical, kind, "DELETE_IN_PROGRESS")
+            try:
+                res.delete(obj, kind, props, self.account, self.region)
+                event(self.stack, logical, physical, kind, "DELETE_COMPLETE")
+            except res.ResourceFailure as failure:
+                event(self.stack, logical, physical, kind, "DELETE_FAILED", failure.reason)
+        if not keep_record or self.rmap._parsed_resources.get(logical) is obj:
+            self.rmap._parsed_resources.pop(logical, None)
+            self.record.props.pop(logical, None)
+
+    def _roll_back(self, failure: Exception) -> None:
+        stack = self.stack
+        kind_of = {k: str(v["Type"]) for k, v in self.new.resources.items()}
+        if isinstance(failure, res.ResourceFailure):
+            updating = not self.creating and failure.logical in self.parsed_before
+            phase = "UPDATE_FAILED" if updating else "CREATE_FAILED"
+            event(stack, failure.logical, "", kind_of.get(failure.logical, ""), phase, failure.reason)
+            verb = "create" if phase == "CREATE_FAILED" else "update"
+            reason = f"The following resource(s) failed to {verb}: [{failure.logical}]. Rollback requested by user."
+        else:
+            reason = str(failure)
+        rolling = "ROLLBACK_IN_PROGRESS" if self.creating else "UPDATE_ROLLBACK_IN_PROGRESS"
+        stack.status = rolling
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", rolling, reason)
+        for action, logical, old in reversed(self.done):
+            current = self.rmap._parsed_resources.get(logical)
+            kind = kind_of.get(logical, "")
+            if action in ("create", "replace"):
+                self._delete_one(logical, current, {"Type": kind}, self.record.props.get(logical, {}))
+            if action in ("replace", "update"):
+                self.rmap._parsed_resources[logical] = old
+                self.record.props[logical] = self.props_before.get(logical, {})
+            if action == "update":
+                self._undo_update(logical, kind, old)
+        (stack.template, stack.template_dict, stack.parameters, self.rmap._template,
+         self.rmap._resource_json_map, self.rmap.input_parameters, self.rmap.resolved_parameters,
+         self.record.desired, self.record.outputs, stack.tags) = self.before
+        self.rmap._parsed_resources = dict(self.parsed_before)
+        self.record.props = self.props_before
+        if self.creating:
+            stack.status = "ROLLBACK_COMPLETE"
+        else:
+            stack.status = "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"
+            event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
+            stack.status = "UPDATE_ROLLBACK_COMPLETE"
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
+        self.change_set.execution_status = "EXECUTE_FAILED"
+
+    def _undo_update(self, logical: str, kind: str, old: Any) -> None:
+        props = self.props_before.get(logical, {})
+        before = self.record.props.get(logical, {})
+        event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS")
+        try:
+            names = set(props) | set(before)
+            res.update(logical, kind, old, props, names, self.account, self.region)
+            event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
+        except res.ResourceFailure as failure:
+            event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def pseudo_parameters(stack: Any) -> dict[str, Any]:
+    """AWS::* pseudo parameters of a stack."""
+    return {"AWS::AccountId": stack.account_id, "AWS::Region": stack.region_name,
+            "AWS::StackId": stack.stack_id, "AWS::StackName": stack.name, "AWS::URLSuffix": "amazonaws.com",
+            "AWS::Partition": "aws", "AWS::NotificationARNs": list(stack.notification_arns or [])}
+
+
+def importers(backend: Any, export: str, skip: str | None = None) -> list[str]:
+    """Names of live stacks that import `export` (by its resolved name: Sub, Join and Ref count)."""
+    from formwright.cloud.moto_server import imported_exports
+
+    users = []
+    for stack in backend.stacks.values():
+        if stack.stack_id == skip or stack.status in ("DELETE_COMPLETE", "REVIEW_IN_PROGRESS"):
+            continue
+        desired = getattr(getattr(stack, "fw_record", None), "desired", None)
+        names = desired.imports if desired is not None else imported_exports(stack.template_dict or {})
+        if export in names:
+            users.append(stack.name)
+    return sorted(users)
+
+
+def delete_stack(backend: Any, stack: Any) -> bool:
+    """Delete a stack's resources in reverse dependency order with events; False when one failed."""
+    rec = record(stack)
+    desired = rec.desired
+    entries = desired.resources if desired else {
+        k: v for k, v in (stack.template_dict.get("Resources") or {}).items() if isinstance(v, dict)}
+    run = Execution.__new__(Execution)
+    run.stack, run.rmap, run.record = stack, stack.resource_map, rec
+    run.account, run.region = stack.account_id, stack.region_name
+    stack.status = "DELETE_IN_PROGRESS"
+    event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
+    failed = False
+    for logical in reversed(order(entries)):
+        obj = stack.resource_map._parsed_resources.get(logical)
+        if obj is None or isinstance(obj, str | dict | list):
+            continue
+        before = len(stack.events)
+        run._delete_one(logical, obj, entries[logical], rec.props.get(logical, {}))
+        failed = failed or any(e.resource_status == "DELETE_FAILED" for e in stack.events[before:])
+    stack.status = "DELETE_FAILED" if failed else "DELETE_COMPLETE"
+    event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
+    return not failed

@@ -1,0 +1,262 @@
+"""Evaluate a template's intrinsic functions under its parameters, as CloudFormation does.
+
+Without a resource lookup, references to resources stay symbolic (`{"Ref": "Queue"}`,
+`{"Fn::GetAtt": ["Queue", "Arn"]}`, a `Fn::Sub` keeping `${Queue}`): that is what a change set
+compares. With one, they become the live values: that is what a resource is created or updated with.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+NO_VALUE = object()  # AWS::NoValue: the property is removed
+SUB_VARIABLE = re.compile(r"\$\{([^!}][^}]*)\}")
+AZ_LETTERS = "abcdef"
+# a resource lookup: (logical id, attribute or None for Ref) -> value
+Lookup = Callable[[str, str | None], Any]
+
+
+class TemplateError(Exception):
+    """The template cannot be evaluated; the message is CloudFormation's."""
+
+
+@dataclass
+class Resolver:
+    """A template's parameters, conditions and mappings, ready to evaluate any of its values."""
+
+    template: dict[str, Any]
+    parameters: dict[str, Any]
+    pseudo: dict[str, Any]
+    exports: dict[str, Any] = field(default_factory=dict)
+    lookup: Lookup | None = None
+    conditions: dict[str, bool] = field(default_factory=dict)
+    imports: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        declared = self.template.get("Conditions") or {}
+        for name in declared:
+            self.condition(name)
+
+    # ---- conditions --------------------------------------------------------------------------
+    def condition(self, name: str, seen: tuple[str, ...] = ()) -> bool:
+        """The value of a named condition."""
+        if name in self.conditions:
+            return self.conditions[name]
+        declared = self.template.get("Conditions") or {}
+        if name not in declared:
+            raise TemplateError(f"Template format error: Unresolved condition dependencies [{name}]")
+        if name in seen:
+            raise TemplateError(f"Template format error: Circular condition dependencies [{name}]")
+        value = bool(self._truth(declared[name], (*seen, name)))
+        self.conditions[name] = value
+        return value
+
+    def _truth(self, node: Any, seen: tuple[str, ...]) -> bool:
+        if isinstance(node, dict) and len(node) == 1:
+            (key, args), = node.items()
+            if key == "Condition":
+                return self.condition(args, seen)
+            if key == "Fn::Equals":
+                left, right = (self.value(a) for a in args)
+                return _text(left) == _text(right)
+            if key == "Fn::Not":
+                return not self._truth(args[0], seen)
+            if key == "Fn::And":
+                return all(self._truth(a, seen) for a in args)
+            if key == "Fn::Or":
+                return any(self._truth(a, seen) for a in args)
+        value = self.value(node)
+        if isinstance(value, bool):
+            return value
+        return str(value).lower() == "true"
+
+    def included(self, body: dict[str, Any]) -> bool:
+        """True when a resource's or output's `Condition` holds (or it has none)."""
+        name = body.get("Condition")
+        return True if name is None else self.condition(name)
+
+    # ---- values ------------------------------------------------------------------------------
+    def value(self, node: Any) -> Any:
+        """`node` with every intrinsic function it can evaluate evaluated; NO_VALUE for AWS::NoValue."""
+        if isinstance(node, list):
+            items = [self.value(v) for v in node]
+            return [v for v in items if v is not NO_VALUE]
+        if not isinstance(node, dict):
+            return node
+        if len(node) == 1:
+            (key, args), = node.items()
+            handler = _FUNCTIONS.get(key)
+            if handler is not None:
+                return handler(self, args)
+        out = {}
+        for key, item in node.items():
+            resolved = self.value(item)
+            if resolved is not NO_VALUE:
+                out[key] = resolved
+        return out
+
+    def _ref(self, name: Any) -> Any:
+        if name == "AWS::NoValue":
+            return NO_VALUE
+        if name in self.pseudo:
+            return self.pseudo[name]
+        if name in self.parameters:
+            return self.parameters[name]
+        if name in (self.template.get("Resources") or {}):
+            return self.lookup(name, None) if self.lookup else {"Ref": name}
+        raise TemplateError(
+            f"Template format error: Unresolved resource dependencies [{name}] in the Resources block of the template"
+        )
+
+    def _get_att(self, args: Any) -> Any:
+        if isinstance(args, str):
+            args = args.split(".", 1)
+        logical, attribute = args[0], self.value(args[1])
+        if logical not in (self.template.get("Resources") or {}):
+            raise TemplateError(
+                f"Template error: instance of Fn::GetAtt references undefined resource {logical}"
+            )
+        if self.lookup is None or not isinstance(attribute, str):
+            return {"Fn::GetAtt": [logical, attribute]}
+        return self.lookup(logical, attribute)
+
+    def _sub(self, args: Any) -> Any:
+        text, variables = (args, {}) if isinstance(args, str) else (args[0], args[1])
+        local = {k: self.value(v) for k, v in (variables or {}).items()}
+        symbolic = False
+
+        def replace(match: re.Match[str]) -> str:
+            nonlocal symbolic
+            name = match.group(1).strip()
+            if name in local:
+                value = local[name]
+            elif "." in name and name.split(".", 1)[0] in (self.template.get("Resources") or {}):
+                value = self._get_att(name.split(".", 1))
+            else:
+                value = self._ref(name)
+            if isinstance(value, dict | list) or value is NO_VALUE:
+                symbolic = True
+                return match.group(0)
+            return _text(value)
+
+        out = SUB_VARIABLE.sub(replace, text)
+        if symbolic:
+            return {"Fn::Sub": out}
+        return out.replace("${!", "${")
+
+    def _join(self, args: Any) -> Any:
+        delimiter, items = args[0], self.value(args[1])
+        if not isinstance(items, list) or any(isinstance(i, dict | list) for i in items):
+            return {"Fn::Join": [delimiter, items]}
+        return delimiter.join(_text(i) for i in items)
+
+    def _select(self, args: Any) -> Any:
+        index, items = self.value(args[0]), self.value(args[1])
+        if isinstance(items, list) and not isinstance(index, dict):
+            try:
+                return items[int(index)]
+            except (IndexError, ValueError):
+                raise TemplateError("Template error: Fn::Select cannot select nonexistent value at index "
+                                    f"{index}") from None
+        return {"Fn::Select": [index, items]}
+
+    def _split(self, args: Any) -> Any:
+        delimiter, source = args[0], self.value(args[1])
+        if isinstance(source, str):
+            return source.split(delimiter)
+        return {"Fn::Split": [delimiter, source]}
+
+    def _find_in_map(self, args: Any) -> Any:
+        keys = [self.value(a) for a in args[:3]]
+        default = args[3].get("DefaultValue") if len(args) > 3 and isinstance(args[3], dict) else None
+        mapping = (self.template.get("Mappings") or {}).get(keys[0])
+        if mapping is None:
+            raise TemplateError(f"Template error: Unable to get mapping for {keys[0]}::{keys[1]}::{keys[2]}")
+        try:
+            return mapping[_text(keys[1])][_text(keys[2])]
+        except (KeyError, TypeError):
+            if default is not None:
+                return self.value(default)
+            raise TemplateError(
+                f"Template error: Unable to get mapping for {keys[0]}::{keys[1]}::{keys[2]}"
+            ) from None
+
+    def _if(self, args: Any) -> Any:
+        name, yes, no = args
+        return self.value(yes if self.condition(name) else no)
+
+    def _import(self, args: Any) -> Any:
+        name = self.value(args)
+        if isinstance(name, dict):
+            return {"Fn::ImportValue": name}
+        self.imports.add(str(name))
+        if name not in self.exports:
+            raise TemplateError(f"No export named {name} found.")
+        return self.exports[name]
+
+    def _base64(self, args: Any) -> Any:
+        value = self.value(args)
+        if isinstance(value, str):
+            return base64.b64encode(value.encode()).decode()
+        return {"Fn::Base64": value}
+
+    def _get_azs(self, args: Any) -> Any:
+        region = self.value(args) or self.pseudo.get("AWS::Region", "us-east-1")
+        return [f"{region}{letter}" for letter in AZ_LETTERS[:3]]
+
+    def _cidr(self, args: Any) -> Any:
+        return {"Fn::Cidr": self.value(args)}
+
+
+def _text(value: Any) -> str:
+    """A scalar as CloudFormation renders it in strings (booleans lower case)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(_text(v) for v in value)
+    return str(value)
+
+
+_FUNCTIONS: dict[str, Callable[[Resolver, Any], Any]] = {
+    "Ref": Resolver._ref,
+    "Fn::GetAtt": Resolver._get_att,
+    "Fn::Sub": Resolver._sub,
+    "Fn::Join": Resolver._join,
+    "Fn::Select": Resolver._select,
+    "Fn::Split": Resolver._split,
+    "Fn::FindInMap": Resolver._find_in_map,
+    "Fn::If": Resolver._if,
+    "Fn::ImportValue": Resolver._import,
+    "Fn::Base64": Resolver._base64,
+    "Fn::GetAZs": Resolver._get_azs,
+    "Fn::Cidr": Resolver._cidr,
+}
+
+
+def references(node: Any) -> set[str]:
+    """Logical ids of resources `node` refers to (Ref, Fn::GetAtt and Fn::Sub variables), symbolically."""
+    found: set[str] = set()
+    todo = [node]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            if len(item) == 1 and "Ref" in item and isinstance(item["Ref"], str):
+                found.add(item["Ref"])
+            elif len(item) == 1 and "Fn::GetAtt" in item:
+                args = item["Fn::GetAtt"]
+                found.add(args.split(".", 1)[0] if isinstance(args, str) else args[0])
+            elif len(item) == 1 and "Fn::Sub" in item:
+                args = item["Fn::Sub"]
+                text = args if isinstance(args, str) else args[0]
+                found.update(m.split(".", 1)[0].strip() for m in SUB_VARIABLE.findall(text))
+                if isinstance(args, list) and len(args) > 1:
+                    todo.append(args[1])
+            else:
+                todo.extend(item.values())
+    return found

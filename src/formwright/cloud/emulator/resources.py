@@ -1,0 +1,236 @@
+"""One resource in moto: create, update in place, delete, tag, and read its attributes.
+
+moto implements `update_from_cloudformation_json` for a few types only; for the others the changes
+listed in IN_PLACE are applied through moto's service backends, tags through each model's tag store.
+Whatever is left cannot be updated in place, and `can_update` says so before a change set is offered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from formwright.cloud.emulator import schemas
+
+
+class ResourceFailure(Exception):
+    """A resource operation failed; `logical` names the resource, the message is the reason."""
+
+    def __init__(self, logical: str, reason: str) -> None:
+        super().__init__(reason)
+        self.logical = logical
+        self.reason = reason
+
+
+@dataclass
+class Stub:
+    """A resource the project chose to stub: it exists only in the stack's record, never in a service."""
+
+    logical_resource_id: str
+    cf_resource_type: str
+    physical_resource_id: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+    def get_cfn_attribute(self, name: str) -> str:
+        """A stubbed resource's attributes are placeholders naming it."""
+        return f"stub:{self.logical_resource_id}.{name}"
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        """Nothing to delete."""
+
+
+def model_class(kind: str) -> Any:
+    """moto's model class for a type, or None."""
+    from moto.cloudformation.parsing import get_model_map
+
+    return get_model_map().get(kind)
+
+
+def implemented() -> set[str]:
+    """Types moto can create through CloudFormation."""
+    from moto.cloudformation.parsing import get_model_map
+
+    return set(get_model_map())
+
+
+def _has_update(kind: str) -> bool:
+    cls = model_class(kind)
+    return cls is not None and not hasattr(cls.update_from_cloudformation_json, "__isabstractmethod__")
+
+
+# property -> (ec2 backend method, moto attribute name) for types moto cannot update through CloudFormation
+IN_PLACE = {
+    "AWS::EC2::VPC": {"EnableDnsSupport": ("modify_vpc_attribute", "enable_dns_support"),
+                      "EnableDnsHostnames": ("modify_vpc_attribute", "enable_dns_hostnames")},
+    "AWS::EC2::Subnet": {"MapPublicIpOnLaunch": ("modify_subnet_attribute", "map_public_ip_on_launch")},
+}
+
+
+# names CloudFormation generates when the template gives none, for models that do not generate one
+GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
+
+
+def can_update(kind: str, names: set[str]) -> bool:
+    """True when the local cloud can change these properties (and tags) of a `kind` in place."""
+    if _has_update(kind):
+        return True
+    tag_property = schemas.tag_property(kind)
+    return not (names - {tag_property} - set(IN_PLACE.get(kind, {})))
+
+
+def physical_id(obj: Any) -> str:
+    """The physical id CloudFormation shows (Ref) for a moto object."""
+    return str(getattr(obj, "physical_resource_id", None) or obj)
+
+
+def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, account: str,
+           region: str) -> Any:
+    """Create one resource in moto; raises ResourceFailure with a CloudFormation-style reason."""
+    from moto.cloudformation.parsing import parse_and_create_resource
+
+    props = dict(props)
+    for name, prefix in GENERATED_NAMES.get(kind, {}).items():
+        props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
+    try:
+        obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
+                                        account_id=account, region_name=region)
+    except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
+        raise ResourceFailure(logical, handler_message(err)) from None
+    if obj is None:
+        raise ResourceFailure(logical, f"the local cloud could not create {kind}")
+    return obj
+
+
+def system_tags(obj: Any, stack: Any, logical: str) -> None:
+    """The aws:cloudformation:* tags on an EC2 resource, as moto's own stack creation puts them."""
+    from moto.ec2.models import ec2_backends
+    from moto.ec2.models.core import TaggedEC2Resource
+
+    if isinstance(obj, TaggedEC2Resource):
+        ec2_backends[stack.account_id][stack.region_name].create_tags([physical_id(obj)], {
+            "aws:cloudformation:stack-name": stack.name, "aws:cloudformation:stack-id": stack.stack_id,
+            "aws:cloudformation:logical-id": logical})
+
+
+def _suffix() -> str:
+    import random
+    import string
+
+    return "".join(random.choices(string.ascii_letters + string.digits, k=12))  # noqa: S311 - a name
+
+
+def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
+           region: str) -> Any:
+    """Apply `props` to a resource in place; return the (possibly new) moto object."""
+    props = dict(props)
+    for name in GENERATED_NAMES.get(kind, {}):
+        props.setdefault(name, physical_id(obj))
+    try:
+        if _has_update(kind):
+            new = model_class(kind).update_from_cloudformation_json(
+                original_resource=obj, new_resource_name=physical_id(obj),
+                cloudformation_json={"Type": kind, "Properties": props},
+                account_id=account, region_name=region)
+            new.cf_resource_type, new.logical_resource_id = kind, logical
+            return new
+        from moto.ec2.models import ec2_backends
+
+        for name in sorted(names & set(IN_PLACE.get(kind, {}))):
+            method, attribute = IN_PLACE[kind][name]
+            value = str(props.get(name, "true")).lower() == "true"
+            getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
+        tag_property = schemas.tag_property(kind)
+        if tag_property in names:
+            set_tags(obj, props.get(tag_property) or [], account, region)
+        return obj
+    except ResourceFailure:
+        raise
+    except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
+        raise ResourceFailure(logical, handler_message(err)) from None
+
+
+def set_tags(obj: Any, tags: Any, account: str, region: str) -> None:
+    """Replace a resource's tags (a list of Key/Value or a map) in moto's store for it."""
+    pairs = tags if isinstance(tags, dict) else {t["Key"]: t["Value"] for t in tags}
+    from moto.ec2.models.core import TaggedEC2Resource
+
+    if isinstance(obj, TaggedEC2Resource):
+        from moto.ec2.models import ec2_backends
+
+        backend = ec2_backends[account][region]
+        current = backend.tags.get(physical_id(obj), {})
+        stale = {k: v for k, v in current.items() if k not in pairs and not k.startswith("aws:")}
+        if stale:
+            backend.delete_tags([physical_id(obj)], stale)
+        if pairs:
+            backend.create_tags([physical_id(obj)], pairs)
+        return
+    current = getattr(obj, "tags", None)
+    if isinstance(current, dict):
+        obj.tags = dict(pairs)
+    elif isinstance(current, list):
+        obj.tags = [{"Key": k, "Value": v} for k, v in pairs.items()]
+    else:
+        raise ResourceFailure(getattr(obj, "logical_resource_id", "?"),
+                              "the local cloud cannot change this resource's tags")
+
+
+def delete(obj: Any, kind: str, props: dict[str, Any], account: str, region: str) -> None:
+    """Delete one resource from moto; raises ResourceFailure."""
+    from moto.cloudformation.parsing import parse_and_delete_resource
+
+    logical = getattr(obj, "logical_resource_id", "?")
+    if isinstance(obj, Stub):
+        return
+    try:
+        try:
+            obj.delete(account, region)
+        except (TypeError, AttributeError):
+            parse_and_delete_resource(physical_id(obj), {"Type": kind, "Properties": props}, account, region)
+    except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
+        raise ResourceFailure(logical, handler_message(err)) from None
+
+
+def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any]) -> Any:
+    """Fn::GetAtt of a live resource; raises ResourceFailure when the local cloud cannot tell it."""
+    if isinstance(obj, Stub):
+        return obj.get_cfn_attribute(name)
+    if kind == "AWS::CloudFormation::Stack" and name.startswith("Outputs."):
+        return _nested_output(logical, obj, name.split(".", 1)[1])
+    cls = type(obj)
+    if getattr(cls, "has_cfn_attr", None) and cls.has_cfn_attr(name):
+        try:
+            value = obj.get_cfn_attribute(name)
+            if value is not None:
+                return value
+        except Exception:  # noqa: BLE001,S110 - moto raises NotImplementedError and others: fall through
+            pass
+    primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or []
+    if len(primary) == 1 and primary[0] == f"/properties/{name}":
+        return physical_id(obj)
+    if name in props and not isinstance(props[name], dict | list):
+        return props[name]
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    value = getattr(obj, snake, None)
+    if isinstance(value, str | int | float | bool) and value is not None:
+        return value
+    raise ResourceFailure(logical, f"the local cloud cannot resolve Fn::GetAtt {logical}.{name}: moto does "
+                                   f"not expose {kind} attribute {name}")
+
+
+def _nested_output(logical: str, obj: Any, key: str) -> Any:
+    outputs = getattr(obj, "fw_outputs", None)
+    if outputs is None:
+        outputs = [{"OutputKey": o.key, "OutputValue": o.value} for o in obj.output_map.values() if o]
+    for output in outputs:
+        if output["OutputKey"] == key:
+            return output["OutputValue"]
+    raise ResourceFailure(logical, f"Output '{key}' not found in nested stack {logical}")
+
+
+def handler_message(err: Exception) -> str:
+    """A moto exception as CloudFormation words a failed resource handler."""
+    text = getattr(err, "message", None) or getattr(err, "description", None) or str(err) or type(err).__name__
+    code = getattr(err, "code", None) or getattr(err, "error_type", None) or "GeneralServiceException"
+    return f'Resource handler returned message: "{text}" (HandlerErrorCode: {code})'

@@ -1,0 +1,128 @@
+"""Change sets as CloudFormation computes them (issue 9, item 1)."""
+
+from __future__ import annotations
+
+from tests.localcloud.conftest import changes
+
+QUEUE = {
+    "Parameters": {"Prefix": {"Type": "String"}},
+    "Resources": {
+        "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Fn::Sub": "${Prefix}-queue"}}},
+        "Param": {"Type": "AWS::SSM::Parameter",
+                  "Properties": {"Type": "String", "Value": {"Fn::GetAtt": ["Queue", "Arn"]}}},
+    },
+    "Outputs": {"Url": {"Value": {"Ref": "Queue"}}, "Prefix": {"Value": {"Ref": "Prefix"}}},
+}
+
+
+def test_a_parameter_only_change_replaces_a_create_only_property(cfn) -> None:
+    # "Update behaviors of stack resources" + AWS::SQS::Queue QueueName "Update requires: Replacement"
+    cfn.deploy("s", QUEUE, {"Prefix": "alpha"})
+    old_url = cfn.outputs("s")["Url"]
+    desc = cfn.change_set("s", QUEUE, {"Prefix": "beta"})
+    queue = changes(desc)["Queue"]
+    assert (queue["Action"], queue["Replacement"], queue["Scope"]) == ("Modify", "True", ["Properties"])
+    assert queue["PhysicalResourceId"] == old_url
+    assert queue["Details"] == [{"Target": {"Attribute": "Properties", "Name": "QueueName",
+                                            "RequiresRecreation": "Always"},
+                                 "Evaluation": "Static", "ChangeSource": "DirectModification"}]
+    # the parameter that refers to the queue's Arn changes too, dynamically ("Example change sets")
+    param = changes(desc)["Param"]
+    assert (param["Replacement"], param["Details"][0]["Evaluation"], param["Details"][0]["ChangeSource"]) == (
+        "False", "Dynamic", "ResourceAttribute")
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    assert cfn.stack("s")["StackStatus"] == "UPDATE_COMPLETE"
+    assert cfn.outputs("s") == {"Url": old_url.replace("alpha", "beta"), "Prefix": "beta"}
+    urls = cfn.target.client("sqs").list_queues().get("QueueUrls", [])
+    assert [u.rsplit("/", 1)[1] for u in urls] == ["beta-queue"]  # the old queue went in the clean-up
+
+
+def test_a_reference_to_a_replaced_resource_in_a_create_only_property_is_conditional(cfn) -> None:
+    # "Update behaviors of stack resources": Replacement Conditional when a dynamic value may recreate
+    template = {
+        "Parameters": {"Name": {"Type": "String"}},
+        "Resources": {
+            "Topic": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Ref": "Name"}}},
+            "Alias": {"Type": "AWS::SSM::Parameter",
+                      "Properties": {"Type": "String", "Name": {"Fn::Sub": "/x/${Topic.TopicName}"},
+                                     "Value": "v"}},
+        },
+    }
+    cfn.deploy("s", template, {"Name": "one"})
+    found = changes(cfn.change_set("s", template, {"Name": "two"}))
+    assert found["Topic"]["Replacement"] == "True"
+    assert found["Alias"]["Replacement"] == "Conditional"
+    assert found["Alias"]["Details"][0]["Target"] == {"Attribute": "Properties", "Name": "Name",
+                                                      "RequiresRecreation": "Conditionally"}
+
+
+def test_a_condition_toggle_adds_and_removes_the_resource(cfn) -> None:
+    # "Conditions" section of the template reference: a false condition means the resource does not exist
+    template = {
+        "Parameters": {"Extra": {"Type": "String", "AllowedValues": ["yes", "no"]}},
+        "Conditions": {"WithExtra": {"Fn::Equals": [{"Ref": "Extra"}, "yes"]}},
+        "Resources": {"Main": {"Type": "AWS::SQS::Queue"},
+                      "Extra": {"Type": "AWS::SQS::Queue", "Condition": "WithExtra"}},
+    }
+    cfn.deploy("s", template, {"Extra": "no"})
+    on = changes(cfn.change_set("s", template, {"Extra": "yes"}))
+    assert {k: v["Action"] for k, v in on.items()} == {"Extra": "Add"}
+    cfn.deploy("s", template, {"Extra": "yes"})
+    off = changes(cfn.change_set("s", template, {"Extra": "no"}))
+    assert {k: v["Action"] for k, v in off.items()} == {"Extra": "Remove"}
+
+
+def test_an_unchanged_stack_gives_a_failed_change_set_without_changes(cfn) -> None:
+    # "Update stacks using change sets": "The submitted information didn't contain changes."
+    cfn.deploy("s", QUEUE, {"Prefix": "a"})
+    desc = cfn.change_set("s", QUEUE, {"Prefix": "a"})
+    assert desc["Status"] == "FAILED"
+    assert "didn't contain changes" in desc["StatusReason"]
+    more = {**QUEUE, "Resources": {**QUEUE["Resources"], "Other": {"Type": "AWS::SQS::Queue"}}}
+    assert {k: v["Action"] for k, v in changes(cfn.change_set("s", more, {"Prefix": "a"})).items()} == {
+        "Other": "Add"}
+
+
+def test_a_property_that_does_not_replace_is_modify_false(cfn) -> None:
+    # AWS::SQS::Queue VisibilityTimeout "Update requires: No interruption"
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
+    desc = cfn.change_set("s", template)
+    assert changes(desc)["Queue"]["Replacement"] == "False"
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    url = cfn.resource("s", "Queue")
+    attrs = cfn.target.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])
+    assert attrs["Attributes"]["VisibilityTimeout"] == "60"
+
+
+def test_a_nested_create_only_path_decides_replacement(cfn) -> None:
+    # AWS::ECR::Repository: /properties/EncryptionConfiguration/EncryptionType is create-only,
+    # ImageTagMutability is not (resource provider schema, as cfn-lint ships it)
+    template = {"Resources": {"Repo": {"Type": "AWS::ECR::Repository", "Properties": {
+        "RepositoryName": "repo", "ImageTagMutability": "MUTABLE",
+        "EncryptionConfiguration": {"EncryptionType": "AES256"}}}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Repo"]["Properties"]["ImageTagMutability"] = "IMMUTABLE"
+    assert changes(cfn.change_set("s", template))["Repo"]["Replacement"] == "False"
+    template["Resources"]["Repo"]["Properties"]["EncryptionConfiguration"]["EncryptionType"] = "KMS"
+    assert changes(cfn.change_set("s", template))["Repo"]["Replacement"] == "True"
+
+
+def test_a_tag_only_change_is_an_executable_change_set(cfn) -> None:
+    # "Resource tag" property reference; DynamoDB Tags "Update requires: No interruption"
+    template = {"Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": {
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}}},
+        "Outputs": {"Arn": {"Value": {"Fn::GetAtt": ["Table", "Arn"]}}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Table"]["Properties"]["Tags"] = [{"Key": "team", "Value": "blue"}]
+    desc = cfn.change_set("s", template)
+    table = changes(desc)["Table"]
+    assert (desc["Status"], table["Replacement"], table["Scope"]) == ("CREATE_COMPLETE", "False", ["Tags"])
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    assert cfn.stack("s")["StackStatus"] == "UPDATE_COMPLETE"
+    arn = cfn.outputs("s")["Arn"]
+    tags = cfn.target.client("dynamodb").list_tags_of_resource(ResourceArn=arn)["Tags"]
+    assert {"Key": "team", "Value": "blue"} in tags
+    assert cfn.change_set("s", template)["Status"] == "FAILED"  # applied: nothing left to change
