@@ -206,6 +206,9 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
                 return value
         except Exception:  # noqa: BLE001,S110 - moto raises NotImplementedError and others: fall through
             pass
+    extra = EXTRA_ATTRIBUTES.get((kind, name))
+    if extra is not None:
+        return extra(obj)
     primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or []
     if len(primary) == 1 and primary[0] == f"/properties/{name}":
         return physical_id(obj)
@@ -217,6 +220,22 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
         return value
     raise ResourceFailure(logical, f"the local cloud cannot resolve Fn::GetAtt {logical}.{name}: moto does "
                                    f"not expose {kind} attribute {name}")
+
+
+def _default_acl(vpc: Any) -> str:
+    acls = vpc.ec2_backend.network_acls.values()
+    return next(a.id for a in acls if a.vpc_id == vpc.id and a.default)
+
+
+def _default_group(vpc: Any) -> str:
+    return str(vpc.ec2_backend.get_security_group_from_name("default", vpc_id=vpc.id).id)
+
+
+# attributes moto's models do not answer, read from moto's service backends
+EXTRA_ATTRIBUTES = {
+    ("AWS::EC2::VPC", "DefaultNetworkAcl"): _default_acl,
+    ("AWS::EC2::VPC", "DefaultSecurityGroup"): _default_group,
+}
 
 
 def _nested_output(logical: str, obj: Any, key: str) -> Any:

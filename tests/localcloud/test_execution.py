@@ -1,0 +1,127 @@
+"""Execution, rollback and attributes as CloudFormation runs them (issue 9, items 2, 3, 5)."""
+
+from __future__ import annotations
+
+NETWORK = {
+    "Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16", "EnableDnsSupport": True}},
+        "Subnet": {"Type": "AWS::EC2::Subnet",
+                   "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.0.1.0/24"}},
+        "Group": {"Type": "AWS::EC2::SecurityGroup",
+                  "Properties": {"GroupDescription": "g", "VpcId": {"Ref": "Vpc"}}},
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "Topic": {"Type": "AWS::SNS::Topic"},
+    },
+    "Outputs": {
+        "QueueUrl": {"Value": {"Fn::GetAtt": ["Queue", "QueueUrl"]}},
+        "TopicArn": {"Value": {"Fn::GetAtt": ["Topic", "TopicArn"]}},
+        "SubnetId": {"Value": {"Fn::GetAtt": ["Subnet", "SubnetId"]}},
+        "SubnetVpc": {"Value": {"Fn::GetAtt": ["Subnet", "VpcId"]}},
+        "SubnetCidr": {"Value": {"Fn::GetAtt": ["Subnet", "CidrBlock"]}},
+        "GroupVpc": {"Value": {"Fn::GetAtt": ["Group", "VpcId"]}},
+        "Acl": {"Value": {"Fn::GetAtt": ["Vpc", "DefaultNetworkAcl"]}},
+    },
+}
+
+
+def test_schema_attributes_resolve_to_the_live_values(cfn) -> None:
+    # "Fn::GetAtt" return values of AWS::SQS::Queue, AWS::SNS::Topic, AWS::EC2::Subnet/SecurityGroup/VPC
+    stack = cfn.deploy("net", NETWORK, tags={"team": "blue"})
+    assert stack["StackStatus"] == "CREATE_COMPLETE", cfn.events("net")[:3]
+    out = cfn.outputs("net")
+    vpc = cfn.resource("net", "Vpc")
+    assert out["QueueUrl"] == cfn.resource("net", "Queue")
+    assert out["TopicArn"] == cfn.resource("net", "Topic")
+    assert out["SubnetId"] == cfn.resource("net", "Subnet")
+    assert (out["SubnetVpc"], out["GroupVpc"], out["SubnetCidr"]) == (vpc, vpc, "10.0.1.0/24")
+    acls = cfn.target.client("ec2").describe_network_acls(
+        Filters=[{"Name": "vpc-id", "Values": [vpc]}, {"Name": "default", "Values": ["true"]}])["NetworkAcls"]
+    assert out["Acl"] == acls[0]["NetworkAclId"]
+    # "Resource tag": stack tags and the aws:cloudformation:* tags reach the resources
+    tags = {t["Key"]: t["Value"] for t in cfn.target.client("ec2").describe_tags(
+        Filters=[{"Name": "resource-id", "Values": [vpc]}])["Tags"]}
+    assert tags["team"] == "blue"
+    assert (tags["aws:cloudformation:stack-name"], tags["aws:cloudformation:logical-id"]) == ("net", "Vpc")
+    queue_tags = cfn.target.client("sqs").list_queue_tags(QueueUrl=out["QueueUrl"]).get("Tags", {})
+    assert queue_tags.get("team") == "blue"
+
+
+def test_a_vpc_attribute_flip_updates_in_place_and_keeps_the_outputs(cfn) -> None:
+    # AWS::EC2::VPC EnableDnsSupport "Update requires: No interruption"
+    cfn.deploy("net", NETWORK)
+    before = cfn.outputs("net")
+    changed = {**NETWORK, "Resources": {**NETWORK["Resources"], "Vpc": {
+        "Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16", "EnableDnsSupport": False}}}}
+    assert cfn.deploy("net", changed)["StackStatus"] == "UPDATE_COMPLETE"
+    assert cfn.outputs("net") == before
+    vpc = cfn.resource("net", "Vpc")
+    attribute = cfn.target.client("ec2").describe_vpc_attribute(VpcId=vpc, Attribute="enableDnsSupport")
+    assert attribute["EnableDnsSupport"]["Value"] is False
+
+
+def test_retain_policies_keep_the_resources(cfn) -> None:
+    # "DeletionPolicy attribute" and "UpdateReplacePolicy attribute"
+    template = {"Parameters": {"Name": {"Type": "String"}},
+                "Resources": {"Kept": {"Type": "AWS::SQS::Queue", "DeletionPolicy": "Retain",
+                                       "Properties": {"QueueName": "kept"}},
+                              "Swapped": {"Type": "AWS::SQS::Queue", "UpdateReplacePolicy": "Retain",
+                                          "Properties": {"QueueName": {"Ref": "Name"}}}}}
+    cfn.deploy("s", template, {"Name": "first"})
+    cfn.deploy("s", {**template, "Resources": {"Swapped": template["Resources"]["Swapped"]}}, {"Name": "second"})
+    assert cfn.stack("s")["StackStatus"] == "UPDATE_COMPLETE"
+    names = sorted(u.rsplit("/", 1)[1] for u in cfn.target.client("sqs").list_queues()["QueueUrls"])
+    assert names == ["first", "kept", "second"]
+    assert ("Kept", "DELETE_SKIPPED", "") in cfn.events("s")
+
+
+def test_a_failed_create_rolls_back_everything_it_made(cfn) -> None:
+    # "Stack failure options": on a failed create the stack ends ROLLBACK_COMPLETE with nothing left
+    template = {"Resources": {
+        "Queue": {"Type": "AWS::SQS::Queue"},
+        "First": {"Type": "AWS::SSM::Parameter", "Properties": {"Name": "/dup", "Type": "String", "Value": "a"}},
+        "Second": {"Type": "AWS::SSM::Parameter", "DependsOn": "First",
+                   "Properties": {"Name": "/dup", "Type": "String", "Value": "b"}}}}
+    assert cfn.deploy("s", template)["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cfn.events("s")
+    failed = [e for e in events if e[1] == "CREATE_FAILED"]
+    assert failed[0][0] == "Second" and failed[0][2].startswith("Resource handler returned message:")
+    assert ("s", "ROLLBACK_IN_PROGRESS",
+            "The following resource(s) failed to create: [Second]. Rollback requested by user.") in events
+    assert cfn.target.client("sqs").list_queues().get("QueueUrls", []) == []
+    assert cfn.target.client("ssm").describe_parameters()["Parameters"] == []
+    assert events[0][:2] == ("s", "ROLLBACK_COMPLETE")  # newest first
+
+
+def test_a_failed_update_converges_to_the_old_state(cfn) -> None:
+    # "Stack failure options": UPDATE_ROLLBACK_COMPLETE restores what the update changed
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
+                              "First": {"Type": "AWS::SSM::Parameter",
+                                        "Properties": {"Name": "/dup", "Type": "String", "Value": "a"}}},
+                "Outputs": {"Url": {"Value": {"Ref": "Queue"}}}}
+    cfn.deploy("s", template)
+    broken = {**template, "Resources": {
+        **template["Resources"],
+        "Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 90}},
+        "Second": {"Type": "AWS::SSM::Parameter", "DependsOn": "Queue",
+                   "Properties": {"Name": "/dup", "Type": "String", "Value": "b"}}}}
+    assert cfn.deploy("s", broken)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    url = cfn.outputs("s")["Url"]
+    attrs = cfn.target.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])
+    assert attrs["Attributes"]["VisibilityTimeout"] == "30"
+    assert cfn.target.client("ssm").get_parameter(Name="/dup")["Parameter"]["Value"] == "a"
+    # the stack can be updated again afterwards
+    assert cfn.deploy("s", {**template, "Outputs": {}})["StackStatus"] == "UPDATE_COMPLETE"
+
+
+def test_an_update_moto_cannot_apply_fails_the_change_set_with_the_reason(cfn) -> None:
+    # a DynamoDB table's BillingMode is updatable on CloudFormation; moto has no update: said, not faked
+    table = {"Type": "AWS::DynamoDB::Table", "Properties": {
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}], "BillingMode": "PAY_PER_REQUEST"}}
+    cfn.deploy("s", {"Resources": {"Table": table}})
+    table["Properties"]["BillingMode"] = "PROVISIONED"
+    table["Properties"]["ProvisionedThroughput"] = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
+    desc = cfn.change_set("s", {"Resources": {"Table": table}})
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"].startswith("The local cloud cannot update Table (AWS::DynamoDB::Table) in place")
+    assert cfn.stack("s")["StackStatus"] == "CREATE_COMPLETE"

@@ -1,0 +1,141 @@
+"""What CloudFormation refuses, the local cloud refuses with CloudFormation's texts (issue 9, items 4, 5)."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.localcloud.conftest import changes
+
+ROLE = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {
+    "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"},
+                                            "Action": "sts:AssumeRole"}]}}}
+
+
+def _error(call) -> tuple[str, str]:
+    with pytest.raises(ClientError) as caught:
+        call()
+    return caught.value.response["Error"]["Code"], caught.value.response["Error"]["Message"]
+
+
+def test_iam_resources_need_capabilities(cfn) -> None:
+    # "Acknowledging IAM resources in CloudFormation templates" (CreateChangeSet Capabilities)
+    code, message = _error(lambda: cfn.change_set("s", {"Resources": {"Role": ROLE}}))
+    assert (code, message) == ("InsufficientCapabilitiesException", "Requires capabilities : [CAPABILITY_IAM]")
+    named = {"Resources": {"Role": {**ROLE, "Properties": {**ROLE["Properties"], "RoleName": "r"}}}}
+    code, message = _error(lambda: cfn.change_set("s", named, caps=["CAPABILITY_IAM"]))
+    assert message == "Requires capabilities : [CAPABILITY_NAMED_IAM]"
+    assert cfn.change_set("s", named, caps=["CAPABILITY_NAMED_IAM"])["Status"] == "CREATE_COMPLETE"
+
+
+def test_parameter_constraints_are_enforced(cfn) -> None:
+    # "Parameters" template section: AllowedValues, AllowedPattern, MinLength/MaxLength, MinValue/MaxValue
+    template = {"Parameters": {"Env": {"Type": "String", "AllowedValues": ["dev", "prod"]},
+                               "Size": {"Type": "Number", "MinValue": 1, "MaxValue": 5, "Default": 2},
+                               "Code": {"Type": "String", "AllowedPattern": "[a-z]+", "Default": "abc"}},
+                "Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    assert _error(lambda: cfn.change_set("s", template, {"Env": "test"}))[1] == (
+        "Parameter 'Env' must be one of AllowedValues")
+    assert _error(lambda: cfn.change_set("s", template, {"Env": "dev", "Size": "9"}))[1] == (
+        "Parameter 'Size' must be a number not greater than 5")
+    assert _error(lambda: cfn.change_set("s", template, {"Env": "dev", "Code": "A1"}))[1] == (
+        "Parameter 'Code' must match pattern [a-z]+")
+    assert _error(lambda: cfn.change_set("s", template))[1] == "Parameters: [Env] must have values"
+    assert not cfn.exists("s")  # a refused CreateChangeSet leaves no stack behind
+
+
+def test_an_unknown_resource_type_is_a_template_format_error(cfn) -> None:
+    # "Troubleshooting CloudFormation": Template format error: Unrecognized resource types
+    code, message = _error(lambda: cfn.change_set("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queu"}}}))
+    assert (code, message) == ("ValidationError", "Template format error: Unrecognized resource types: "
+                                                  "[AWS::SQS::Queu]")
+
+
+def test_an_unknown_property_fails_the_change_set(cfn) -> None:
+    # the resource provider schema of AWS::SQS::Queue has additionalProperties: false
+    desc = cfn.change_set("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueNam": "x"}}}})
+    assert desc["Status"] == "FAILED"
+    assert "extraneous key [QueueNam]" in desc["StatusReason"]
+
+
+def test_an_undefined_attribute_is_refused(cfn) -> None:
+    # "Fn::GetAtt" reference: the attribute must be one the type returns
+    template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+                "Outputs": {"X": {"Value": {"Fn::GetAtt": ["Q", "Nope"]}}}}
+    assert _error(lambda: cfn.change_set("s", template))[1] == (
+        "Template error: resource Q does not support attribute type Nope in Fn::GetAtt")
+
+
+EXPORTER = {"Parameters": {"V": {"Type": "String"}},
+            "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+            "Outputs": {"Out": {"Value": {"Ref": "V"}, "Export": {"Name": {"Fn::Sub": "${AWS::StackName}-out"}}}}}
+IMPORTER = {"Parameters": {"From": {"Type": "String"}},
+            "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+                "Type": "String", "Value": {"Fn::ImportValue": {"Fn::Sub": "${From}-out"}}}}}}
+
+
+def test_an_export_in_use_cannot_change_be_removed_or_lose_its_stack(cfn) -> None:
+    # "Get exported outputs from a deployed CloudFormation stack": an export in use can't change or go
+    cfn.deploy("producer", EXPORTER, {"V": "one"})
+    cfn.deploy("consumer", IMPORTER, {"From": "producer"})
+    # ListImports finds an import written with Fn::Sub
+    assert cfn.client.list_imports(ExportName="producer-out")["Imports"] == ["consumer"]
+    cfn.deploy("producer", EXPORTER, {"V": "two"})
+    assert cfn.stack("producer")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert ("producer", "UPDATE_ROLLBACK_IN_PROGRESS",
+            "Export producer-out cannot be updated as it is in use by consumer") in cfn.events("producer")
+    assert cfn.outputs("producer") == {"Out": "one"}
+    removed = {**EXPORTER, "Outputs": {}}
+    cfn.deploy("producer", removed, {"V": "one"})
+    assert cfn.stack("producer")["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    cfn.client.delete_stack(StackName="producer")
+    assert cfn.stack("producer")["StackStatus"] == "DELETE_FAILED"
+    assert cfn.events("producer")[0][2] == "Export producer-out cannot be deleted as it is in use by consumer"
+
+
+def test_a_duplicate_export_name_rolls_the_create_back(cfn) -> None:
+    # "Outputs" template section: export names must be unique within a region
+    cfn.deploy("producer", EXPORTER, {"V": "one"})
+    clash = {**EXPORTER, "Outputs": {"Out": {"Value": "x", "Export": {"Name": "producer-out"}}}}
+    assert cfn.deploy("other", clash, {"V": "one"})["StackStatus"] == "ROLLBACK_COMPLETE"
+    assert any("Export with name producer-out is already exported by stack producer" in reason
+               for _, _, reason in cfn.events("other"))
+    assert cfn.target.client("sqs").list_queues().get("QueueUrls", []) and len(
+        cfn.target.client("sqs").list_queues()["QueueUrls"]) == 1  # the other stack's queue was deleted
+
+
+def test_termination_protection_refuses_delete_stack(cfn) -> None:
+    # "Protect CloudFormation stacks from being deleted"
+    cfn.deploy("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}})
+    cfn.client.update_termination_protection(StackName="s", EnableTerminationProtection=True)
+    code, message = _error(lambda: cfn.client.delete_stack(StackName="s"))
+    assert (code, message) == ("ValidationError",
+                               "Stack [s] cannot be deleted while TerminationProtection is enabled")
+    assert cfn.stack("s")["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_what_the_local_cloud_cannot_run_fails_the_change_set_unless_stubbed(cfn) -> None:
+    # "AWS::CloudFormation::WaitCondition" / "Custom resources": the local cloud cannot signal or invoke
+    template = {"Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"},
+                              "Wait": {"Type": "AWS::CloudFormation::WaitCondition",
+                                       "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": "300"}},
+                              "Seed": {"Type": "Custom::Seed", "Properties": {"ServiceToken": "arn:x"}}}}
+    desc = cfn.change_set("s", template)
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"].startswith("The local cloud cannot run resource Seed (Custom::Seed)")
+    stub = {"formwright:local-cloud:stub": "AWS::CloudFormation::WaitCondition Custom::Seed"}
+    stack = cfn.deploy("s", template, tags=stub)
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    assert "formwright:local-cloud:stub" not in {t["Key"] for t in stack.get("Tags", [])}
+    assert ("Wait", "CREATE_COMPLETE", "Stubbed by the local cloud (local_cloud.stub): nothing was run") in (
+        cfn.events("s"))
+
+
+def test_a_creation_policy_fails_the_change_set(cfn) -> None:
+    # "CreationPolicy attribute": the resource waits for cfn-signal, which never comes here
+    template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue",
+                                    "CreationPolicy": {"ResourceSignal": {"Count": 1}}}}}
+    desc = cfn.change_set("s", template)
+    assert desc["Status"] == "FAILED"
+    assert "cfn-signal" in desc["StatusReason"]
+    assert changes(desc)["Q"]["Action"] == "Add"
