@@ -4,7 +4,8 @@ from __future__ import annotations
 
 NETWORK = {
     "Resources": {
-        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16", "EnableDnsSupport": True}},
+        "Vpc": {"Type": "AWS::EC2::VPC",
+                "Properties": {"CidrBlock": "10.0.0.0/16", "EnableDnsSupport": True}},
         "Subnet": {"Type": "AWS::EC2::Subnet",
                    "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.0.1.0/24"}},
         "Group": {"Type": "AWS::EC2::SecurityGroup",
@@ -67,7 +68,8 @@ def test_retain_policies_keep_the_resources(cfn) -> None:
                               "Swapped": {"Type": "AWS::SQS::Queue", "UpdateReplacePolicy": "Retain",
                                           "Properties": {"QueueName": {"Ref": "Name"}}}}}
     cfn.deploy("s", template, {"Name": "first"})
-    cfn.deploy("s", {**template, "Resources": {"Swapped": template["Resources"]["Swapped"]}}, {"Name": "second"})
+    only_swapped = {**template, "Resources": {"Swapped": template["Resources"]["Swapped"]}}
+    cfn.deploy("s", only_swapped, {"Name": "second"})
     assert cfn.stack("s")["StackStatus"] == "UPDATE_COMPLETE"
     names = sorted(u.rsplit("/", 1)[1] for u in cfn.target.client("sqs").list_queues()["QueueUrls"])
     assert names == ["first", "kept", "second"]
@@ -78,7 +80,8 @@ def test_a_failed_create_rolls_back_everything_it_made(cfn) -> None:
     # "Stack failure options": on a failed create the stack ends ROLLBACK_COMPLETE with nothing left
     template = {"Resources": {
         "Queue": {"Type": "AWS::SQS::Queue"},
-        "First": {"Type": "AWS::SSM::Parameter", "Properties": {"Name": "/dup", "Type": "String", "Value": "a"}},
+        "First": {"Type": "AWS::SSM::Parameter",
+                  "Properties": {"Name": "/dup", "Type": "String", "Value": "a"}},
         "Second": {"Type": "AWS::SSM::Parameter", "DependsOn": "First",
                    "Properties": {"Name": "/dup", "Type": "String", "Value": "b"}}}}
     assert cfn.deploy("s", template)["StackStatus"] == "ROLLBACK_COMPLETE"
@@ -123,5 +126,6 @@ def test_an_update_moto_cannot_apply_fails_the_change_set_with_the_reason(cfn) -
     table["Properties"]["ProvisionedThroughput"] = {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}
     desc = cfn.change_set("s", {"Resources": {"Table": table}})
     assert desc["Status"] == "FAILED"
-    assert desc["StatusReason"].startswith("The local cloud cannot update Table (AWS::DynamoDB::Table) in place")
+    assert desc["StatusReason"].startswith(
+        "The local cloud cannot update Table (AWS::DynamoDB::Table) in place")
     assert cfn.stack("s")["StackStatus"] == "CREATE_COMPLETE"

@@ -21,7 +21,8 @@ def _error(call) -> tuple[str, str]:
 def test_iam_resources_need_capabilities(cfn) -> None:
     # "Acknowledging IAM resources in CloudFormation templates" (CreateChangeSet Capabilities)
     code, message = _error(lambda: cfn.change_set("s", {"Resources": {"Role": ROLE}}))
-    assert (code, message) == ("InsufficientCapabilitiesException", "Requires capabilities : [CAPABILITY_IAM]")
+    assert (code, message) == ("InsufficientCapabilitiesException",
+                               "Requires capabilities : [CAPABILITY_IAM]")
     named = {"Resources": {"Role": {**ROLE, "Properties": {**ROLE["Properties"], "RoleName": "r"}}}}
     code, message = _error(lambda: cfn.change_set("s", named, caps=["CAPABILITY_IAM"]))
     assert message == "Requires capabilities : [CAPABILITY_NAMED_IAM]"
@@ -53,7 +54,8 @@ def test_an_unknown_resource_type_is_a_template_format_error(cfn) -> None:
 
 def test_an_unknown_property_fails_the_change_set(cfn) -> None:
     # the resource provider schema of AWS::SQS::Queue has additionalProperties: false
-    desc = cfn.change_set("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueNam": "x"}}}})
+    template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueNam": "x"}}}}
+    desc = cfn.change_set("s", template)
     assert desc["Status"] == "FAILED"
     assert "extraneous key [QueueNam]" in desc["StatusReason"]
 
@@ -68,7 +70,8 @@ def test_an_undefined_attribute_is_refused(cfn) -> None:
 
 EXPORTER = {"Parameters": {"V": {"Type": "String"}},
             "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
-            "Outputs": {"Out": {"Value": {"Ref": "V"}, "Export": {"Name": {"Fn::Sub": "${AWS::StackName}-out"}}}}}
+            "Outputs": {"Out": {"Value": {"Ref": "V"},
+                                "Export": {"Name": {"Fn::Sub": "${AWS::StackName}-out"}}}}}
 IMPORTER = {"Parameters": {"From": {"Type": "String"}},
             "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
                 "Type": "String", "Value": {"Fn::ImportValue": {"Fn::Sub": "${From}-out"}}}}}}
@@ -139,3 +142,19 @@ def test_a_creation_policy_fails_the_change_set(cfn) -> None:
     assert desc["Status"] == "FAILED"
     assert "cfn-signal" in desc["StatusReason"]
     assert changes(desc)["Q"]["Action"] == "Add"
+
+
+def test_a_stack_policy_denies_the_update(cfn) -> None:
+    # "Prevent updates to stack resources": a Deny on Update:* for a logical id fails the update
+    import json
+
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
+                              "Other": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    cfn.client.set_stack_policy(StackName="s", StackPolicyBody=json.dumps({"Statement": [
+        {"Effect": "Allow", "Action": "Update:*", "Principal": "*", "Resource": "*"},
+        {"Effect": "Deny", "Action": "Update:*", "Principal": "*", "Resource": "LogicalResourceId/Queue"}]}))
+    template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert ("Queue", "UPDATE_FAILED", "Action denied by stack policy: Statement [#2] does not allow "
+            "[Update:Modify] for resource [LogicalResourceId/Queue]") in cfn.events("s")

@@ -112,7 +112,8 @@ def patch_moto() -> None:
 
     models.CloudFormationBackend.delete_stack = delete_stack  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    def create_stack(self: Any, name: str, template: str, parameters: dict[str, Any], notification_arns: Any = None,
+    def create_stack(self: Any, name: str, template: str, parameters: dict[str, Any],
+                     notification_arns: Any = None,
                      tags: dict[str, str] | None = None, role_arn: str | None = None,
                      enable_termination_protection: bool | None = False, timeout_in_mins: int | None = None,
                      stack_policy_body: str | None = None) -> Any:
@@ -126,10 +127,12 @@ def patch_moto() -> None:
 
     models.CloudFormationBackend.create_stack = create_stack  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    def update(self: Any, template: str, role_arn: str | None = None, parameters: dict[str, Any] | None = None,
+    def update(self: Any, template: str, role_arn: str | None = None,
+               parameters: dict[str, Any] | None = None,
                tags: dict[str, str] | None = None) -> None:
         backend = models.cloudformation_backends[self.account_id][self.region_name]
-        api.direct(backend, self.name, template, parameters or {}, self.tags if tags is None else tags, "UPDATE")
+        api.direct(backend, self.name, template, parameters or {}, self.tags if tags is None else tags,
+                   "UPDATE")
         self.role_arn = role_arn
 
     models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
@@ -235,10 +238,13 @@ def _patch_stack_views(models: Any) -> None:
     models.Stack.exports = view(exports, lambda self: [
         Export(self.stack_id, o["ExportName"], o["OutputValue"]) for o in record(self).outputs
         if "ExportName" in o])
+    def desired(stack: Any) -> Any:
+        return record(stack).desired
+
     models.Stack.parameter_list = view(parameter_list, lambda self: [
-        {"ParameterKey": k, "ParameterValue": v} for k, v in record(self).desired.echoed.items()])
+        {"ParameterKey": k, "ParameterValue": v} for k, v in desired(self).echoed.items()])
     models.Stack.stack_parameters = view(stack_parameters, lambda self: {
-        k: ",".join(v) if isinstance(v, list) else v for k, v in record(self).desired.parameters.items()})
+        k: ",".join(v) if isinstance(v, list) else v for k, v in desired(self).parameters.items()})
 
 
 def main(argv: list[str] | None = None) -> None:

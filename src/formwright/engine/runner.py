@@ -371,6 +371,12 @@ class StackRunner:
                           EnableTerminationProtection=bool(stack.config.termination_protection))
 
     def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
+        """Record the inputs as applied, once the target's own description confirms them."""
+        contradiction = unconfirmed(stack.config.tags, info, prep)
+        if contradiction:
+            raise CloudError(f"the target reported {info.status} but did not apply the change: "
+                             f"{contradiction}",
+                             where=stack.name, hint="not recorded as applied; the next deploy tries again")
         stack.write_build(prep.template)
         secrets = [str(prep.parameters[k]) for k in prep.secrets if prep.parameters.get(k)]
         self.cache.put(
@@ -476,6 +482,18 @@ def deploy_options(stack: Stack) -> dict[str, Any]:
 def _stamp(info: StackInfo) -> str:
     """When the stack last changed, as recorded in the applied cache."""
     return info.updated.isoformat() if info.updated else ""
+
+
+def unconfirmed(tags: dict[str, str], info: StackInfo, prep: Prepared) -> str | None:
+    """What the stack's description contradicts of the parameters and tags just applied, or None."""
+    for key, value in sorted(prep.effective_parameters().items()):
+        got = info.parameters.get(key)
+        if key not in prep.secrets and got != "****" and str(got).lower() != value.lower():
+            return f"parameter {key} is {got!r}, not {value!r}"
+    for key, value in sorted(tags.items()):
+        if info.tags.get(key) != value:
+            return f"tag {key} is {info.tags.get(key)!r}, not {value!r}"
+    return None
 
 
 def resource_change(change: dict[str, Any]) -> ResourceChange:

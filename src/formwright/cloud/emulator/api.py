@@ -17,7 +17,8 @@ from formwright.cloud.emulator.parameters import ParameterError, resolve_paramet
 from formwright.cloud.emulator.resolve import TemplateError
 
 STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
-NO_CHANGES = "The submitted information didn't contain changes. Submit different information to create a change set."
+NO_CHANGES = ("The submitted information didn't contain changes. Submit different information to create a "
+              "change set.")
 request = threading.local()  # what the HTTP layer knows and moto's backend signature does not (Capabilities)
 
 
@@ -42,8 +43,10 @@ def parse_template(body: str) -> dict[str, Any]:
         parsed = json.loads(body) if body.lstrip().startswith("{") else Stack.parse_template(body)
     except Exception as err:  # noqa: BLE001 - any parser error is CloudFormation's format error
         raise validation_error(message=f"Template format error: {err}") from None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("Resources"), dict) or not parsed["Resources"]:
-        raise validation_error(message="Template format error: At least one Resources member must be defined.")
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("Resources"), dict) \
+            or not parsed["Resources"]:
+        raise validation_error(
+            message="Template format error: At least one Resources member must be defined.")
     return parsed
 
 
@@ -53,7 +56,8 @@ def current_desired(backend: Any, stack: Any) -> cs_changes.Desired | None:
     if rec.desired is not None or not stack.template_dict:
         return rec.desired
     values, echoed = resolve_parameters(stack.template_dict, dict(stack.parameters or {}))
-    return cs_changes.desired(stack.template_dict, values, echoed, pseudo_parameters(stack), _exports(backend))
+    return cs_changes.desired(stack.template_dict, values, echoed, pseudo_parameters(stack),
+                              _exports(backend))
 
 
 def _exports(backend: Any) -> dict[str, Any]:
@@ -103,8 +107,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
             else None
     except (ParameterError, TemplateError) as err:
         raise validation_error(message=str(err)) from None
-    change_set_id, stack_id = original(backend, stack_name, change_set_name, template, parameters, description,
-                                       change_set_type, notification_arns, tags, role_arn)
+    change_set_id, stack_id = original(backend, stack_name, change_set_name, template, parameters,
+                                       description, change_set_type, notification_arns, tags, role_arn)
     change_set = backend.change_sets[change_set_id]
     stack = change_set.stack
     physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
@@ -124,7 +128,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
 
 
 def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str]) -> str | None:
-    reason = checks.property_errors(new.resources) or checks.cannot_run(new.resources, res.implemented(), stub)
+    reason = checks.property_errors(new.resources) or checks.cannot_run(new.resources, res.implemented(),
+                                                                         stub)
     if reason:
         return reason
     for change in computed:
@@ -135,7 +140,8 @@ def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[
         names.discard("Metadata")
         kind = change["ResourceType"]
         if kind not in stub and not res.can_update(kind, names):
-            return (f"The local cloud cannot update {change['LogicalResourceId']} ({kind}) in place: moto has "
+            logical = change["LogicalResourceId"]
+            return (f"The local cloud cannot update {logical} ({kind}) in place: moto has "
                     f"no update for {', '.join(sorted(names))}. Deploy with --target aws, or change a "
                     "property that replaces it")
     return None
@@ -144,7 +150,7 @@ def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[
 def _change(entry: dict[str, Any]) -> Any:
     from moto.cloudformation.models import Change
 
-    change = Change(entry["Action"], entry["LogicalResourceId"], entry["ResourceType"])
+    change: Any = Change(entry["Action"], entry["LogicalResourceId"], entry["ResourceType"])
     change.physical_resource_id = entry.get("PhysicalResourceId")
     change.replacement = entry.get("Replacement")
     change.scope = entry.get("Scope") or []
@@ -152,7 +158,8 @@ def _change(entry: dict[str, Any]) -> Any:
     return change
 
 
-def execute_change_set(backend: Any, original: Any, change_set_name: str, stack_name: str | None = None) -> None:
+def execute_change_set(backend: Any, original: Any, change_set_name: str,
+                       stack_name: str | None = None) -> None:
     """ExecuteChangeSet: run the change set (with rollback) as CloudFormation does."""
     from moto.core.utils import utcnow
 
@@ -203,8 +210,8 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
     backend.deleted_stacks[stack.stack_id] = stack
 
 
-def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, str], tags: dict[str, str] | None,
-           kind: str) -> Any:
+def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, str],
+           tags: dict[str, str] | None, kind: str) -> Any:
     """CreateStack / UpdateStack: a change set made and executed at once, as CloudFormation runs them."""
     import uuid
 
@@ -224,7 +231,8 @@ def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, s
               "User Initiated")
         stack.status = "ROLLBACK_COMPLETE" if kind == "CREATE" else "UPDATE_ROLLBACK_COMPLETE"
         rolling = "ROLLBACK_IN_PROGRESS" if kind == "CREATE" else "UPDATE_ROLLBACK_IN_PROGRESS"
-        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", rolling, change_set.status_reason)
+        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", rolling,
+              change_set.status_reason)
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
         return stack
     execute_change_set(backend, None, change_set_id)

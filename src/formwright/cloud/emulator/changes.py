@@ -83,12 +83,6 @@ def _recreation(resource_type: str, path: tuple[str, ...]) -> str:
     return "Never"
 
 
-def _tags_of(entry: dict[str, Any], stack_tags: dict[str, str]) -> Any:
-    tag_property = schemas.tag_property(str(entry.get("Type")))
-    own = (entry.get("Properties") or {}).get(tag_property) if tag_property else None
-    return own, stack_tags if tag_property else {}
-
-
 def compute(old: Desired | None, new: Desired, physical: dict[str, str],
             old_tags: dict[str, str], new_tags: dict[str, str]) -> list[dict[str, Any]]:
     """The ResourceChange entries of a change set from `old` (None on create) to `new`."""
@@ -148,7 +142,7 @@ def _static_details(old: dict[str, Any], new: dict[str, Any], old_tags: dict[str
         return [{"Target": {"Attribute": "Properties", "Name": "Type", "RequiresRecreation": "Always"},
                  "Evaluation": "Static", "ChangeSource": "DirectModification"}]
     tag_property = schemas.tag_property(kind)
-    found = []
+    found: list[dict[str, Any]] = []
     old_props, new_props = old.get("Properties") or {}, new.get("Properties") or {}
     for name in sorted(set(old_props) | set(new_props)):
         if old_props.get(name) == new_props.get(name):

@@ -19,6 +19,7 @@ from typing import Any
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
+from formwright.cloud.emulator.policy import denial
 from formwright.cloud.emulator.resolve import Resolver, TemplateError, references
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -137,9 +138,11 @@ class Execution:
                     self._modify(logical, change)
             for change in self.change_set.changes:
                 if change.action == "Remove":
-                    old = self.record.desired.resources[change.logical_resource_id] if self.record.desired else {}
-                    self.cleanup.append((change.logical_resource_id, self.parsed_before.get(
-                        change.logical_resource_id), old, self.props_before.get(change.logical_resource_id, {})))
+                    name = change.logical_resource_id
+                    self._check_policy(name, change.resource_type, "Update:Delete")
+                    old = self.record.desired.resources[name] if self.record.desired else {}
+                    self.cleanup.append((name, self.parsed_before.get(name), old,
+                                         self.props_before.get(name, {})))
             outputs = self._outputs()
             self._check_exports(outputs)
         except (res.ResourceFailure, StackFailure, TemplateError) as failure:
@@ -161,24 +164,24 @@ class Execution:
     def _create(self, logical: str) -> None:
         entry = self.new.resources[logical]
         kind = str(entry["Type"])
-        if kind in self.change_set.fw_stub or kind in ("AWS::CloudFormation::WaitConditionHandle",):
-            obj: Any = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
-            stubbed = kind in self.change_set.fw_stub
-            event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
-            self.rmap._parsed_resources[logical] = obj
-            self.record.props[logical] = {}
-            self.done.append(("create", logical, None))
-            event(self.stack, logical, obj.physical_resource_id, kind, "CREATE_COMPLETE",
-                  "Stubbed by the local cloud (local_cloud.stub): nothing was run" if stubbed else None)
-            return
+        stubbed = kind in self.change_set.fw_stub
         event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
-        props = self._live_props(logical)
-        obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+        if (stubbed and not res.model_class(kind)) or kind == "AWS::CloudFormation::WaitConditionHandle":
+            obj: Any = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
+            props: dict[str, Any] = {}
+        else:
+            props = self._live_props(logical)
+            obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+            res.system_tags(obj, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
-        res.system_tags(obj, self.stack, logical)
-        event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE")
+        reason = None
+        if stubbed and isinstance(obj, res.Stub):
+            reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"
+        elif stubbed and "CreationPolicy" in entry:
+            reason = "Signal stubbed by the local cloud (local_cloud.stub): no cfn-signal was received"
+        event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
 
     def _modify(self, logical: str, change: Any) -> None:
         entry = self.new.resources[logical]
@@ -191,7 +194,9 @@ class Execution:
         dynamic_replace = change.replacement == "Conditional" and any(
             d["Target"].get("RequiresRecreation") == "Conditionally" and props.get(d["Target"].get("Name"))
             != before.get(d["Target"].get("Name")) for d in change.details)
-        if isinstance(old, res.Stub) or kind in self.change_set.fw_stub:
+        self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
+                           else "Update:Modify")
+        if isinstance(old, res.Stub):
             self.record.props[logical] = props
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE",
                   "Stubbed by the local cloud (local_cloud.stub): nothing was run")
@@ -210,6 +215,11 @@ class Execution:
         self.record.props[logical] = props
         self.done.append(("update", logical, old))
         event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
+
+    def _check_policy(self, logical: str, kind: str, action: str) -> None:
+        reason = denial(getattr(self.stack, "policy", "") or "", logical, kind, action)
+        if reason:
+            raise res.ResourceFailure(logical, reason)
 
     def _replace(self, logical: str, kind: str, old: Any, props: dict[str, Any]) -> None:
         from moto.cloudformation.parsing import resource_name_property_from_type
@@ -319,7 +329,8 @@ class Execution:
             phase = "UPDATE_FAILED" if updating else "CREATE_FAILED"
             event(stack, failure.logical, "", kind_of.get(failure.logical, ""), phase, failure.reason)
             verb = "create" if phase == "CREATE_FAILED" else "update"
-            reason = f"The following resource(s) failed to {verb}: [{failure.logical}]. Rollback requested by user."
+            reason = (f"The following resource(s) failed to {verb}: [{failure.logical}]. "
+                      "Rollback requested by user.")
         else:
             reason = str(failure)
         rolling = "ROLLBACK_IN_PROGRESS" if self.creating else "UPDATE_ROLLBACK_IN_PROGRESS"

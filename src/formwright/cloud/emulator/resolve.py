@@ -109,7 +109,8 @@ class Resolver:
         if name in (self.template.get("Resources") or {}):
             return self.lookup(name, None) if self.lookup else {"Ref": name}
         raise TemplateError(
-            f"Template format error: Unresolved resource dependencies [{name}] in the Resources block of the template"
+            f"Template format error: Unresolved resource dependencies [{name}] in the Resources block of "
+            "the template"
         )
 
     def _get_att(self, args: Any) -> Any:

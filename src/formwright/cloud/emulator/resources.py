@@ -67,6 +67,7 @@ IN_PLACE = {
 }
 
 
+NESTED = "AWS::CloudFormation::Stack"
 # names CloudFormation generates when the template gives none, for models that do not generate one
 GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 
@@ -80,7 +81,9 @@ def can_update(kind: str, names: set[str]) -> bool:
 
 
 def physical_id(obj: Any) -> str:
-    """The physical id CloudFormation shows (Ref) for a moto object."""
+    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id)."""
+    if getattr(obj, "cf_resource_type", None) == NESTED:
+        return str(obj.stack_id)
     return str(getattr(obj, "physical_resource_id", None) or obj)
 
 
@@ -99,7 +102,35 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         raise ResourceFailure(logical, handler_message(err)) from None
     if obj is None:
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
+    if kind == NESTED and obj.status != "CREATE_COMPLETE":
+        raise ResourceFailure(logical, f"Embedded stack {obj.stack_id} was not successfully created: "
+                                       f"{_nested_reason(obj)}")
     return obj
+
+
+def _nested_reason(stack: Any) -> str:
+    """The reason a nested stack gave for rolling back."""
+    return next((e.resource_status_reason for e in reversed(stack.events)
+                 if e.logical_resource_id == stack.name and e.resource_status_reason
+                 and "ROLLBACK_IN_PROGRESS" in e.resource_status), stack.status)
+
+
+def _update_nested(logical: str, stack: Any, props: dict[str, Any], account: str, region: str) -> Any:
+    """A nested stack is updated in place, as an UpdateStack of the child."""
+    from moto.cloudformation.utils import get_stack_from_s3_url
+    from moto.core.exceptions import ServiceException
+    from moto.utilities.utils import get_partition
+
+    body = get_stack_from_s3_url(props["TemplateURL"], account_id=account, partition=get_partition(region))
+    try:
+        stack.update(body, parameters={k: str(v) for k, v in (props.get("Parameters") or {}).items()})
+    except ServiceException as err:
+        if "No updates are to be performed" not in str(err):
+            raise
+    if stack.status != "UPDATE_COMPLETE" and stack.status not in ("CREATE_COMPLETE",):
+        raise ResourceFailure(logical, f"Embedded stack {stack.stack_id} was not successfully updated. "
+                                       f"Currently in {stack.status} with reason: {_nested_reason(stack)}")
+    return stack
 
 
 def system_tags(obj: Any, stack: Any, logical: str) -> None:
@@ -127,6 +158,8 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
     for name in GENERATED_NAMES.get(kind, {}):
         props.setdefault(name, physical_id(obj))
     try:
+        if kind == NESTED:
+            return _update_nested(logical, obj, props, account, region)
         if _has_update(kind):
             new = model_class(kind).update_from_cloudformation_json(
                 original_resource=obj, new_resource_name=physical_id(obj),
@@ -166,10 +199,10 @@ def set_tags(obj: Any, tags: Any, account: str, region: str) -> None:
         if pairs:
             backend.create_tags([physical_id(obj)], pairs)
         return
-    current = getattr(obj, "tags", None)
-    if isinstance(current, dict):
+    existing = getattr(obj, "tags", None)
+    if isinstance(existing, dict):
         obj.tags = dict(pairs)
-    elif isinstance(current, list):
+    elif isinstance(existing, list):
         obj.tags = [{"Key": k, "Value": v} for k, v in pairs.items()]
     else:
         raise ResourceFailure(getattr(obj, "logical_resource_id", "?"),
@@ -239,10 +272,7 @@ EXTRA_ATTRIBUTES = {
 
 
 def _nested_output(logical: str, obj: Any, key: str) -> Any:
-    outputs = getattr(obj, "fw_outputs", None)
-    if outputs is None:
-        outputs = [{"OutputKey": o.key, "OutputValue": o.value} for o in obj.output_map.values() if o]
-    for output in outputs:
+    for output in obj.outputs or []:
         if output["OutputKey"] == key:
             return output["OutputValue"]
     raise ResourceFailure(logical, f"Output '{key}' not found in nested stack {logical}")
@@ -250,6 +280,7 @@ def _nested_output(logical: str, obj: Any, key: str) -> Any:
 
 def handler_message(err: Exception) -> str:
     """A moto exception as CloudFormation words a failed resource handler."""
-    text = getattr(err, "message", None) or getattr(err, "description", None) or str(err) or type(err).__name__
+    text = (getattr(err, "message", None) or getattr(err, "description", None) or str(err)
+            or type(err).__name__)
     code = getattr(err, "code", None) or getattr(err, "error_type", None) or "GeneralServiceException"
     return f'Resource handler returned message: "{text}" (HandlerErrorCode: {code})'

@@ -1,0 +1,82 @@
+"""The rest of the API surface (issue 9, item 6)."""
+
+from __future__ import annotations
+
+
+def test_a_comma_delimited_list_is_echoed_as_given(cfn) -> None:
+    # DescribeStacks Parameters: ParameterValue is the string given ("Parameters" template section)
+    template = {"Parameters": {"Names": {"Type": "CommaDelimitedList"}, "Secret": {"Type": "String",
+                                                                                  "NoEcho": True}},
+                "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+                    "Type": "String", "Value": {"Fn::Select": [1, {"Ref": "Names"}]}}}},
+                "Outputs": {"Second": {"Value": {"Fn::Select": [1, {"Ref": "Names"}]}},
+                            "All": {"Value": {"Fn::Join": ["+", {"Ref": "Names"}]}}}}
+    stack = cfn.deploy("s", template, {"Names": "a,b", "Secret": "x"})
+    assert {p["ParameterKey"]: p["ParameterValue"] for p in stack["Parameters"]} == {"Names": "a,b",
+                                                                                     "Secret": "****"}
+    assert cfn.outputs("s") == {"Second": "b", "All": "a+b"}
+
+
+def test_events_are_one_per_resource_and_status_newest_first(cfn) -> None:
+    # DescribeStackEvents: "Returns all stack related events ... in reverse chronological order"
+    cfn.deploy("s", {"Resources": {"A": {"Type": "AWS::SQS::Queue"},
+                                   "B": {"Type": "AWS::SQS::Queue", "DependsOn": "A"}}})
+    events = [(logical, status) for logical, status, _ in cfn.events("s")]
+    assert events == [("s", "CREATE_COMPLETE"), ("B", "CREATE_COMPLETE"), ("B", "CREATE_IN_PROGRESS"),
+                      ("A", "CREATE_COMPLETE"), ("A", "CREATE_IN_PROGRESS"), ("s", "CREATE_IN_PROGRESS"),
+                      ("s", "REVIEW_IN_PROGRESS")]
+
+
+def test_list_imports_finds_imports_written_with_join_and_ref(cfn) -> None:
+    # ListImports: every stack importing the export, however its name is written
+    cfn.deploy("p", {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+                     "Outputs": {"O": {"Value": {"Ref": "Q"}, "Export": {"Name": "shared-queue"}}}})
+    by_join = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+        "Type": "String", "Value": {"Fn::ImportValue": {"Fn::Join": ["-", ["shared", "queue"]]}}}}}}
+    by_ref = {"Parameters": {"E": {"Type": "String"}},
+              "Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {
+                  "Type": "String", "Value": {"Fn::ImportValue": {"Ref": "E"}}}}}}
+    cfn.deploy("c1", by_join)
+    cfn.deploy("c2", by_ref, {"E": "shared-queue"})
+    assert cfn.client.list_imports(ExportName="shared-queue")["Imports"] == ["c1", "c2"]
+
+
+def test_create_stack_and_update_stack_run_as_change_sets(cfn) -> None:
+    # CreateStack / UpdateStack follow the same rules as change sets (capabilities, replacement)
+    import json
+
+    template = {"Parameters": {"N": {"Type": "String"}},
+                "Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Ref": "N"}}}},
+                "Outputs": {"Url": {"Value": {"Ref": "Q"}}}}
+    cfn.client.create_stack(StackName="d", TemplateBody=json.dumps(template),
+                            Parameters=[{"ParameterKey": "N", "ParameterValue": "one"}])
+    cfn.client.update_stack(StackName="d", TemplateBody=json.dumps(template),
+                            Parameters=[{"ParameterKey": "N", "ParameterValue": "two"}])
+    assert cfn.stack("d")["StackStatus"] == "UPDATE_COMPLETE"
+    assert cfn.outputs("d")["Url"].endswith("/two")
+    assert "LastUpdatedTime" in cfn.stack("d")
+
+
+def test_a_nested_stack_gives_its_outputs_and_id_and_updates_in_place(cfn) -> None:
+    # "AWS::CloudFormation::Stack": Ref returns the nested stack's id; Fn::GetAtt Outputs.NestedStackOutputName
+    import json
+
+    s3 = cfn.target.client("s3")
+    s3.create_bucket(Bucket="templates")
+    child = {"Parameters": {"N": {"Type": "String"}},
+             "Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": {"Ref": "N"}}}},
+             "Outputs": {"Url": {"Value": {"Ref": "Q"}}, "N": {"Value": {"Ref": "N"}}}}
+    s3.put_object(Bucket="templates", Key="child.json", Body=json.dumps(child).encode())
+    parent = {"Parameters": {"N": {"Type": "String"}},
+              "Resources": {"Child": {"Type": "AWS::CloudFormation::Stack", "Properties": {
+                  "TemplateURL": "https://s3.amazonaws.com/templates/child.json",
+                  "Parameters": {"N": {"Ref": "N"}}}}},
+              "Outputs": {"Url": {"Value": {"Fn::GetAtt": ["Child", "Outputs.Url"]}},
+                          "N": {"Value": {"Fn::GetAtt": ["Child", "Outputs.N"]}},
+                          "Id": {"Value": {"Ref": "Child"}}}}
+    assert cfn.deploy("parent", parent, {"N": "30"})["StackStatus"] == "CREATE_COMPLETE"
+    out = cfn.outputs("parent")
+    assert out["Id"].startswith("arn:aws:cloudformation:") and "/parent-Child-" in out["Id"]
+    assert out["Url"].startswith("https://sqs.") and out["N"] == "30"
+    assert cfn.deploy("parent", parent, {"N": "60"})["StackStatus"] == "UPDATE_COMPLETE"
+    assert cfn.outputs("parent") == {**out, "N": "60"}  # same child stack, same queue: updated in place
