@@ -8,11 +8,14 @@ from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "tosca"
 
+# the local cloud cannot deliver the cfn-signal a TOSCA Compute's CreationPolicy waits for: stubbed
+STUB_INSTANCES = "local_cloud:\n  stub: [AWS::EC2::Instance]\n"
+
 
 def test_tosca_stack_deploys_then_is_a_no_op(tmp_path: Path, run_cli, cloud) -> None:
     shutil.copytree(EXAMPLES / "nodejs", tmp_path / "nodejs")
     (tmp_path / "formwright.yaml").write_text(
-        "name: shop\nregion: us-east-1\nstacks:\n  app:\n    tosca: nodejs\n")
+        "name: shop\nregion: us-east-1\nstacks:\n  app:\n    tosca: nodejs\n" + STUB_INSTANCES)
     first = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
     assert first.code == 0, first.err
     assert first.json()["stacks"]["app"]["outcome"] == "created"
@@ -47,7 +50,8 @@ topology_template:
 
 def test_generated_database_password_is_stable_and_never_printed(tmp_path: Path, run_cli, cloud) -> None:
     (tmp_path / "db.yaml").write_text(DATABASE_ONLY)
-    (tmp_path / "formwright.yaml").write_text("name: data\nstacks:\n  db:\n    tosca: db.yaml\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: data\nstacks:\n  db:\n    tosca: db.yaml\n" + STUB_INSTANCES)
     result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
     assert result.code == 0, result.err
     store = tmp_path / ".formwright" / "secrets" / "generated" / "db.json"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 def test_a_comma_delimited_list_is_echoed_as_given(cfn) -> None:
     # DescribeStacks Parameters: ParameterValue is the string given ("Parameters" template section)
@@ -43,8 +45,6 @@ def test_list_imports_finds_imports_written_with_join_and_ref(cfn) -> None:
 
 def test_create_stack_and_update_stack_run_as_change_sets(cfn) -> None:
     # CreateStack / UpdateStack follow the same rules as change sets (capabilities, replacement)
-    import json
-
     template = {"Parameters": {"N": {"Type": "String"}},
                 "Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Ref": "N"}}}},
                 "Outputs": {"Url": {"Value": {"Ref": "Q"}}}}
@@ -59,12 +59,12 @@ def test_create_stack_and_update_stack_run_as_change_sets(cfn) -> None:
 
 def test_a_nested_stack_gives_its_outputs_and_id_and_updates_in_place(cfn) -> None:
     # "AWS::CloudFormation::Stack": Ref returns the nested stack's id; Fn::GetAtt Outputs.NestedStackOutputName
-    import json
 
     s3 = cfn.target.client("s3")
     s3.create_bucket(Bucket="templates")
     child = {"Parameters": {"N": {"Type": "String"}},
-             "Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": {"Ref": "N"}}}},
+             "Resources": {"Q": {"Type": "AWS::SQS::Queue",
+                                 "Properties": {"VisibilityTimeout": {"Ref": "N"}}}},
              "Outputs": {"Url": {"Value": {"Ref": "Q"}}, "N": {"Value": {"Ref": "N"}}}}
     s3.put_object(Bucket="templates", Key="child.json", Body=json.dumps(child).encode())
     parent = {"Parameters": {"N": {"Type": "String"}},
