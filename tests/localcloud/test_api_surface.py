@@ -58,7 +58,7 @@ def test_create_stack_and_update_stack_run_as_change_sets(cfn) -> None:
 
 
 def test_a_nested_stack_gives_its_outputs_and_id_and_updates_in_place(cfn) -> None:
-    # "AWS::CloudFormation::Stack": Ref returns the nested stack's id, Fn::GetAtt Outputs.NestedStackOutputName
+    # "AWS::CloudFormation::Stack": Ref gives the nested stack id, GetAtt Outputs.NestedStackOutputName
     s3 = cfn.target.client("s3")
     s3.create_bucket(Bucket="templates")
     child = {"Parameters": {"N": {"Type": "String"}},
