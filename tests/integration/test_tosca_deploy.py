@@ -80,7 +80,8 @@ def test_ubuntu_image_parameter_deploys(tmp_path: Path, run_cli, cloud) -> None:
     """Canonical's public SSM image parameter: AWS resolves it at deploy time; the local cloud (moto knows
     only Amazon Linux's) resolves it to a stand-in image id (see cloud/moto_server.py)."""
     (tmp_path / "ubuntu.yaml").write_text(UBUNTU)
-    (tmp_path / "formwright.yaml").write_text("name: os\nstacks:\n  vm:\n    tosca: ubuntu.yaml\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: os\nstacks:\n  vm:\n    tosca: ubuntu.yaml\n" + STUB_INSTANCES)
     result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
     assert result.code == 0, result.err
     instances = cloud.client("ec2").describe_instances()["Reservations"]
