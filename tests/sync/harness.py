@@ -43,7 +43,7 @@ class Harness:
         record = self.store.observe(obj)
         records = self.store.all()
         outcome = self.reconciler.reconcile(obj, record.generation, record.status, suspended=suspended,
-                                            repository=objects.sources[obj.source_key],
+                                            repository=objects.sources.get(obj.source_key),
                                             ready_of=lambda k: records[k].status if k in records else None,
                                             force_fetch=True)
         self.store.save(obj.key, outcome.status)

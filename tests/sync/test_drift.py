@@ -13,7 +13,7 @@ from botocore.stub import ANY, Stubber
 
 from formwright.engine.cfn import CloudFormation
 from formwright.sync.objects import parse_document
-from formwright.sync.reconcile import CORRECTION_TAG, DRIFT_UNSUPPORTED, Reconciler
+from formwright.sync.reconcile import CORRECTION_TAG, DRIFT_UNSUPPORTED, Reconciler, stack_tags
 from formwright.sync.source import Artifact, Sources
 from formwright.sync.status_store import TRUE, Status
 
@@ -92,10 +92,12 @@ def test_drift_correction_reapplies_with_a_correction_tag(tmp_path):
     obj, artifact, stubber, reconciler, status = make(tmp_path, correction=True)
     detect_drifted(stubber)
     stubber.add_response("describe_stacks", stack(), {"StackName": "drifty"})
+    # the controller's tags (cfn-flux-controller/version|name|namespace), then the correction tag
+    tags = [{"Key": k, "Value": v} for k, v in stack_tags(obj, {}).items()]
+    tags.append({"Key": CORRECTION_TAG, "Value": "det-123456789"[-12:]})
     stubber.add_response("create_change_set", {"Id": "cs-1", "StackId": STACK_ID}, {
         "StackName": "drifty", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [],
-        "Tags": [{"Key": CORRECTION_TAG, "Value": "det-123456789"[-12:]}], "Capabilities": ANY,
-        "Description": ANY, "TemplateBody": QUEUE})
+        "Tags": tags, "Capabilities": ANY, "IncludeNestedStacks": True, "TemplateBody": QUEUE})
     stubber.add_response(
         "describe_change_set",
         {"Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE", "Changes": []},
@@ -115,7 +117,8 @@ def test_drift_correction_reapplies_with_a_correction_tag(tmp_path):
         third = reconciler.reconcile(obj, 1, second.status, artifact=artifact)
     stubber.assert_no_pending_responses()
     assert third.status.ready == TRUE and third.applied
-    assert third.status.last_applied_change_set.endswith("-c" + "det-123456789"[-12:].replace("-", "-"))
+    assert third.status.last_applied_change_set == "cs-1"  # the ARN CreateChangeSet answered
+    assert third.status.change_set_name.endswith("-c" + "det-123456789"[-12:])
 
 
 @pytest.mark.cloud

@@ -12,6 +12,7 @@ import yaml
 
 from formwright.engine.cfn import CloudFormation
 from formwright.sync.k8s import operator as op
+from formwright.sync.status_store import change_set_name_of
 
 from .conftest import QUEUE, objects_yaml
 from .test_reconcile import TWO_QUEUES
@@ -49,7 +50,7 @@ def test_create_update_timer_and_delete_with_destroy(operator, repo, cloud):
     patch = kopf.Patch()
     op.apply(body=body, patch=patch, git_repositories=index(repo.url), cloudformation_stacks={})
     assert ready(patch)["status"] == "True" and patch["status"]["lastAppliedRevision"] == f"main@sha1:{sha}"
-    assert patch["status"]["lastAppliedChangeSet"] == f"formwright-1-main-sha1-{sha}"
+    assert change_set_name_of(patch["status"]["lastAppliedChangeSet"]) == f"flux-1-main-sha1-{sha}"
     cfn = CloudFormation(cloud.client("cloudformation"))
     assert cfn.describe("sync-app").status == "CREATE_COMPLETE"
 
@@ -62,7 +63,7 @@ def test_create_update_timer_and_delete_with_destroy(operator, repo, cloud):
     body["status"] = patch["status"]
     patch = kopf.Patch()
     op.apply(body=body, patch=patch, git_repositories=index(repo.url))
-    assert patch["status"]["lastAppliedChangeSet"] == f"formwright-2-main-sha1-{sha}"
+    assert change_set_name_of(patch["status"]["lastAppliedChangeSet"]) == f"flux-2-main-sha1-{sha}"
     assert patch["status"]["observedGeneration"] == 2
     assert cfn.describe("sync-app").parameters["Suffix"] == "z"
 

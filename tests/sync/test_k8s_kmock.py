@@ -26,6 +26,7 @@ import kopf.testing  # noqa: E402
 
 from formwright.engine.cfn import CloudFormation  # noqa: E402
 from formwright.sync.k8s import operator as op  # noqa: E402
+from formwright.sync.status_store import change_set_name_of  # noqa: E402
 
 from .conftest import QUEUE  # noqa: E402
 from .harness import wait_for  # noqa: E402
@@ -202,7 +203,7 @@ def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(
                        "Ready=True written to .status")
         status = obj["status"]
         assert status["lastAppliedRevision"] == f"main@sha1:{sha}"
-        assert status["lastAppliedChangeSet"] == f"formwright-1-main-sha1-{sha}"
+        assert change_set_name_of(status["lastAppliedChangeSet"]) == f"flux-1-main-sha1-{sha}"
         assert ready_of(obj)["reason"] == "Succeeded" and status["observedGeneration"] == 1
         assert op.FINALIZER in obj["metadata"]["finalizers"]  # kopf added ours before the first pass
         assert cfn.describe("sync-app").status == "CREATE_COMPLETE"
@@ -212,7 +213,8 @@ def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(
             "stackParameters": [{"key": "Suffix", "value": "z"}]}}, "application/merge-patch+json")
         wait_for(lambda: (cluster.get("app")["status"] or {}).get("observedGeneration") == 2
                  and ready_of(cluster.get("app")).get("status") == "True", "generation 2 applied")
-        assert cluster.get("app")["status"]["lastAppliedChangeSet"] == f"formwright-2-main-sha1-{sha}"
+        applied = cluster.get("app")["status"]["lastAppliedChangeSet"]
+        assert change_set_name_of(applied) == f"flux-2-main-sha1-{sha}"
         assert cfn.describe("sync-app").parameters["Suffix"] == "z"
 
         # deletion: kmock marks it (finalizer present), the delete handler destroys the stack, kopf

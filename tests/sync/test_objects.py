@@ -92,12 +92,6 @@ def test_retry_interval_defaults_to_interval_and_template_path_to_template_yaml(
             "spec.templatePath",
         ),
         ("  stackName: my-cfn-stack-deployed-by-flux\n", "", 17, "stackName is required"),
-        (
-            "    name: my-cfn-templates-repo\n  interval: 1h",
-            "    name: nope\n  interval: 1h",
-            12,
-            "no GitRepository",
-        ),
     ],
 )
 def test_errors_name_file_line_and_field(tmp_path, old, new, line, words):
@@ -123,7 +117,7 @@ def test_durations_and_names():
             parse_interval(bad)
     assert parse_interval("200ms", minimum=0.1) == 0.2
     name = change_set_name(3, "main@sha1:" + "a" * 40)
-    assert name == "formwright-3-main-sha1-" + "a" * 40
+    assert name == "flux-3-main-sha1-" + "a" * 40  # the controller's GetChangeSetName
     assert len(change_set_name(1, "x" * 300)) == 128
-    assert change_set_name(1, "feature/a__b@sha1:1") == "formwright-1-feature-a-b-sha1-1"
+    assert change_set_name(1, "feature/a__b@sha1:1") == "flux-1-feature-a-b-sha1-1"
     assert [backoff(n, 1, 10) for n in (1, 2, 3, 4, 5)] == [1, 2, 4, 8, 10]

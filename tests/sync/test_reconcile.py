@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from formwright.sync.reconcile import change_set_name
+from formwright.sync.status_store import change_set_name_of
 
 from .conftest import QUEUE, Repo, objects_yaml
 from .harness import Harness
@@ -36,13 +37,13 @@ def test_create_then_update_by_commit_then_no_change_commit(tmp_path, repo, clou
     st = h.settle("app")
     assert st.ready == "True" and st.reason == "Succeeded"
     assert st.last_applied_revision == f"main@sha1:{sha}"
-    assert st.last_applied_change_set == change_set_name(1, f"main@sha1:{sha}")
+    assert change_set_name_of(st.last_applied_change_set) == change_set_name(1, f"main@sha1:{sha}")
     assert h.cfn.describe("sync-app").status == "CREATE_COMPLETE"
 
     sha2 = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
     st = h.settle("app")
     assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha2}"
-    assert st.last_applied_change_set == f"formwright-1-main-sha1-{sha2}"
+    assert change_set_name_of(st.last_applied_change_set) == f"flux-1-main-sha1-{sha2}"
     assert resources(h, "sync-app") == {"Queue", "Second"}
     assert h.cfn.describe("sync-app").status == "UPDATE_COMPLETE"
 
@@ -51,7 +52,7 @@ def test_create_then_update_by_commit_then_no_change_commit(tmp_path, repo, clou
     st = h.settle("app")
     assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha3}"
     assert h.counter.calls["create_change_set"] == creates  # the template did not change: no change set
-    assert st.last_applied_change_set == f"formwright-1-main-sha1-{sha2}"
+    assert change_set_name_of(st.last_applied_change_set) == f"flux-1-main-sha1-{sha2}"
 
     h.once("app")  # steady state: nothing written
     assert h.counter.writes == creates * 2  # each apply: create + execute
@@ -65,7 +66,7 @@ def test_parameter_change_bumps_generation(tmp_path, repo, cloud):
         {"name": "app", "stackParameters": [{"key": "Suffix", "value": "b"}]}]))
     st = h.settle("app")
     assert st.ready == "True" and st.observed_generation == 2
-    assert st.last_applied_change_set == change_set_name(2, f"main@sha1:{sha}")
+    assert change_set_name_of(st.last_applied_change_set) == change_set_name(2, f"main@sha1:{sha}")
     params = h.cfn.describe("sync-app").parameters
     assert params["Suffix"] == "b"
 
@@ -99,7 +100,13 @@ def test_broken_template_then_fixed_by_next_commit(tmp_path, repo, cloud):
     repo.commit({"template.yaml": "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n    Properties:\n"
                                   "      QueueName: !GetAtt Nope.Arn\n"})
     st = h.settle("app")
-    assert st.ready == "False" and st.reason in ("ChangeSetFailed",), st.message
+    # the local cloud accepts the change set and rolls the creation back (ROLLBACK_COMPLETE): the
+    # controller deletes such a stack, UnrecoverableStackFailure; real CloudFormation refuses the change
+    # set itself (ValidationError): the controller's CloudFormationApiCallFailed "Failed to create a change
+    # set"
+    assert st.ready == "False", st.message
+    assert st.reason in ("UnrecoverableStackFailure", "CloudFormationApiCallFailed"), st.message
+    assert "Nope" in st.message
     sha = repo.commit({"template.yaml": QUEUE}, "fix")
     st = h.settle("app")
     assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha}"

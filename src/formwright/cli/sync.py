@@ -19,6 +19,16 @@ from formwright.sync.status_store import UNKNOWN, Record, StatusStore
 DirOption = typer.Option(Path("."), "--dir", "-d", help="The folder with the CloudFormationStack objects.")
 StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
 RegionOption = typer.Option(None, "--region", help="The AWS region (default: the target's).")
+StackTagsOption = typer.Option(
+    None, "--stack-tags", help="Tags for every stack, KEY=VALUE[,KEY=VALUE…] (repeatable): after the "
+    "cfn-flux-controller/version|name|namespace tags, before each object's spec.stackTags.")
+TemplateBucketOption = typer.Option(
+    None, "--template-bucket", envvar="TEMPLATE_BUCKET", help="Upload every template to this S3 bucket and "
+    "deploy it from there, as the Flux controller does (default: inline up to 51,200 bytes, larger ones "
+    "through formwright's managed bucket); env TEMPLATE_BUCKET.")
+NoCrossNamespaceOption = typer.Option(
+    False, "--no-cross-namespace-refs",
+    help="Refuse a sourceRef to another namespace (Flux's lockdown flag).")
 MacrosOption = typer.Option(
     None, "--macros", help="The folder of macros synced templates may use: the only macro code sync runs "
     "(a repository's own macro code never runs on this host).", exists=True, file_okay=False)
@@ -55,6 +65,19 @@ def _row(obj: StackObject | None, key: str, record: Record | None) -> dict[str, 
     }
 
 
+def parse_stack_tags(values: list[str] | None) -> dict[str, str]:
+    """`--stack-tags k=v,k2=v2` (repeatable) as a dict, as the controller's StringToString flag reads it."""
+    tags: dict[str, str] = {}
+    for value in values or []:
+        for pair in value.split(","):
+            key, sep, tag = pair.partition("=")
+            if not sep or not key.strip():
+                raise InputError(f"--stack-tags: '{pair}' is not KEY=VALUE",
+                                 hint="--stack-tags team=a,env=dev")
+            tags[key.strip()] = tag
+    return tags
+
+
 def _when(next_run: float | None, suspended: bool) -> str:
     if suspended:
         return "suspended"
@@ -68,12 +91,13 @@ def _find(objects: ObjectSet, name: str) -> StackObject:
     return objects.find(name)
 
 
-def _signal_daemon(store: StatusStore, key: str, action: str) -> int | None:
-    """Queue `action` for a running daemon and wake it; the daemon's pid, or None when none runs."""
+def _signal_daemon(store: StatusStore, key: str, action: str, token: str = "") -> int | None:
+    """Queue `action` (with a requestedAt `token`) for a running daemon and wake it; the daemon's pid, or
+    None when none runs."""
     pid = store.daemon_pid()
     if pid is None:
         return None
-    store.request(key, action)
+    store.request(key, f"{action}@{token}" if token else action)
     try:
         os.kill(pid, signal.SIGUSR1)
     except OSError:
@@ -102,6 +126,9 @@ def register(app: typer.Typer) -> None:
         ),
         reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
         macros: Path | None = MacrosOption,
+        stack_tags: list[str] | None = StackTagsOption,
+        template_bucket: str | None = TemplateBucketOption,
+        no_cross_namespace_refs: bool = NoCrossNamespaceOption,
         output: Output = OutputOption,
     ) -> None:
         """Reconcile every object in DIR until Ctrl-C or SIGTERM \
@@ -118,6 +145,7 @@ def register(app: typer.Typer) -> None:
             reload_every = parse_interval(reload_interval, minimum=0.1)
         except ValueError as err:
             raise InputError(f"--reload-interval: {err}") from None
+        tags = parse_stack_tags(stack_tags)
         load_objects(directory)  # bad input first, as one line, before the target is needed
         tgt = resolve_target(target, region)
 
@@ -130,7 +158,8 @@ def register(app: typer.Typer) -> None:
 
         daemon = Daemon(directory, tgt, state_dir=state, workers=workers, drift=drift,
                         dependency_requeue=dependency_requeue, reload_interval=reload_every, log=log,
-                        macros_dir=macros)
+                        macros_dir=macros, stack_tags=tags, template_bucket=template_bucket,
+                        no_cross_namespace_refs=no_cross_namespace_refs)
         log(f"syncing {len(daemon.objects.stacks)} object(s) from {len(daemon.objects.sources)} source(s) "
             f"with {workers} worker(s); state in {daemon.state_dir}")
         daemon.run_forever()
@@ -138,6 +167,8 @@ def register(app: typer.Typer) -> None:
 
     @sync.command("status")
     def status(directory: Path = DirOption, state: Path | None = StateOption,
+               events: bool = typer.Option(False, "--events", help="Also list each object's recent events "
+                                           "(Normal / Warning, as the Flux controller records them)."),
                output: Output = OutputOption) -> None:
         """Each object: Ready, reason, last applied revision, last change set, next run."""
         objects = load_objects(directory)
@@ -145,12 +176,15 @@ def register(app: typer.Typer) -> None:
         try:
             records = store.all()
             daemon = store.daemon_pid()
+            recorded = store.events() if events else []
         finally:
             store.close()
         keys = sorted(set(objects.stacks) | set(records))
         rows = [_row(objects.stacks.get(k), k, records.get(k)) for k in keys]
+        listed = [{"object": key, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(e.time)),
+                   "type": e.type, "message": e.message, "revision": e.revision} for key, e in recorded]
         if output is Output.json:
-            emit_json({"daemon": daemon, "objects": rows})
+            emit_json({"daemon": daemon, "objects": rows, **({"events": listed} if events else {})})
             return
         table = Table()
         for column in ("object", "ready", "reason", "last applied revision", "last change set", "next run",
@@ -164,6 +198,15 @@ def register(app: typer.Typer) -> None:
                           row["lastAppliedChangeSet"] or "", _when(row["nextRun"], row["suspended"]),
                           row["message"])
         console.print(table)
+        if events:
+            log = Table(title="events")
+            for column in ("time", "object", "type", "message", "revision"):
+                log.add_column(column)
+            for item in listed:
+                color = "yellow" if item["type"] == "Warning" else "default"
+                log.add_row(item["time"], item["object"], f"[{color}]{item['type']}[/]", item["message"],
+                            item["revision"])
+            console.print(log)
         if daemon is None:
             console.print("[dim]no daemon is running over this state (`formwright sync run DIR`)[/]")
 
@@ -174,6 +217,9 @@ def register(app: typer.Typer) -> None:
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
                   timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
                   macros: Path | None = MacrosOption,
+                  stack_tags: list[str] | None = StackTagsOption,
+                  template_bucket: str | None = TemplateBucketOption,
+                  no_cross_namespace_refs: bool = NoCrossNamespaceOption,
                   output: Output = OutputOption) -> None:
         """Reconcile one object now: through the running daemon, or here when none runs. \
 Exit 1 if not Ready."""
@@ -181,19 +227,33 @@ Exit 1 if not Ready."""
         obj = _find(objects, name)
         state_dir = _state(directory, state)
         store = StatusStore(state_dir)
+        options = {"stack_tags": parse_stack_tags(stack_tags), "template_bucket": template_bucket,
+                   "no_cross_namespace_refs": no_cross_namespace_refs}
         try:
-            asked = time.time()
-            if _signal_daemon(store, obj.key, "reconcile") is not None:
+            known = store.get(obj.key)
+            if (known.suspended if known is not None and known.suspended is not None else obj.spec.suspend):
+                raise InputError(f"'{obj.key}' is suspended",
+                                 hint=f"`formwright sync resume {obj.name}` first")
+            # like `flux reconcile`: a requestedAt token; the pass that handled it reports it back
+            token = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{time.time_ns() % 10**9:09d}Z"
+            if _signal_daemon(store, obj.key, "reconcile", token) is not None:
                 record = store.get(obj.key)
                 deadline = time.monotonic() + timeout
+                handled = False
                 while wait and time.monotonic() < deadline:
                     record = store.get(obj.key)
-                    if record and record.status.last_reconcile >= asked and record.status.ready != UNKNOWN:
+                    handled = record is not None and record.status.last_handled_reconcile_at == token
+                    if handled and record is not None and record.status.ready != UNKNOWN:
                         break
                     time.sleep(0.2)
+                if wait and not handled:
+                    raise InputError(f"the daemon did not take up the request for '{obj.key}' within "
+                                     f"{timeout:g}s",
+                                     hint="is `formwright sync run` busy or stuck? see its log")
                 via = "daemon"
             else:
-                record = _reconcile_here(objects, obj, store, state_dir, target, region, timeout, macros)
+                record = _reconcile_here(objects, obj, store, state_dir, target, region, timeout, macros,
+                                         token, options)
                 via = "in-process"
         finally:
             store.close()
@@ -244,7 +304,8 @@ Exit 1 if not Ready."""
 
 
 def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path,
-                    target: str | None, region: str | None, timeout: float, macros: Path | None) -> Record:
+                    target: str | None, region: str | None, timeout: float, macros: Path | None,
+                    token: str, options: dict[str, Any]) -> Record:
     """No daemon: reconcile in this process until the object settles (Ready True or False)."""
     from formwright.cloud.session import resolve_target
     from formwright.sync.reconcile import Reconciler
@@ -252,7 +313,7 @@ def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, st
 
     tgt = resolve_target(target, region)
     reconciler = Reconciler(tgt, Sources(state_dir / "sources"), state_dir=state_dir, save=store.save,
-                            macros_dir=macros)
+                            macros_dir=macros, **options)
     record = store.observe(obj)
     suspended = record.suspended if record.suspended is not None else obj.spec.suspend
     if suspended:
@@ -265,8 +326,9 @@ def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, st
                                        repository=objects.sources.get(obj.source_key),
                                        # reconcile() is done with ready_of before `records` is rebound
                                        ready_of=lambda k: records[k].status if k in records else None,  # noqa: B023
-                                       force_fetch=force)
+                                       force_fetch=force, requested_at=token)
         force = False
+        store.add_events(obj.key, outcome.events)
         outcome.status.next_run = None
         store.save(obj.key, outcome.status)
         record.status = outcome.status

@@ -54,7 +54,8 @@ class Daemon:
                  drift: bool = True, dependency_requeue: float = DEPENDENCY_REQUEUE,
                  reload_interval: float = 2.0, list_stacks: bool | None = None,
                  counter: CallCounter | None = None, log: Callable[[str], None] = lambda line: None,
-                 macros_dir: Path | None = None) -> None:
+                 macros_dir: Path | None = None, stack_tags: dict[str, str] | None = None,
+                 template_bucket: str | None = None, no_cross_namespace_refs: bool = False) -> None:
         if workers < 1:
             raise FormwrightError("--workers must be at least 1")
         self.directory = directory
@@ -69,7 +70,9 @@ class Daemon:
             list_stacks = len(self.objects.stacks) >= LIST_STACKS_FROM
         self.reconciler = Reconciler(target, self.sources, state_dir=self.state_dir, save=self.store.save,
                                      counter=counter, drift=drift, dependency_requeue=dependency_requeue,
-                                     list_stacks=list_stacks, macros_dir=macros_dir)
+                                     list_stacks=list_stacks, macros_dir=macros_dir, stack_tags=stack_tags,
+                                     template_bucket=template_bucket,
+                                     no_cross_namespace_refs=no_cross_namespace_refs)
         self.stats = Stats()
         self._records: dict[str, Record] = self.store.all()
         self._heap: list[tuple[float, int, str, str]] = []
@@ -77,7 +80,7 @@ class Daemon:
         self._seq = itertools.count()
         self._running: set[tuple[str, str]] = set()
         self._again: set[tuple[str, str]] = set()
-        self._forced: set[str] = set()
+        self._forced: dict[str, str] = {}  # key → the requestedAt token of `sync reconcile` (or "")
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._wake = threading.Event()
@@ -171,7 +174,8 @@ class Daemon:
         self.schedule(SOURCE, key, repo.interval)
 
     def _users_of(self, source_key: str) -> list[StackObject]:
-        return [o for o in self.objects.stacks.values() if o.source_key == source_key]
+        return [o for o in self.objects.stacks.values()
+                if o.source_key == source_key and o.spec.source_ref.kind == "GitRepository"]
 
     def _run_object(self, key: str) -> None:
         obj = self.objects.stacks.get(key)
@@ -181,10 +185,12 @@ class Daemon:
         self._records[key] = record
         suspended = record.suspended if record.suspended is not None else obj.spec.suspend
         forced = key in self._forced
-        self._forced.discard(key)
+        requested_at = self._forced.pop(key, "")
+        repository = self.objects.sources.get(obj.source_key) if obj.spec.source_ref.kind == "GitRepository" \
+            else None
         outcome = self.reconciler.reconcile(
-            obj, record.generation, record.status, suspended=suspended,
-            repository=self.objects.sources.get(obj.source_key), ready_of=self._status_of, force_fetch=forced)
+            obj, record.generation, record.status, suspended=suspended, repository=repository,
+            ready_of=self._status_of, force_fetch=forced, requested_at=requested_at)
         self._record_outcome(key, record, outcome)
         if outcome.requeue is not None:
             self.schedule(OBJECT, key, outcome.requeue, earlier_only=True)
@@ -204,6 +210,10 @@ class Daemon:
         self.stats.passes_by_key[key] = self.stats.passes_by_key.get(key, 0) + 1
         if outcome.applied:
             self.stats.applied += 1
+        self.store.add_events(key, outcome.events)
+        for event in outcome.events:
+            revision = f" (revision {event.revision})" if event.revision else ""
+            self.log(f"{key}: event {event.type}: {event.message}{revision}")
         if (before.ready, before.reason, before.message) != (after.ready, after.reason, after.message):
             self.log(f"{key}: Ready={after.ready} {after.reason}: {after.message}")
 
@@ -214,22 +224,26 @@ class Daemon:
         spec = record.spec
         stack_name = spec.get("stackName") or ""
         project_path = spec.get("projectPath")
+        # the controller never deletes the stack of a suspended object
+        suspended = record.suspended if record.suspended is not None else bool(spec.get("suspend"))
+        destroy = bool(spec.get("destroyStackOnDeletion")) and not suspended
         if project_path:
             # a whole project: StackGroup.delete() in reverse dependency order (blocks this worker only)
             # from the copy of the last deployed revision kept in this state folder
-            destroy = bool(spec.get("destroyStackOnDeletion"))
             outcome = self.reconciler.delete_project(key, str(project_path), destroy, record.status)
             what = "project's stacks"
         else:
-            destroy = bool(spec.get("destroyStackOnDeletion")) and bool(stack_name)
-            outcome = self.reconciler.delete(key, stack_name, destroy, record.status)
+            destroy = destroy and bool(stack_name)
+            poll = _seconds(spec.get("pollInterval"), 5.0)
+            retry = _seconds(spec.get("retryInterval") or spec.get("interval"), 60.0)
+            outcome = self.reconciler.delete(key, stack_name, destroy, record.status, poll_interval=poll,
+                                             retry_interval=retry)
             what = f"stack {stack_name}"
         if outcome.requeue is None:
             self.store.forget(key)
             self._records.pop(key, None)
-            self.log(
-                f"{key}: object deleted" + (f"; {what} deleted" if destroy else f"; {what} left in place")
-            )
+            left = " (suspended)" if suspended else ""
+            self.log(f"{key}: object deleted; {what} " + ("deleted" if destroy else f"left in place{left}"))
             return
         self._record_outcome(key, record, outcome)
         self.schedule(DELETE, key, outcome.requeue)
@@ -293,8 +307,9 @@ class Daemon:
             stored = self.store.get(key)
             if stored is not None and key in self._records:
                 self._records[key].suspended = stored.suspended
-            if action in ("reconcile", "resume"):
-                self._forced.add(key)
+            verb, _, token = action.partition("@")
+            if verb in ("reconcile", "resume"):
+                self._forced[key] = token or self._forced.get(key, "")
                 self.schedule(OBJECT, key)
 
     # ---- running ------------------------------------------------------------------------------
@@ -352,3 +367,11 @@ class Daemon:
         self._threads.clear()
         self.store.unregister_daemon(os.getpid())
         self.store.close()
+
+
+def _seconds(value: object, default: float) -> float:
+    """A stored spec duration (seconds, as the model dumps it) or `default`."""
+    try:
+        return float(value) if value is not None else default  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default

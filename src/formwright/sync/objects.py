@@ -99,12 +99,16 @@ class KeyValue(_Model):
         return str(value) if isinstance(value, (int, float)) else value
 
 
-class SourceRef(_Model):
-    """`spec.sourceRef`: the GitRepository the template comes from."""
+SOURCE_KINDS = ("GitRepository", "Bucket", "OCIRepository")
 
-    kind: Literal["GitRepository"] = "GitRepository"
-    name: str = Field(min_length=1)
-    namespace: str | None = None
+
+class SourceRef(_Model):
+    """`spec.sourceRef`: the Flux source the template comes from (the controller's CRD: kind enum,
+    name 1..253, namespace 1..63 characters)."""
+
+    kind: Literal["GitRepository", "Bucket", "OCIRepository"]
+    name: str = Field(min_length=1, max_length=253)
+    namespace: str | None = Field(default=None, min_length=1, max_length=63)
     api_version: str | None = Field(default=None, alias="apiVersion")
 
 
@@ -460,14 +464,8 @@ def load_objects(directory: Path) -> ObjectSet:
 
 
 def check_references(found: ObjectSet) -> None:
-    """Every sourceRef names a GitRepository, every dependsOn a CloudFormationStack; no cycles."""
-    for obj in found.stacks.values():
-        if obj.source_key not in found.sources:
-            raise InputError(f"sourceRef: no GitRepository '{obj.source_key}'", file=obj.file, line=obj.line,
-                             hint=f"known: {', '.join(sorted(found.sources)) or 'none'}")
-        for dep in obj.dependencies:
-            if dep not in found.stacks:
-                raise InputError(f"dependsOn: no CloudFormationStack '{dep}'", file=obj.file, line=obj.line)
+    """dependsOn has no cycle. A sourceRef or dependsOn naming nothing is not an error of the folder: as
+    with the Flux controller, only that object stays not Ready (ArtifactFailed, DependencyNotReady)."""
     import graphlib
 
     try:

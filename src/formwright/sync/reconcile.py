@@ -1,18 +1,27 @@
 """The reconcile loop for one CloudFormationStack, as the Flux CloudFormation controller runs it.
 
+The reference is the controller's reconcile loop (awslabs/aws-cloudformation-controller-for-flux,
+internal/controllers/cloudformationstack_controller.go): its branches per stack status, its Ready
+reasons and message texts, its events, its stack tags and its change set names are kept here.
+
 One call of `Reconciler.reconcile` moves an object one or two steps and returns when to come back:
 it never sits waiting for CloudFormation (while anything is in progress it asks to be called again
 after pollInterval), so a few workers can serve thousands of objects. Every decision is made from
 the cloud's state and the persisted status; the change-set phase is saved *before* each write call,
 so a daemon killed at any point resumes without applying anything twice.
 
-Steps: suspended → nothing; dependsOn not Ready → DependencyNotReady (retry in 30 s); source →
-ArtifactFailed; stack in progress → wait; ROLLBACK_COMPLETE / CREATE_FAILED / DELETE_FAILED → delete,
-then re-create; UPDATE_ROLLBACK_FAILED → continue-update-rollback; inputs unchanged since the last
-apply → Ready without a change set; otherwise the change set `formwright-<generation>-<revision>`:
-created (CREATE when there is no stack or it is REVIEW_IN_PROGRESS), an empty one deleted (Ready), a
-failed one deleted (ChangeSetFailed, retried at retryInterval), a good one executed and judged by
-the stack's final status. Templates over 51,200 bytes go through the managed S3 bucket.
+Steps: suspended → nothing; a new generation → Ready=Unknown "Stack reconciliation in progress";
+source missing or without artifact → ArtifactFailed; dependsOn not Ready → DependencyNotReady;
+stack in progress → wait (pollInterval); CREATE_FAILED / DELETE_FAILED / ROLLBACK_COMPLETE /
+ROLLBACK_FAILED → DeleteStack, UnrecoverableStackFailure (retryInterval); UPDATE_ROLLBACK_FAILED →
+ContinueUpdateRollback, StackRollbackFailed (retryInterval); UPDATE_FAILED / UPDATE_ROLLBACK_COMPLETE /
+IMPORT_ROLLBACK_COMPLETE / IMPORT_ROLLBACK_FAILED → a Warning event and a new change set; another
+status → UnexpectedStatus; inputs unchanged since the last apply → Ready without a change set;
+otherwise the change set `flux-<generation>-<revision>` (IncludeNestedStacks): created (CREATE when
+there is no stack or it is REVIEW_IN_PROGRESS), an empty one deleted (Ready), a failed one deleted
+(ChangeSetFailed, retryInterval), a good one executed and judged by the stack's final status. With a
+template bucket every template is uploaded there, as the controller does; without one, templates
+over 51,200 bytes go through the managed S3 bucket.
 """
 
 from __future__ import annotations
@@ -23,39 +32,65 @@ import re
 import shutil
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 
+from formwright import __version__
 from formwright.cloud.errors import error_code, error_message, translate
 from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, failure_reasons, is_no_change
 from formwright.engine.results import no_progress
 from formwright.engine.runner import StackRunner
 from formwright.errors import FormwrightError, InputError
 from formwright.sandbox import Sandbox, confined
+from formwright.sync import messages as say
+from formwright.sync.messages import IN_PROGRESS, SUCCEEDED
 from formwright.sync.objects import GitRepository, StackObject
 from formwright.sync.source import Artifact, SourceError, Sources, resolve_inside
-from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Status
+from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Event, Status
 from formwright.template import dump_json, loads, plain
 
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
-RECREATE = {"ROLLBACK_COMPLETE", "CREATE_FAILED", "DELETE_FAILED"}
-UNRECOVERABLE = {"ROLLBACK_FAILED", "UPDATE_FAILED", "IMPORT_ROLLBACK_FAILED"}
+# internal/clients/types/stack.go: the controller's stack status classes
+RECREATE = {"CREATE_FAILED", "DELETE_FAILED", "ROLLBACK_COMPLETE", "ROLLBACK_FAILED"}
+RECOVERABLE = {
+    "UPDATE_FAILED", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_ROLLBACK_COMPLETE", "IMPORT_ROLLBACK_FAILED",
+}
 APPLIED = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"}
+CONTROLLER_NAME = "cfn-flux-controller"  # the prefix of the controller's stack tags (main.go)
+CONTROLLER_VERSION = f"formwright-{__version__}"
+NORMAL, WARNING = "Normal", "Warning"
 DEPENDENCY_REQUEUE = 30.0
 DRIFT_UNSUPPORTED = "drift detection unsupported by target"
 CORRECTION_TAG = "formwright.io/drift-correction"
 
 
 def change_set_name(generation: int, revision: str) -> str:
-    """`formwright-<generation>-<revision>`, runs of non-alphanumerics as `-`, at most 128 characters."""
-    name = re.sub(r"[^A-Za-z0-9]+", "-", f"formwright-{generation}-{revision}")
-    return name[:128].rstrip("-")
+    """`flux-<generation>-<revision>` as the controller names it (internal/clients/cloudformation/
+    changeset.go): runs of non-alphanumerics as `-`, at most 128 characters."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", f"flux-{generation}-{revision}")[:128]
+
+
+def stack_tags(obj: StackObject, extra: dict[str, str]) -> dict[str, str]:
+    """The controller's tags (`cfn-flux-controller/version|name|namespace`), then `extra` (--stack-tags),
+    then the object's spec.stackTags, as the controller orders them (a later key wins here)."""
+    tags = {f"{CONTROLLER_NAME}/version": CONTROLLER_VERSION, f"{CONTROLLER_NAME}/name": obj.name,
+            f"{CONTROLLER_NAME}/namespace": obj.namespace}
+    tags.update(extra)
+    tags.update((t.key, t.value) for t in obj.spec.stack_tags)
+    return tags
+
+
+def source_ref(obj: StackObject) -> str:
+    """The sourceRef as the controller prints it: `Kind/name`, or `Kind/namespace/name`."""
+    ref = obj.spec.source_ref
+    return f"{ref.kind}/{ref.namespace}/{ref.name}" if ref.namespace else f"{ref.kind}/{ref.name}"
 
 
 def backoff(failures: int, base: float, cap: float) -> float:
@@ -80,6 +115,8 @@ class Outcome:
     status: Status
     requeue: float | None
     applied: bool = False
+    #: Events of this pass, as the controller records them (Kubernetes events in the operator).
+    events: list[Event] = field(default_factory=list)
 
 
 @dataclass
@@ -128,10 +165,18 @@ class Reconciler:
                  save: Callable[[str, Status], None] = lambda key, status: None,
                  counter: CallCounter | None = None, drift: bool = True,
                  dependency_requeue: float = DEPENDENCY_REQUEUE, cfn: CloudFormation | None = None,
-                 list_stacks: bool = False, macros_dir: Path | None = None) -> None:
+                 list_stacks: bool = False, macros_dir: Path | None = None,
+                 stack_tags: dict[str, str] | None = None, template_bucket: str | None = None,
+                 no_cross_namespace_refs: bool = False) -> None:
         self.target = target
         #: The operator's macros folder: the only macro code a synced repository can run (formwright.sandbox).
         self.macros_dir = macros_dir
+        #: --stack-tags: after the controller's own tags, before each object's spec.stackTags
+        self.stack_tags = dict(stack_tags or {})
+        #: --template-bucket (TEMPLATE_BUCKET): every template is uploaded there, as the controller does
+        self.template_bucket = template_bucket or None
+        self.no_cross_namespace_refs = no_cross_namespace_refs
+        self._local = threading.local()
         self.sources = sources
         self.state_dir = state_dir
         self.save = save
@@ -151,25 +196,66 @@ class Reconciler:
     def reconcile(self, obj: StackObject, generation: int, status: Status, *, suspended: bool = False,
                   repository: GitRepository | None = None,
                   ready_of: Callable[[str], Status | None] = lambda key: None,
-                  artifact: Artifact | None = None, force_fetch: bool = False) -> Outcome:
-        """One pass over `obj`; never raises for cloud, source or template errors."""
+                  artifact: Artifact | None = None, force_fetch: bool = False,
+                  requested_at: str = "", source_problem: str = "") -> Outcome:
+        """One pass over `obj`; never raises for cloud, source or template errors.
+
+        `requested_at` is the object's reconcile.fluxcd.io/requestedAt (recorded as
+        lastHandledReconcileAt); `source_problem` says why the source has no artifact (the operator's
+        source-controller status), else a missing `repository` and `artifact` means "not found".
+        """
         st = Status.from_json(status.to_json())
         st.last_reconcile = time.time()
         if suspended:
             return Outcome(st, None)
+        events: list[Event] = []
+        self._local.events = events
+        outcome = self._reconcile(obj, generation, st, repository, ready_of, artifact, force_fetch,
+                                  requested_at, source_problem)
+        outcome.events = events
+        return outcome
+
+    def _reconcile(self, obj: StackObject, generation: int, st: Status, repository: GitRepository | None,
+                   ready_of: Callable[[str], Status | None], artifact: Artifact | None, force_fetch: bool,
+                   requested_at: str, source_problem: str) -> Outcome:
         spec = obj.spec
+        if requested_at:
+            st.last_handled_reconcile_at = requested_at
+        st.stack_name = str(spec.stack_name or "")
+        if st.observed_generation != generation:
+            st.observed_generation = generation
+            st.set_ready(UNKNOWN, "Progressing", IN_PROGRESS)
+            self.save_status(obj.key, st)
+        ref = source_ref(obj)
         try:
+            namespace = obj.source_key.split("/", 1)[0]
+            if self.no_cross_namespace_refs and namespace != obj.namespace:
+                blocked = (f"can't access '{spec.source_ref.kind}/{obj.source_key}', "
+                           "cross-namespace references have been blocked")
+                return self._not_ready(st, obj, "ArtifactFailed",
+                                       f"Failed to resolve source '{ref}': {blocked}")
+            if artifact is None:
+                if source_problem:
+                    return self._not_ready(st, obj, "ArtifactFailed", source_problem)
+                if spec.source_ref.kind != "GitRepository":
+                    return self._not_ready(
+                        st, obj, "ArtifactFailed", f"Source '{ref}': a {spec.source_ref.kind} source needs "
+                        "the artifact of Flux's source-controller; `formwright sync run` fetches "
+                        "GitRepository sources only (the operator, deploy/k8s, reads Bucket, OCIRepository)")
+                if repository is None:
+                    return self._not_ready(st, obj, "ArtifactFailed", f"Source '{ref}' not found")
+                try:
+                    artifact, _ = self.sources.get(repository, force=force_fetch)
+                except FormwrightError as err:
+                    return self._not_ready(st, obj, "ArtifactFailed",
+                                           f"Source '{ref}' is not ready, artifact not found: {err}")
             waiting = [dep for dep in obj.dependencies if not _dependency_ready(ready_of(dep))]
             if waiting:
-                st.set_ready(FALSE, "DependencyNotReady", f"dependencies not ready: {', '.join(waiting)}")
+                msg = f"Dependencies do not meet ready condition (dependency '{waiting[0]}' is not ready)"
+                self._event(NORMAL, msg, artifact.revision)
+                st.last_attempted_revision = artifact.revision
+                st.set_ready(FALSE, "DependencyNotReady", msg)
                 return Outcome(st, self.dependency_requeue)
-            try:
-                if artifact is None:
-                    if repository is None:
-                        raise SourceError(f"no GitRepository '{obj.source_key}'")
-                    artifact, _ = self.sources.get(repository, force=force_fetch)
-            except FormwrightError as err:
-                return self._failed(st, "ArtifactFailed", str(err), obj, generation, transient=True)
             # the repository is data: it reads nothing outside its checkout and runs no code of its own
             with confined(Sandbox(artifact.path)):
                 if spec.project_path is not None:
@@ -178,46 +264,69 @@ class Reconciler:
                     desired = self.desired(obj, artifact, st.correction)
                 except FormwrightError as err:
                     st.last_attempted_revision = artifact.revision
-                    return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+                    return self._not_ready(st, obj, "ArtifactFailed", f"Failed to load template "
+                                           f"'{obj.template_path}' from source '{ref}': {err}")
                 return self._reconcile_template(obj, generation, st, artifact, desired)
         except (ClientError, BotoCoreError, ResponseParserError) as err:
-            return self._failed(
-                st,
-                "CloudFormationApiCallFailed",
-                str(translate(err, where=spec.stack_name)),
-                obj,
-                generation,
-                transient=True,
-            )
+            return self._api_failed(st, obj, str(translate(err, where=spec.stack_name)))
         except FormwrightError as err:
-            return self._failed(st, "CloudFormationApiCallFailed", str(err), obj, generation, transient=True)
+            return self._api_failed(st, obj, str(err))
 
-    def delete(self, key: str, stack_name: str, destroy: bool, status: Status) -> Outcome:
-        """The object is gone: delete its stack when `destroy`, else leave it. requeue None = finished."""
+    def _event(self, kind: str, message: str, revision: str = "") -> None:
+        """Record an event of this pass (the controller's `r.event`)."""
+        events = getattr(self._local, "events", None)
+        if events is not None:
+            events.append(Event(kind, message, revision))
+
+    def _api_failed(self, st: Status, obj: StackObject, detail: str) -> Outcome:
+        """An AWS call failed: Warning "Failed to reconcile stack: …", CloudFormationApiCallFailed."""
+        self._event(WARNING, f"Failed to reconcile stack: {detail}", st.last_attempted_revision)
+        return self._not_ready(st, obj, "CloudFormationApiCallFailed", detail)
+
+    def delete(self, key: str, stack_name: str, destroy: bool, status: Status, *, suspended: bool = False,
+               poll_interval: float = 5.0, retry_interval: float = 60.0) -> Outcome:
+        """The object is gone: delete its stack when `destroy` (not when suspended, as the controller),
+        else leave it. requeue None = finished (the finalizer may go)."""
         st = Status.from_json(status.to_json())
-        if not destroy:
+        events: list[Event] = []
+        self._local.events = events
+        outcome = self._delete(key, stack_name, destroy and not suspended, st, poll_interval, retry_interval)
+        outcome.events = events
+        return outcome
+
+    def _delete(self, key: str, stack_name: str, destroy: bool, st: Status, poll_interval: float,
+                retry_interval: float) -> Outcome:
+        if not destroy or not stack_name:
             return Outcome(st, None)
+        revision = st.last_attempted_revision
         try:
             info = self.cfn.describe(stack_name)
-            if info is None:
-                st.set_ready(TRUE, "Succeeded", "stack deleted")
+            if info is None or info.status == "REVIEW_IN_PROGRESS":
+                st.set_ready(TRUE, "Succeeded", SUCCEEDED)
                 return Outcome(st, None)
             if info.in_progress:
-                st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}; waiting to delete it")
-                return Outcome(st, 1.0)
+                st.set_ready(UNKNOWN, "Progressing", say.deletion_waits(stack_name, info.status))
+                return Outcome(st, poll_interval)
+            if info.status == "DELETE_FAILED":
+                self._event(WARNING, f"Stack '{stack_name}' failed to delete, retrying", revision)
             st.phase = "deleting"
             self.save_status(key, st)
             self.cfn.call("delete_stack", StackName=info.stack_id)
+            message = f"Started deletion of stack '{stack_name}'"
+            self._event(NORMAL, message, revision)
             after = self.cfn.describe(info.stack_id)
             if after is None:
-                st.set_ready(TRUE, "Succeeded", "stack deleted")
+                st.set_ready(TRUE, "Succeeded", SUCCEEDED)
                 return Outcome(st, None)
-            st.set_ready(UNKNOWN, "Progressing", f"deleting the stack ({after.status})")
-            return Outcome(st, 1.0)
+            st.set_ready(UNKNOWN, "Progressing", message)
+            return Outcome(st, poll_interval)
         except (ClientError, BotoCoreError, ResponseParserError) as err:
+            detail = str(translate(err, where=stack_name))
+            self._event(WARNING, f"Failed to reconcile stack: {detail}", revision)
             st.failures += 1
-            st.set_ready(FALSE, "CloudFormationApiCallFailed", str(translate(err, where=stack_name)))
-            return Outcome(st, min(60.0, 2.0 ** st.failures))
+            st.set_ready(FALSE, "CloudFormationApiCallFailed",
+                         f"Failed to delete the stack '{stack_name}': {detail}")
+            return Outcome(st, retry_interval)
 
     def save_status(self, key: str, st: Status) -> None:
         """Persist an intermediate status (before a write call)."""
@@ -227,7 +336,7 @@ class Reconciler:
     def desired(self, obj: StackObject, artifact: Artifact, correction: str = "") -> Desired:
         """The template body (macros expanded), parameters and tags for this revision (cached)."""
         parameters = {p.key: p.value for p in obj.spec.stack_parameters}
-        tags = {t.key: t.value for t in obj.spec.stack_tags}
+        tags = stack_tags(obj, self.stack_tags)
         if correction:
             tags[CORRECTION_TAG] = correction
         cache_key = (str(artifact.path), obj.template_path, tuple(sorted(parameters.items())),
@@ -280,41 +389,57 @@ class Reconciler:
         spec = obj.spec
         stack_name = str(spec.stack_name)
         revision = artifact.revision
-        name = change_set_name(generation, revision) + (f"-c{st.correction}"
-                                                          if st.correction else "")
-        name = name[:128].rstrip("-")
+        name = change_set_name(generation, revision) + (f"-c{st.correction}" if st.correction else "")
+        name = name[:128]
         info = self._current(stack_name, st, desired, obj)
         if info is not None and info.in_progress:
-            st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}; waiting")
+            st.last_attempted_revision = revision
+            st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
         if st.phase == "executing":
             return self._after_execute(obj, generation, st, artifact, desired, info)
-        if info is not None and info.status in RECREATE:
-            self.cfn.call("delete_stack", StackName=info.stack_id)
-            st.set_ready(UNKNOWN, "Progressing", f"stack was {info.status}: deleting it to create it again")
-            return Outcome(st, spec.poll_interval)
-        if info is not None and info.status == "UPDATE_ROLLBACK_FAILED":
-            try:
-                self.cfn.call("continue_update_rollback", StackName=stack_name)
-            except ClientError as err:
-                return self._failed(st, "StackRollbackFailed", f"continue-update-rollback failed: "
-                                    f"{error_message(err)}", obj, generation)
-            st.set_ready(UNKNOWN, "Progressing", "stack was UPDATE_ROLLBACK_FAILED: continuing the rollback")
-            return Outcome(st, spec.poll_interval)
-        if info is not None and info.status in UNRECOVERABLE:
-            return self._failed(
-                st,
-                "UnrecoverableStackFailure",
-                f"stack is {info.status}: {info.reason}".rstrip(": "),
-                obj,
-                generation,
-            )
-        if info is not None and info.status != "REVIEW_IN_PROGRESS" and st.applied_digest == desired.digest \
+        if info is not None and info.status not in APPLIED and info.status != "REVIEW_IN_PROGRESS":
+            failed = self._failed_stack(obj, st, info, revision)
+            if failed is not None:
+                return failed
+        if info is not None and info.status in APPLIED and st.applied_digest == desired.digest \
                 and st.stack_id == info.stack_id:
             return self._up_to_date(obj, generation, st, revision, info)
-        if st.phase == "created" and st.last_attempted_change_set == name:
+        if st.phase == "created" and st.change_set_name == name:
             return self._advance(obj, generation, st, artifact, desired, info, name)
         return self._create(obj, generation, st, artifact, desired, info, name)
+
+    def _failed_stack(self, obj: StackObject, st: Status, info: StackInfo, revision: str) -> Outcome | None:
+        """A stack in a failed or unknown status, as the controller treats it; None: go on to a change set
+        (a recoverable failure, after its Warning event)."""
+        stack_name = str(obj.spec.stack_name)
+        st.last_attempted_revision = revision
+        if info.status == "UPDATE_ROLLBACK_FAILED":
+            try:
+                self.cfn.call("continue_update_rollback", StackName=info.stack_id)
+            except ClientError as err:
+                return self._api_failed(st, obj, f"Failed to continue a failed rollback for stack "
+                                        f"'{stack_name}': {error_message(err)}")
+            msg = say.rollback_continued(stack_name, info.status)
+            self._event(WARNING, msg, revision)
+            return self._not_ready(st, obj, "StackRollbackFailed", msg)
+        if info.status in RECREATE:
+            try:
+                self.cfn.call("delete_stack", StackName=info.stack_id)
+            except ClientError as err:
+                return self._api_failed(st, obj, f"Failed to delete the failed stack '{stack_name}': "
+                                        f"{error_message(err)}")
+            msg = say.unrecoverable(stack_name, info.status, info.reason)
+            self._event(WARNING, msg, revision)
+            st.applied_digest = ""
+            return self._not_ready(st, obj, "UnrecoverableStackFailure", msg)
+        if info.status in RECOVERABLE:
+            self._event(WARNING, say.recoverable(stack_name, info.status, info.reason), revision)
+            st.applied_digest = ""
+            return None
+        msg = say.unexpected(stack_name, info.status, info.reason)
+        self._event(WARNING, msg, revision)
+        return self._not_ready(st, obj, "UnexpectedStatus", msg)
 
     def _current(self, stack_name: str, st: Status, desired: Desired, obj: StackObject) -> StackInfo | None:
         """The stack: from the shared listing in the steady state, else one DescribeStacks."""
@@ -344,10 +469,9 @@ class Reconciler:
                 st.applied_digest = ""  # re-apply with the correction tag on the next pass
                 st.set_ready(UNKNOWN, "Progressing", f"correcting drift: {st.drift}")
                 return Outcome(st, 0.0)
-        message = f"Applied revision: {revision}" + (" (no changes to the stack)" if noted else "")
-        if st.is_ready and st.reason == "Succeeded" and not noted:
-            message = st.message
-        st.set_ready(TRUE, "Succeeded", message)
+        if noted:
+            st.last_applied_change_set = st.last_attempted_change_set
+        st.set_ready(TRUE, "Succeeded", SUCCEEDED)
         return Outcome(st, requeue)
 
     def _create(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
@@ -355,24 +479,15 @@ class Reconciler:
         spec = obj.spec
         stack_name = str(spec.stack_name)
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
-        if st.last_attempted_change_set == name and info is not None:
+        if st.change_set_name == name and info is not None:
             self._delete_change_set(stack_name, self._ref(st, name))  # a failed attempt of the same name
         try:
-            argument = self._runner.template_argument(_Named(obj.key.replace("/", "-")), desired.body)  # type: ignore[arg-type]
+            argument = self._template_argument(obj, desired.body)
         except (ClientError, BotoCoreError, ResponseParserError, FormwrightError) as err:
-            return self._failed(
-                st,
-                "TemplateUploadFailed",
-                str(translate(err, where=stack_name)),
-                obj,
-                generation,
-                transient=True,
-            )
-        st.phase, st.last_attempted_change_set, st.last_attempted_revision = (
-            "created",
-            name,
-            artifact.revision,
-        )
+            st.last_attempted_revision = artifact.revision
+            return self._not_ready(st, obj, "TemplateUploadFailed", f"Failed to upload template to S3 for "
+                                   f"stack '{stack_name}': {translate(err, where=stack_name)}")
+        st.phase, st.change_set_name, st.last_attempted_revision = "created", name, artifact.revision
         # the previous change set's ARN goes with the write-ahead: kept, a restart would take that (executed)
         # change set for this one and report this revision applied without applying it
         st.change_set_id = ""
@@ -385,23 +500,33 @@ class Reconciler:
                 Parameters=[
                     {"ParameterKey": k, "ParameterValue": v} for k, v in sorted(desired.parameters.items())
                 ],
-                Tags=[{"Key": k, "Value": v} for k, v in sorted(desired.tags.items())],
+                Tags=[{"Key": k, "Value": v} for k, v in desired.tags.items()],
                 Capabilities=CAPABILITIES,
-                Description=f"formwright sync {obj.key} {artifact.revision}"[:1024],
+                IncludeNestedStacks=True,
                 **argument,
             )
         except ClientError as err:
             if error_code(err) != "AlreadyExistsException":
                 st.phase = ""
-                reason = (
-                    "ChangeSetFailed"
-                    if error_code(err) == "ValidationError"
-                    else "CloudFormationApiCallFailed"
-                )
-                return self._failed(st, reason, f"cannot create change set {name}: {error_message(err)}", obj,
-                                    generation, transient=reason != "ChangeSetFailed")
+                return self._api_failed(st, obj, f"Failed to create a change set for stack '{stack_name}': "
+                                        f"{error_message(err)}")
+        if st.change_set_id:
+            st.last_attempted_change_set = st.change_set_id
+            msg = say.change_set_created(stack_name, st.change_set_id, create)
+            self._event(NORMAL, msg, artifact.revision)
+            st.set_ready(UNKNOWN, "Progressing", msg)
         self.save_status(obj.key, st)  # its ARN: change set names are per stack, ARNs are global
         return self._advance(obj, generation, st, artifact, desired, info, name)
+
+    def _template_argument(self, obj: StackObject, body: str) -> dict[str, str]:
+        """TemplateURL of a copy in --template-bucket (every template, as the controller), else TemplateBody
+        or, over 51,200 bytes, TemplateURL in the managed bucket."""
+        if self.template_bucket is None:
+            return self._runner.template_argument(_Named(obj.key.replace("/", "-")), body)  # type: ignore[arg-type]
+        key = f"flux-{obj.spec.stack_name}-{uuid.uuid4()}.template"  # the controller's object key
+        self.target.client("s3").put_object(Bucket=self.template_bucket, Key=key, Body=body.encode("utf-8"))
+        self.counter.add("put_object")
+        return {"TemplateURL": f"https://s3.{self.target.region}.amazonaws.com/{self.template_bucket}/{key}"}
 
     def _advance(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
                  info: StackInfo | None, name: str) -> Outcome:
@@ -412,11 +537,13 @@ class Reconciler:
         desc = self._describe_change_set(stack_name, ref, name)
         if desc is None:
             st.phase = ""
-            st.last_attempted_change_set = ""  # not there: nothing to delete before creating it
+            st.change_set_name = ""  # not there: nothing to delete before creating it
             return self._create(obj, generation, st, artifact, desired, info, name)
-        status = desc.get("Status")
+        arn = desc.get("ChangeSetId") or st.change_set_id
+        st.last_attempted_change_set = st.change_set_id = arn
+        status, execution = desc.get("Status", ""), desc.get("ExecutionStatus", "")
         if status in ("CREATE_PENDING", "CREATE_IN_PROGRESS"):
-            st.set_ready(UNKNOWN, "Progressing", f"change set {name} is {status}")
+            st.set_ready(UNKNOWN, "Progressing", say.change_set_in_progress(stack_name, desc))
             return Outcome(st, spec.poll_interval)
         if is_no_change(desc):
             self._delete_change_set(stack_name, ref)
@@ -425,13 +552,11 @@ class Reconciler:
             st.phase = ""
             return self._up_to_date(obj, generation, st, artifact.revision, current) if current else \
                 Outcome(st, spec.poll_interval)
-        if status != "CREATE_COMPLETE":
+        if status != "CREATE_COMPLETE" or execution in ("EXECUTE_FAILED", "OBSOLETE"):
             self._delete_change_set(stack_name, ref)
             self._drop_review_stack(stack_name)
             st.phase = ""
-            return self._failed(st, "ChangeSetFailed", f"change set {name} failed: "
-                                f"{desc.get('StatusReason') or status}", obj, generation)
-        execution = desc.get("ExecutionStatus", "AVAILABLE")
+            return self._change_set_failed(st, obj, say.change_set_failed(stack_name, desc))
         if execution == "AVAILABLE":
             st.phase = "executing"
             self.save_status(obj.key, st)  # write-ahead: judged by the stack's status after a restart
@@ -443,20 +568,27 @@ class Reconciler:
                 self._delete_change_set(stack_name, ref)  # refused at execution (the local cloud does this)
                 self._drop_review_stack(stack_name)
                 st.phase = ""
-                return self._failed(st, "ChangeSetFailed", f"change set {name} failed: {error_message(err)}",
-                                    obj, generation)
+                refused = {**desc, "ExecutionStatus": "EXECUTE_FAILED", "StatusReason": error_message(err)}
+                return self._change_set_failed(st, obj, say.change_set_failed(stack_name, refused))
+            msg = say.execution_started(stack_name, arn)
+            self._event(NORMAL, msg, artifact.revision)
             after = self.cfn.describe(stack_name)
             if after is not None and not after.in_progress:
                 return self._after_execute(obj, generation, st, artifact, desired, after)
-            st.set_ready(UNKNOWN, "Progressing", f"executing change set {name}")
+            st.set_ready(UNKNOWN, "Progressing", msg)
             return Outcome(st, spec.poll_interval)
-        if execution in ("EXECUTE_IN_PROGRESS", "EXECUTE_COMPLETE", "EXECUTE_FAILED"):
+        if execution in ("EXECUTE_IN_PROGRESS", "EXECUTE_COMPLETE"):
             st.phase = "executing"
             return self._after_execute(obj, generation, st, artifact, desired, info)
-        self._delete_change_set(stack_name, ref)  # UNAVAILABLE / OBSOLETE: make it again
+        self._delete_change_set(stack_name, ref)  # UNAVAILABLE: make it again
         st.phase = ""
-        st.set_ready(UNKNOWN, "Progressing", f"change set {name} was {execution}; creating it again")
+        st.set_ready(UNKNOWN, "Progressing", say.change_set_in_progress(stack_name, desc))
         return Outcome(st, spec.poll_interval)
+
+    def _change_set_failed(self, st: Status, obj: StackObject, message: str) -> Outcome:
+        """ChangeSetFailed with a Warning event, retried at retryInterval."""
+        self._event(WARNING, message, st.last_attempted_revision)
+        return self._not_ready(st, obj, "ChangeSetFailed", message)
 
     def _after_execute(
         self,
@@ -470,9 +602,9 @@ class Reconciler:
         """Judge an executed change set by where the stack ended."""
         spec = obj.spec
         stack_name = str(spec.stack_name)
-        name = st.last_attempted_change_set
+        name = st.change_set_name
         if info is not None and info.in_progress:
-            st.set_ready(UNKNOWN, "Progressing", f"stack is {info.status}")
+            st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
         desc = self._describe_change_set(stack_name, self._ref(st, name), name) if info is not None else None
         if (
@@ -487,21 +619,30 @@ class Reconciler:
             st.applied_digest, st.stack_id = desired.digest, info.stack_id
             st.observed_generation = generation
             st.last_attempted_revision = st.last_applied_revision = artifact.revision
-            st.last_applied_change_set = name
-            st.set_ready(TRUE, "Succeeded", f"Applied revision: {artifact.revision}")
+            st.last_applied_change_set = st.last_attempted_change_set = st.change_set_id or name
+            st.set_ready(TRUE, "Succeeded", SUCCEEDED)
             return Outcome(st, spec.interval, applied=True)
         st.phase = ""
-        status = info.status if info is not None else "DELETE_COMPLETE"
-        reasons = failure_reasons(self.cfn.events_since(stack_name, None, limit_pages=1)) if info else []
-        detail = "; ".join(reasons[:3]) or (info.reason if info else "the stack is gone")
-        return self._failed(
-            st, "ChangeSetFailed", f"change set {name} ended in {status}: {detail}", obj, generation
-        )
+        if info is None:
+            return self._change_set_failed(st, obj,
+                                           f"Change set failed for stack '{stack_name}': the stack is gone")
+        # the controller judges the stack first: an unrecoverable one is deleted, a recoverable one
+        # reported with its change set
+        reasons = failure_reasons(self.cfn.events_since(stack_name, None, limit_pages=1))
+        if info.status in RECOVERABLE:
+            self._event(WARNING, say.recoverable(stack_name, info.status, info.reason), artifact.revision)
+            detail = "; ".join(reasons[:3])
+            return self._change_set_failed(st, obj, say.change_set_failed(stack_name, desc or {})
+                                           + (f" ({detail})" if detail else ""))
+        failed = self._failed_stack(obj, st, info, artifact.revision)
+        if failed is not None and reasons:
+            failed.status.message += f" ({'; '.join(reasons[:3])})"
+        return failed or Outcome(st, spec.poll_interval)
 
     @staticmethod
     def _ref(st: Status, name: str) -> str:
         """The change set's ARN when we created it (names are only unique per stack), else its name."""
-        return st.change_set_id if st.change_set_id and st.last_attempted_change_set == name else name
+        return st.change_set_id if st.change_set_id and st.change_set_name == name else name
 
     def _describe_change_set(
         self, stack_name: str, ref: str, name: str | None = None
@@ -536,16 +677,11 @@ class Reconciler:
             if error_code(err) not in ("ChangeSetNotFound", "ChangeSetNotFoundException", "ValidationError"):
                 raise
 
-    def _failed(self, st: Status, reason: str, message: str, obj: StackObject, generation: int, *,
-                transient: bool = False) -> Outcome:
-        """Ready=False; transient errors back off exponentially, capped at retryInterval."""
+    def _not_ready(self, st: Status, obj: StackObject, reason: str, message: str) -> Outcome:
+        """Ready=False with the controller's reason, retried at retryInterval (as the controller)."""
         st.failures += 1
-        st.observed_generation = generation
         st.set_ready(FALSE, reason, message)
-        spec = obj.spec
-        delay = backoff(st.failures, min(spec.poll_interval, obj.retry_interval), obj.retry_interval) \
-            if transient else obj.retry_interval
-        return Outcome(st, delay)
+        return Outcome(st, obj.retry_interval)
 
     # ---- drift --------------------------------------------------------------------------------
     def _probe(self) -> CloudFormation:
@@ -620,22 +756,21 @@ class Reconciler:
             project = load_project(folder)
         except FormwrightError as err:
             st.last_attempted_revision = artifact.revision
-            return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+            return self._not_ready(st, obj, "ArtifactFailed", str(err))
         target = self._project_target(project)
         st.last_attempted_revision = artifact.revision
         try:
             stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir)
             group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
         except FormwrightError as err:
-            return self._failed(st, "ArtifactFailed", str(err), obj, generation)
+            return self._not_ready(st, obj, "ArtifactFailed", str(err))
         # what deletion will delete: this revision's project, kept before anything of it is applied
         self._keep_project(obj.key, artifact, str(spec.project_path))
         results = group.deploy()
         failed = [r for r in results.values() if not r.ok]
         summary = ", ".join(f"{n} {r.outcome}" for n, r in sorted(results.items()))
         if failed:
-            return self._failed(st, "ChangeSetFailed", "; ".join(r.error or r.name for r in failed), obj,
-                                generation)
+            return self._change_set_failed(st, obj, "; ".join(r.error or r.name for r in failed))
         st.failures, st.phase = 0, ""
         st.observed_generation = generation
         st.last_applied_revision = artifact.revision

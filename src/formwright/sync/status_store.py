@@ -21,10 +21,23 @@ from formwright.errors import InputError
 from formwright.sync.objects import StackObject
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
+# The controller's reasons (api/v1alpha1/cloudformation_stack_types.go) and Flux's Progressing / Succeeded.
 REASONS = (
     "ArtifactFailed", "ChangeSetFailed", "TemplateUploadFailed", "CloudFormationApiCallFailed",
-    "UnrecoverableStackFailure", "StackRollbackFailed", "DependencyNotReady", "Progressing", "Succeeded",
+    "UnrecoverableStackFailure", "StackRollbackFailed", "DependencyNotReady", "UnexpectedStatus",
+    "Progressing", "Succeeded",
 )
+EVENTS_KEPT = 50  # per object, for `sync status --events`
+
+
+@dataclass
+class Event:
+    """A Kubernetes-style event of one object: Normal or Warning, annotated with the source revision."""
+
+    type: str
+    message: str
+    revision: str = ""
+    time: float = field(default_factory=time.time)
 
 
 @dataclass
@@ -37,10 +50,13 @@ class Status:
     observed_generation: int = 0
     last_attempted_revision: str = ""
     last_applied_revision: str = ""
-    last_attempted_change_set: str = ""
-    last_applied_change_set: str = ""
+    last_attempted_change_set: str = ""  # an ARN, as the controller keeps it
+    last_applied_change_set: str = ""  # an ARN
+    last_handled_reconcile_at: str = ""  # the reconcile.fluxcd.io/requestedAt value last handled
+    stack_name: str = ""
     # formwright's own fields
     phase: str = ""  # "" | created | executing | deleting
+    change_set_name: str = ""  # name of the last attempted change set (written before it exists)
     change_set_id: str = ""  # ARN of the last attempted change set
     applied_digest: str = ""
     stack_id: str = ""
@@ -85,7 +101,10 @@ class Status:
             "lastAppliedRevision": self.last_applied_revision or None,
             "lastAttemptedChangeSet": self.last_attempted_change_set or None,
             "lastAppliedChangeSet": self.last_applied_change_set or None,
-            "formwright": {"phase": self.phase, "changeSetId": self.change_set_id,
+            "lastHandledReconcileAt": self.last_handled_reconcile_at or None,
+            "stackName": self.stack_name or None,
+            "formwright": {"phase": self.phase, "changeSetName": self.change_set_name,
+                           "changeSetId": self.change_set_id,
                            "appliedDigest": self.applied_digest, "stackId": self.stack_id,
                            "drift": self.drift, "driftDetectionId": self.drift_detection_id,
                            "correction": self.correction, "failures": self.failures},
@@ -108,8 +127,13 @@ class Status:
             last_applied_revision=status.get("lastAppliedRevision") or "",
             last_attempted_change_set=status.get("lastAttemptedChangeSet") or "",
             last_applied_change_set=status.get("lastAppliedChangeSet") or "",
+            last_handled_reconcile_at=status.get("lastHandledReconcileAt") or "",
+            stack_name=status.get("stackName") or "",
             phase=extra.get("phase", ""),
-            change_set_id=extra.get("changeSetId", ""),
+            # a status the Flux controller wrote has no formwright fields: the ARN names its change set
+            change_set_name=extra.get("changeSetName") or change_set_name_of(
+                status.get("lastAttemptedChangeSet") or ""),
+            change_set_id=extra.get("changeSetId") or status.get("lastAttemptedChangeSet") or "",
             applied_digest=extra.get("appliedDigest", ""),
             stack_id=extra.get("stackId", ""),
             drift=extra.get("drift", ""),
@@ -117,6 +141,15 @@ class Status:
             correction=extra.get("correction", ""),
             failures=int(extra.get("failures") or 0),
         )
+
+
+def change_set_name_of(arn: str) -> str:
+    """The change set's name from its ARN (`arn:…:changeSet/<name>/<id>`); a name stays itself."""
+    if not arn.startswith("arn:"):
+        return arn
+    resource = arn.split(":", 5)[-1]
+    parts = resource.split("/")
+    return parts[1] if len(parts) >= 2 else ""
 
 
 @dataclass
@@ -148,6 +181,15 @@ CREATE TABLE IF NOT EXISTS requests (
     action TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL,
+    time REAL NOT NULL,
+    type TEXT NOT NULL,
+    message TEXT NOT NULL,
+    revision TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS events_by_key ON events (key, id);
 CREATE TABLE IF NOT EXISTS daemon (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     pid INTEGER NOT NULL,
@@ -237,9 +279,31 @@ class StatusStore:
                              hint="run the daemon (or `sync reconcile`) once first")
 
     def forget(self, key: str) -> None:
-        """Drop the record of `key` (its object was deleted)."""
+        """Drop the record of `key` (its object was deleted) and its events."""
         with self._lock:
             self._db.execute("DELETE FROM objects WHERE key = ?", (key,))
+            self._db.execute("DELETE FROM events WHERE key = ?", (key,))
+
+    # ---- events -----------------------------------------------------------------------------
+    def add_events(self, key: str, events: list[Event]) -> None:
+        """Record `events` of `key`, keeping its last EVENTS_KEPT."""
+        if not events:
+            return
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO events (key, time, type, message, revision) VALUES (?, ?, ?, ?, ?)",
+                [(key, e.time, e.type, e.message, e.revision) for e in events])
+            self._db.execute("DELETE FROM events WHERE key = ? AND id NOT IN "
+                             "(SELECT id FROM events WHERE key = ? ORDER BY id DESC LIMIT ?)",
+                             (key, key, EVENTS_KEPT))
+
+    def events(self, key: str | None = None) -> list[tuple[str, Event]]:
+        """Recorded events (of `key`, or of every object), oldest first."""
+        query = "SELECT key, time, type, message, revision FROM events"
+        with self._lock:
+            rows = (self._db.execute(query + " WHERE key = ? ORDER BY id", (key,)) if key is not None
+                    else self._db.execute(query + " ORDER BY id")).fetchall()
+        return [(k, Event(type_, message, revision, when)) for k, when, type_, message, revision in rows]
 
     # ---- requests and the daemon's presence --------------------------------------------------
     def request(self, key: str, action: str = "reconcile") -> None:

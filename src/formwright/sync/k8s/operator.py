@@ -1,11 +1,16 @@
 """A kopf operator for `CloudFormationStack` objects, running the same reconcile loop as `sync run`.
 
-Handlers: create / update / resume reconcile at once; a timer per object runs the next pass when it
-is due (its interval, pollInterval while in progress, retryInterval with backoff after errors); delete
-(behind the finalizer kopf adds for it) destroys the stack only with `destroyStackOnDeletion`. Status
-goes to the object's `.status` in the Flux controller's shape. Sources: a Flux source-controller
-artifact (`status.artifact.url` + `digest`, verified) when the GitRepository has one, else formwright
-clones `spec.url` itself. The status store in FORMWRIGHT_SYNC_STATE (an emptyDir) holds the
+Handlers: create / update / resume reconcile at once, and so does a new value of the
+`reconcile.fluxcd.io/requestedAt` annotation (recorded as `status.lastHandledReconcileAt`) or a new
+artifact revision of the source (GitRepository, Bucket, OCIRepository), as the Flux controller's
+watches do; a timer per object runs the next pass when it is due (its interval, pollInterval while in
+progress, retryInterval after errors); delete (behind the controller's own finalizer
+`finalizers.cloudformation.contrib.fluxcd.io`, so objects move between the two) destroys the stack only
+with `destroyStackOnDeletion` and never for a suspended object. Status goes to the object's `.status`
+in the Flux controller's shape and each pass's events become Kubernetes events. Sources: a Flux
+source-controller artifact (`status.artifact.url` + `digest`, verified) when the source has one; a
+GitRepository without one is cloned from `spec.url` by formwright itself. The status store in
+FORMWRIGHT_SYNC_STATE (an emptyDir) holds the
 write-ahead phase between passes; `.status` seeds it after a restart.
 
 Run: `kopf run -m formwright.sync.k8s.operator --all-namespaces` (see deploy/k8s/README.md).
@@ -24,14 +29,20 @@ import kopf
 
 from formwright.errors import FormwrightError
 from formwright.sync.objects import STACK_API_GROUP, GitRepository, StackObject, parse_document
-from formwright.sync.reconcile import Reconciler
+from formwright.sync.reconcile import Outcome, Reconciler, source_ref
 from formwright.sync.source import Artifact, Sources, fetch_artifact
 from formwright.sync.status_store import FALSE, Status, StatusStore
 
 VERSION = "v1alpha1"
 PLURAL = "cloudformationstacks"
 SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL = "source.toolkit.fluxcd.io", "v1", "gitrepositories"
-FINALIZER = f"{STACK_API_GROUP}/finalizer"
+# The controller watches Bucket and OCIRepository in source.toolkit.fluxcd.io/v1beta2
+SOURCE_BETA = "v1beta2"
+BUCKET_PLURAL, OCI_PLURAL = "buckets", "ocirepositories"
+# The controller's finalizer (api/v1alpha1): objects the Flux controller left are adopted as they are
+FINALIZER = "finalizers.cloudformation.contrib.fluxcd.io"
+OLD_FINALIZER = f"{STACK_API_GROUP}/finalizer"  # formwright's before; dropped when seen
+REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 TICK = float(os.environ.get("FORMWRIGHT_SYNC_TICK", "1"))
 
 
@@ -55,13 +66,15 @@ def _first(index: Any, key: tuple[str, str]) -> Any:
 class Operator:
     """The shared reconciler, sources and write-ahead store; the handlers call into it."""
 
-    def __init__(self, target: Any, state_dir: Path, *, drift: bool = True) -> None:
+    def __init__(self, target: Any, state_dir: Path, *, drift: bool = True, **options: Any) -> None:
         self.state_dir = state_dir
         self.store = StatusStore(state_dir)
         self.sources = Sources(state_dir / "sources")
         self.reconciler = Reconciler(
-            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift
+            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift, **options
         )
+        #: which objects use which source (`Kind/namespace/name`), for the source watches
+        self.users: dict[str, set[str]] = {}
         self.next_run: dict[str, float] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -81,21 +94,29 @@ class Operator:
         assert isinstance(obj, StackObject)
         return obj
 
-    def source(self, obj: StackObject, git_repositories: Any) -> tuple[GitRepository | None, Artifact | None]:
-        """The GitRepository, and the source-controller's artifact when it published one (digest checked)."""
+    def source(self, obj: StackObject, git_repositories: Any, buckets: Any = None,
+               oci_repositories: Any = None) -> tuple[GitRepository | None, Artifact | None, str]:
+        """The GitRepository, the source-controller's artifact when it published one (digest checked), and
+        why there is none (the controller's ArtifactFailed messages; "" when a clone will do)."""
         namespace, name = obj.source_key.split("/", 1)
-        entry = _first(git_repositories, (namespace, name))
+        kind = obj.spec.source_ref.kind
+        indices = {"GitRepository": git_repositories, "Bucket": buckets, "OCIRepository": oci_repositories}
+        index = indices[kind]
+        self.users.setdefault(f"{kind}/{obj.source_key}", set()).add(obj.key)
+        entry = _first(index, (namespace, name))
         if entry is None:
-            return None, None
+            return None, None, f"Source '{source_ref(obj)}' not found"
         artifact = (entry.get("status") or {}).get("artifact") or {}
         if artifact.get("url") and artifact.get("digest"):
             return None, fetch_artifact(obj.source_key, artifact["url"], artifact["digest"],
-                                        artifact.get("revision", ""), self.sources.root)
+                                        artifact.get("revision", ""), self.sources.root), ""
+        if kind != "GitRepository":
+            return None, None, f"Source '{source_ref(obj)}' is not ready, artifact not found"
         document = {"apiVersion": f"{SOURCE_GROUP}/{SOURCE_VERSION}", "kind": "GitRepository",
                     "metadata": {"name": name, "namespace": namespace}, "spec": entry.get("spec") or {}}
         repo = parse_document(document)
         assert isinstance(repo, GitRepository)
-        return repo, None
+        return repo, None, ""
 
     def _record(self, obj: StackObject, status: Mapping | None) -> Any:
         """The write-ahead record, seeded from `.status` when this pod has not seen the object yet."""
@@ -108,16 +129,19 @@ class Operator:
 
     # ---- passes -------------------------------------------------------------------------------
     def reconcile(self, body: Mapping, patch: Any, git_repositories: Any = None,
-                  cloudformation_stacks: Any = None) -> float | None:
+                  cloudformation_stacks: Any = None, buckets: Any = None,
+                  oci_repositories: Any = None) -> float | None:
         """One pass; the status goes into `patch.status`; returns the delay to the next pass."""
         obj = self.parse(body)
+        annotations = (body.get("metadata") or {}).get("annotations") or {}
         with self._lock(obj.key):
             record = self._record(obj, body.get("status"))
             try:
-                repository, artifact = self.source(obj, git_repositories)
+                repository, artifact, problem = self.source(obj, git_repositories, buckets, oci_repositories)
             except FormwrightError as err:
                 st = record.status
-                st.set_ready(FALSE, "ArtifactFailed", str(err))
+                st.set_ready(FALSE, "ArtifactFailed",
+                             f"Source '{source_ref(obj)}' is not ready, artifact not found: {err}")
                 self._write(obj.key, st, obj.retry_interval, patch)
                 return obj.retry_interval
 
@@ -134,9 +158,23 @@ class Operator:
                 repository=repository,
                 artifact=artifact,
                 ready_of=ready_of,
+                requested_at=str(annotations.get(REQUESTED_AT) or ""),
+                source_problem=problem,
             )
             self._write(obj.key, outcome.status, outcome.requeue, patch)
+            post_events(body, outcome)
             return outcome.requeue
+
+    def wake_users(self, kind: str, namespace: str, name: str, revision: str) -> list[str]:
+        """A source's artifact moved to `revision`: its objects that have not attempted it run now."""
+        woken = []
+        for key in sorted(self.users.get(f"{kind}/{namespace}/{name}", ())):
+            record = self.store.get(key)
+            if record is not None and record.status.last_attempted_revision == revision:
+                continue
+            self.next_run[key] = 0.0
+            woken.append(key)
+        return woken
 
     def _write(self, key: str, st: Status, requeue: float | None, patch: Any) -> None:
         st.next_run = time.time() + requeue if requeue is not None else None
@@ -154,18 +192,20 @@ class Operator:
         return when is None or time.monotonic() >= when
 
     def delete(self, body: Mapping, patch: Any, git_repositories: Any = None) -> None:
-        """Destroy the stack (or a projectPath's stacks) when asked to; TemporaryError while under way."""
+        """Destroy the stack (or a projectPath's stacks) when asked to, never for a suspended object (as the
+        controller); TemporaryError while under way."""
         obj = self.parse(body)
         record = self.store.get(obj.key)
         status = record.status if record else Status.from_k8s(plain(body.get("status") or {}))
+        destroy = obj.spec.destroy_stack_on_deletion and not obj.spec.suspend
         if obj.spec.project_path is not None:
-            outcome = self.reconciler.delete_project(obj.key, obj.spec.project_path,
-                                                     obj.spec.destroy_stack_on_deletion, status,
+            outcome = self.reconciler.delete_project(obj.key, obj.spec.project_path, destroy, status,
                                                      artifact=self._fallback_artifact(obj, git_repositories))
         else:
-            outcome = self.reconciler.delete(obj.key, str(obj.spec.stack_name or ""),
-                                             obj.spec.destroy_stack_on_deletion and bool(obj.spec.stack_name),
-                                             status)
+            outcome = self.reconciler.delete(obj.key, str(obj.spec.stack_name or ""), destroy, status,
+                                             poll_interval=obj.spec.poll_interval,
+                                             retry_interval=obj.retry_interval)
+        post_events(body, outcome)
         if outcome.requeue is not None:
             for field, value in outcome.status.to_k8s().items():
                 patch.status[field] = value
@@ -180,12 +220,23 @@ class Operator:
                 or self.reconciler.has_project_snapshot(obj.key):
             return None
         try:
-            repository, artifact = self.source(obj, git_repositories)
+            repository, artifact, _ = self.source(obj, git_repositories)
             if artifact is None and repository is not None:
                 artifact, _ = self.sources.get(repository)
         except FormwrightError:
             return None
         return artifact
+
+
+def post_events(body: Mapping, outcome: Outcome) -> None:
+    """The pass's events as Kubernetes events on the object (reason: Flux's severity, info or error)."""
+    for event in outcome.events:
+        message = event.message + (f" (revision {event.revision})" if event.revision else "")
+        try:
+            kopf.event(plain(body), type=event.type, reason="error" if event.type == "Warning" else "info",
+                       message=message)
+        except LookupError:  # called outside `kopf run` (a handler called directly): no API to post to
+            return
 
 
 OPERATOR: Operator | None = None
@@ -199,7 +250,14 @@ def operator() -> Operator:
 
         state = Path(os.environ.get("FORMWRIGHT_SYNC_STATE", "/var/lib/formwright-sync"))
         drift = os.environ.get("FORMWRIGHT_SYNC_DRIFT", "true").lower() != "false"
-        OPERATOR = Operator(resolve_target(os.environ.get("FORMWRIGHT_TARGET", "aws")), state, drift=drift)
+        tags = dict(pair.split("=", 1) for pair in os.environ.get("FORMWRIGHT_SYNC_STACK_TAGS", "").split(",")
+                    if "=" in pair)
+        macros = os.environ.get("FORMWRIGHT_SYNC_MACROS")
+        OPERATOR = Operator(resolve_target(os.environ.get("FORMWRIGHT_TARGET", "aws")), state, drift=drift,
+                            template_bucket=os.environ.get("TEMPLATE_BUCKET") or None, stack_tags=tags,
+                            macros_dir=Path(macros) if macros else None,
+                            no_cross_namespace_refs=os.environ.get("FORMWRIGHT_SYNC_NO_CROSS_NAMESPACE_REFS",
+                                                                   "").lower() == "true")
     return OPERATOR
 
 
@@ -213,10 +271,26 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     operator()
 
 
+def _source_entry(namespace: str | None, name: str, spec: Mapping, status: Mapping) -> dict:
+    return {(namespace, name): {"spec": plain(spec), "status": plain(status or {})}}
+
+
 @kopf.index(SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL)
 def git_repositories(namespace: str | None, name: str, spec: Mapping, status: Mapping, **_: Any) -> dict:
     """GitRepositories by (namespace, name): their spec and the source-controller's artifact."""
-    return {(namespace, name): {"spec": plain(spec), "status": plain(status or {})}}
+    return _source_entry(namespace, name, spec, status)
+
+
+@kopf.index(SOURCE_GROUP, SOURCE_BETA, BUCKET_PLURAL)
+def buckets(namespace: str | None, name: str, spec: Mapping, status: Mapping, **_: Any) -> dict:
+    """Flux Buckets by (namespace, name): the source-controller's artifact."""
+    return _source_entry(namespace, name, spec, status)
+
+
+@kopf.index(SOURCE_GROUP, SOURCE_BETA, OCI_PLURAL)
+def oci_repositories(namespace: str | None, name: str, spec: Mapping, status: Mapping, **_: Any) -> dict:
+    """Flux OCIRepositories by (namespace, name): the source-controller's artifact."""
+    return _source_entry(namespace, name, spec, status)
 
 
 @kopf.index(STACK_API_GROUP, VERSION, PLURAL)
@@ -225,32 +299,61 @@ def cloudformation_stacks(namespace: str | None, name: str, status: Mapping, **_
     return {(namespace, name): plain(status or {})}
 
 
+def _pass(body: Mapping, patch: Any, indices: dict[str, Any]) -> None:
+    operator().reconcile(body, patch, indices.get("git_repositories"), indices.get("cloudformation_stacks"),
+                         indices.get("buckets"), indices.get("oci_repositories"))
+
+
 @kopf.on.resume(STACK_API_GROUP, VERSION, PLURAL)
 @kopf.on.create(STACK_API_GROUP, VERSION, PLURAL)
 @kopf.on.update(STACK_API_GROUP, VERSION, PLURAL, field="spec")
-def apply(body: Mapping, patch: Any, git_repositories: Any = None, cloudformation_stacks: Any = None,
-          **_: Any) -> None:
-    """Created, changed or found after a restart: reconcile now."""
-    operator().reconcile(body, patch, git_repositories, cloudformation_stacks)
+@kopf.on.update(STACK_API_GROUP, VERSION, PLURAL, field=("metadata", "annotations", REQUESTED_AT))
+def apply(body: Mapping, patch: Any, **kwargs: Any) -> None:
+    """Created, changed, asked for (`reconcile.fluxcd.io/requestedAt`) or found after a restart:
+    reconcile now."""
+    finalizers = list((body.get("metadata") or {}).get("finalizers") or [])
+    if OLD_FINALIZER in finalizers:  # formwright's old name: nothing would remove it any more
+        patch.metadata["finalizers"] = [f for f in finalizers if f != OLD_FINALIZER] + \
+            ([FINALIZER] if FINALIZER not in finalizers else [])
+    _pass(body, patch, kwargs)
 
 
 @kopf.timer(STACK_API_GROUP, VERSION, PLURAL, interval=TICK, initial_delay=TICK)
-def tick(
-    body: Mapping,
-    meta: Mapping,
-    patch: Any,
-    git_repositories: Any = None,
-    cloudformation_stacks: Any = None,
-    **_: Any,
-) -> None:
+def tick(body: Mapping, meta: Mapping, patch: Any, **kwargs: Any) -> None:
     """The object's timer: run the next pass when it is due."""
     key = f"{meta.get('namespace', 'default')}/{meta.get('name')}"
     if operator().due(key):
-        operator().reconcile(body, patch, git_repositories, cloudformation_stacks)
+        _pass(body, patch, kwargs)
+
+
+def _revision_changed(kind: str, namespace: str | None, name: str, new: Any, logger: Any) -> None:
+    """The controller's source watches: objects using this source run at their next tick."""
+    if new:
+        woken = operator().wake_users(kind, namespace or "default", name, str(new))
+        if woken:
+            logger.info(f"{kind} {namespace}/{name} moved to {new}: reconciling {', '.join(woken)}")
+
+
+@kopf.on.field(SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL, field="status.artifact.revision")
+def git_revision(namespace: str | None, name: str, new: Any, logger: Any, **_: Any) -> None:
+    """A GitRepository's artifact revision changed."""
+    _revision_changed("GitRepository", namespace, name, new, logger)
+
+
+@kopf.on.field(SOURCE_GROUP, SOURCE_BETA, BUCKET_PLURAL, field="status.artifact.revision")
+def bucket_revision(namespace: str | None, name: str, new: Any, logger: Any, **_: Any) -> None:
+    """A Bucket's artifact revision changed."""
+    _revision_changed("Bucket", namespace, name, new, logger)
+
+
+@kopf.on.field(SOURCE_GROUP, SOURCE_BETA, OCI_PLURAL, field="status.artifact.revision")
+def oci_revision(namespace: str | None, name: str, new: Any, logger: Any, **_: Any) -> None:
+    """An OCIRepository's artifact revision changed."""
+    _revision_changed("OCIRepository", namespace, name, new, logger)
 
 
 @kopf.on.delete(STACK_API_GROUP, VERSION, PLURAL)
 def delete(body: Mapping, patch: Any, git_repositories: Any = None, **_: Any) -> None:
-    """The object is being deleted: destroy its stack (or project's stacks)
-    only with destroyStackOnDeletion."""
+    """The object is being deleted: destroy its stack (or project's stacks) only with destroyStackOnDeletion
+    and not when suspended."""
     operator().delete(body, patch, git_repositories)
