@@ -123,7 +123,6 @@ def main() -> None:
                         str(Path(sys.executable).parent / "formwright"),
                         "instance",
                         "list",
-                        "--project",
                         str(small),
                         "--output",
                         "json",

@@ -24,7 +24,7 @@ P1, P2 = "first-pass-1111", "second-pass-2222"
 
 
 def _run(h, args: list[str], home: Path) -> tuple[int, str]:
-    proc = h.cli([*args, "--project", str(home)], home)
+    proc = h.cli([*args, str(home)], home)  # the project home is the positional [DIR] (issue #16)
     out, err = proc.communicate(timeout=300)
     return proc.returncode, out + err
 

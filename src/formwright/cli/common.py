@@ -82,15 +82,18 @@ ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
 InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
 
 
-def project_dir(directory: Path | None) -> Path:
-    """The project folder for a `[DIR]` argument: as given, or the nearest folder upward with a
-    formwright.yaml (from the current folder up to the root, as git finds its repository)."""
+def project_dir(directory: Path | None, *, markers: tuple[str, ...] = (PROJECT_FILE,),
+                default: Path | None = None) -> Path:
+    """The project folder for a `[DIR]` argument: as given, or the nearest folder upward holding one of
+    `markers` (from the current folder up to the root, as git finds its repository), else `default`."""
     if directory is not None:
         return directory
     here = Path.cwd()
     for folder in (here, *here.parents):
-        if (folder / PROJECT_FILE).is_file():
+        if any((folder / marker).exists() for marker in markers):
             return folder
+    if default is not None:
+        return default
     from formwright.errors import InputError
 
     raise InputError(

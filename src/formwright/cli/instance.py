@@ -18,16 +18,29 @@ from formwright.cli.common import (
     console,
     emit_json,
     err_console,
+    project_dir,
 )
 from formwright.cli.progress import Progress
 from formwright.lifecycle.inputs import parse_pairs
 from formwright.lifecycle.operations import Lifecycle, Outcome
 
-ProjectOption = typer.Option(
-    Path("."),
-    "--project",
-    "-p",
-    help="The project home: the folder whose .formwright/journal.db keeps the instances.",
+
+def _project_home(ctx: typer.Context, value: Path | None) -> Path | None:
+    """DIR as given, else the nearest folder upward with a formwright.yaml or a journal (instances made
+    from a package have no formwright.yaml), else the current folder; left alone while completing."""
+    if ctx.resilient_parsing:
+        return value
+    return project_dir(value, markers=("formwright.yaml", ".formwright/journal.db"), default=Path("."))
+
+
+# the project home is the optional positional [DIR] of every project command (issue #16)
+ProjectOption = typer.Argument(
+    None,
+    metavar="DIR",
+    show_default=False,
+    callback=_project_home,
+    help="The project home, whose .formwright/journal.db keeps the instances; default: the nearest "
+    "folder upward with a formwright.yaml or a journal, else here.",
 )
 InstanceArgument = typer.Argument(..., metavar="NAME", help="The instance.",
                                   autocompletion=lambda ctx, incomplete: complete_instances(ctx, incomplete))
