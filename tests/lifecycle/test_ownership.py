@@ -58,3 +58,18 @@ def test_a_single_instance_project_is_single_across_homes(cloud, tmp_path: Path,
     finally:
         first.close()
         second.close()
+
+
+def test_many_names_are_checked_with_one_listing_and_the_same_answer(cloud, tmp_path: Path, h) -> None:
+    from formwright.engine.cfn import CallCounter, CloudFormation
+    from formwright.lifecycle.ownership import BULK, _existing_tags
+
+    home = h.write_project(tmp_path / "home", {"a": {}}, stack_triggers=False)
+    body = (home / "templates" / "queue.yaml").read_text()
+    tags = [{"Key": "owner", "Value": "someone"}]
+    _client(cloud).create_stack(StackName="taken", TemplateBody=body, Tags=tags)
+    names = ["taken", *(f"free{i}" for i in range(BULK))]
+    counter = CallCounter()
+    cfn = CloudFormation(_client(cloud), counter)
+    assert _existing_tags(cfn, names) == _existing_tags(cfn, names[:BULK]) == {"taken": {"owner": "someone"}}
+    assert counter.calls["describe_stacks"] == 1 + BULK  # one listing, then a describe each

@@ -27,6 +27,7 @@ TAG_HOME = "formwright:home"
 TAG_SHARED = "formwright:shared"
 SHARER_PREFIX = "formwright:sharer:"  # + <home digest>:<instance> = home; one tag per instance using it
 MAX_TAG_VALUE = 256
+BULK = 10  # over this many names to check in a region, one listing of the stacks beats a describe each
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 
 
@@ -101,37 +102,53 @@ def check_names_free(cfn_for: Any, planned: Iterable[tuple[str, str, str]], mine
     `mine` are this instance's owner tags without the element; a `shared` element may exist as the
     project's shared element (the instance joins it).
     """
+    planned = list(planned)
+    regions = {region for _, region, _ in planned}
+    existing = {region: _existing_tags(cfn_for(region), [n for _, r, n in planned if r == region])
+                for region in regions}
     for element, region, stack_name in planned:
-        info = cfn_for(region).describe(stack_name)
-        if info is None:
+        tags = existing[region].get(stack_name)
+        if tags is None:
             continue
         if element in shared:
-            if is_shared_element(info.tags, mine.get(TAG_PROJECT, ""), element):
+            if is_shared_element(tags, mine.get(TAG_PROJECT, ""), element):
                 continue
         else:
             expected = {**mine, TAG_ELEMENT: element}
-            if all(info.tags.get(k) == v for k, v in expected.items()):
+            if all(tags.get(k) == v for k, v in expected.items()):
                 continue  # this very element (an interrupted or retried creation)
         raise InputError(
-            f"stack '{stack_name}' in {region} already exists and belongs to {describe_owner(info.tags)}",
+            f"stack '{stack_name}' in {region} already exists and belongs to {describe_owner(tags)}",
             where=element,
             hint="formwright never adopts another's stack: pick another instance name or stack_name",
         )
 
 
+def _existing_tags(cfn: CloudFormation, names: list[str]) -> dict[str, dict[str, str]]:
+    """The tags of those of `names` that exist: a describe each for a few, one listing for many."""
+    if len(names) <= BULK:
+        found = {name: cfn.describe(name) for name in names}
+        return {name: info.tags for name, info in found.items() if info is not None}
+    wanted = set(names)
+    return {stack["StackName"]: {t["Key"]: t["Value"] for t in stack.get("Tags") or []}
+            for stack in _live_stacks(cfn) if stack["StackName"] in wanted}
+
+
+def _live_stacks(cfn: CloudFormation) -> Iterable[dict[str, Any]]:
+    for page in cfn.client.get_paginator("describe_stacks").paginate():
+        cfn.counter.add("describe_stacks")
+        yield from (s for s in page.get("Stacks", []) if s.get("StackStatus") != "DELETE_COMPLETE")
+
+
 def check_single_instance(cfn: CloudFormation, project: str, instance: str, home: str) -> None:
     """A single-instance project has no instance from another home or under another name in the cloud."""
-    paginator = cfn.client.get_paginator("describe_stacks")
-    for page in paginator.paginate():
-        for stack in page.get("Stacks", []):
-            if stack.get("StackStatus") == "DELETE_COMPLETE":
-                continue
-            tags = {t["Key"]: t["Value"] for t in stack.get("Tags") or []}
-            if tags.get(TAG_PROJECT) != project:
-                continue
-            if tags.get(TAG_INSTANCE) != instance or tags.get(TAG_HOME) != home[-MAX_TAG_VALUE:]:
-                raise InputError(
-                    f"this project allows a single instance and {describe_owner(tags)} exists "
-                    f"(stack '{stack['StackName']}')",
-                    hint="delete that instance first, or set policies: {multiple_instances: true}",
-                )
+    for stack in _live_stacks(cfn):
+        tags = {t["Key"]: t["Value"] for t in stack.get("Tags") or []}
+        if tags.get(TAG_PROJECT) != project:
+            continue
+        if tags.get(TAG_INSTANCE) != instance or tags.get(TAG_HOME) != home[-MAX_TAG_VALUE:]:
+            raise InputError(
+                f"this project allows a single instance and {describe_owner(tags)} exists "
+                f"(stack '{stack['StackName']}')",
+                hint="delete that instance first, or set policies: {multiple_instances: true}",
+            )
