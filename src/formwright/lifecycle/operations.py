@@ -148,9 +148,10 @@ class Lifecycle:
             package = info.to_json()
         src = snapshot(source, self.state)
         try:
-            check_secure_names(src)
             rough = load_for_instance(src, name, LenientInputs(previous or {}, given))
             manifest = parse_manifest(rough)
+            if any(d.secure for d in manifest.inputs.values()):
+                check_secure_names(src)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version)
             manifest = parse_manifest(project)
