@@ -72,4 +72,5 @@ def test_many_names_are_checked_with_one_listing_and_the_same_answer(cloud, tmp_
     counter = CallCounter()
     cfn = CloudFormation(_client(cloud), counter)
     assert _existing_tags(cfn, names) == _existing_tags(cfn, names[:BULK]) == {"taken": {"owner": "someone"}}
-    assert counter.calls["describe_stacks"] == 1 + BULK  # one listing, then a describe each
+    # the listing and a describe of the one taken name, then a describe each of the few
+    assert (counter.calls["list_stacks"], counter.calls["describe_stacks"]) == (1, 1 + BULK)

@@ -28,6 +28,14 @@ TAG_SHARED = "formwright:shared"
 SHARER_PREFIX = "formwright:sharer:"  # + <home digest>:<instance> = home; one tag per instance using it
 MAX_TAG_VALUE = 256
 BULK = 10  # over this many names to check in a region, one listing of the stacks beats a describe each
+LIVE = [  # every stack status but DELETE_COMPLETE
+    "CREATE_IN_PROGRESS", "CREATE_FAILED", "CREATE_COMPLETE", "ROLLBACK_IN_PROGRESS", "ROLLBACK_FAILED",
+    "ROLLBACK_COMPLETE", "DELETE_IN_PROGRESS", "DELETE_FAILED", "UPDATE_IN_PROGRESS",
+    "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_COMPLETE", "UPDATE_FAILED", "UPDATE_ROLLBACK_IN_PROGRESS",
+    "UPDATE_ROLLBACK_FAILED", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE",
+    "REVIEW_IN_PROGRESS", "IMPORT_IN_PROGRESS", "IMPORT_COMPLETE", "IMPORT_ROLLBACK_IN_PROGRESS",
+    "IMPORT_ROLLBACK_FAILED", "IMPORT_ROLLBACK_COMPLETE",
+]
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 
 
@@ -125,13 +133,18 @@ def check_names_free(cfn_for: Any, planned: Iterable[tuple[str, str, str]], mine
 
 
 def _existing_tags(cfn: CloudFormation, names: list[str]) -> dict[str, dict[str, str]]:
-    """The tags of those of `names` that exist: a describe each for a few, one listing for many."""
+    """The tags of those of `names` that exist: a describe each for a few; for many, one listing of the
+    live stacks' names, then a describe of those taken (usually none)."""
     if len(names) <= BULK:
         found = {name: cfn.describe(name) for name in names}
         return {name: info.tags for name, info in found.items() if info is not None}
     wanted = set(names)
-    return {stack["StackName"]: {t["Key"]: t["Value"] for t in stack.get("Tags") or []}
-            for stack in _live_stacks(cfn) if stack["StackName"] in wanted}
+    pages = cfn.client.get_paginator("list_stacks").paginate(StackStatusFilter=LIVE)
+    taken = [summary["StackName"] for page in pages for summary in page.get("StackSummaries", [])
+             if summary["StackName"] in wanted]
+    cfn.counter.add("list_stacks")
+    found = {name: cfn.describe(name) for name in taken}
+    return {name: info.tags for name, info in found.items() if info is not None}
 
 
 def _live_stacks(cfn: CloudFormation) -> Iterable[dict[str, Any]]:
