@@ -183,7 +183,7 @@ class StackGroup:
                     outputs[stack.name] = info.outputs
                 plan = self.runner.plan(stack, outputs, info, keep=keep)
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
-                error = translate(err, where=stack.name)
+                error = translate(err, where=stack.name, target=getattr(self.target, "kind", None))
                 self.progress(ProgressEvent(stack.name, "failed", "", str(error)))
                 return StackResult(stack.name, stack.stack_name, "failed", error=str(error),
                                    exit_code=error.exit_code)

@@ -318,7 +318,7 @@ class StackRunner:
                 stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
             )
         except Exception as err:  # noqa: BLE001 - botocore and friends: one line, never a traceback
-            error = translate(err, where=stack.name)
+            error = translate(err, where=stack.name, target=getattr(self.target, "kind", None))
             result = StackResult(
                 stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code
             )
