@@ -79,3 +79,30 @@ def test_a_nested_stack_gives_its_outputs_and_id_and_updates_in_place(cfn) -> No
     assert out["Url"].startswith("https://sqs.") and out["N"] == "30"
     assert cfn.deploy("parent", parent, {"N": "60"})["StackStatus"] == "UPDATE_COMPLETE"
     assert cfn.outputs("parent") == {**out, "N": "60"}  # same child stack, same queue: updated in place
+
+
+def test_drift_compares_the_live_resource_with_the_template(cfn) -> None:
+    # "Detect unmanaged configuration changes to stacks and resources": IN_SYNC, MODIFIED, DELETED
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
+                              "Param": {"Type": "AWS::SSM::Parameter",
+                                        "Properties": {"Name": "/p", "Type": "String", "Value": "v"}},
+                              "Topic": {"Type": "AWS::SNS::Topic"}}}
+    cfn.deploy("s", template)
+
+    def detect() -> tuple[str, dict[str, str]]:
+        detection = cfn.client.detect_stack_drift(StackName="s")["StackDriftDetectionId"]
+        status = cfn.client.describe_stack_drift_detection_status(StackDriftDetectionId=detection)
+        drifts = cfn.client.describe_stack_resource_drifts(StackName="s")["StackResourceDrifts"]
+        found = {d["LogicalResourceId"]: d["StackResourceDriftStatus"] for d in drifts}
+        return status["StackDriftStatus"], found
+
+    assert detect() == ("IN_SYNC", {"Queue": "IN_SYNC", "Param": "IN_SYNC", "Topic": "IN_SYNC"})
+    url = cfn.resource("s", "Queue")
+    cfn.target.client("sqs").set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "45"})
+    cfn.target.client("ssm").delete_parameter(Name="/p")
+    status, found = detect()
+    assert (status, found["Queue"], found["Param"]) == ("DRIFTED", "MODIFIED", "DELETED")
+    queue = cfn.client.detect_stack_resource_drift(StackName="s", LogicalResourceId="Queue")[
+        "StackResourceDrift"]
+    assert queue["PropertyDifferences"] == [{"PropertyPath": "/VisibilityTimeout", "ExpectedValue": "30",
+                                             "ActualValue": "45", "DifferenceType": "NOT_EQUAL"}]

@@ -9,6 +9,7 @@ stacks and refuses what CloudFormation refuses (docs/local-cloud.md is the contr
 - a CREATE change set on a stack in REVIEW_IN_PROGRESS made a second stack of the same name: reused here;
 - stacks never report LastUpdatedTime: set on every update here;
 - UpdateTerminationProtection is missing: answered here;
+- drift detection is missing (HTTP 500): answered here by `emulator/drift.py`;
 - ListImports is missing (HTTP 500): answered here from the resolved imports of the live stacks
   (Fn::ImportValue written with Sub / Join / Ref included), with CloudFormation's error for an
   export nobody imports;
@@ -141,6 +142,7 @@ def patch_moto() -> None:
         setattr(responses.CloudFormationResponse, action, _with_capabilities(
             getattr(responses.CloudFormationResponse, action), action == "create_change_set"))
     _patch_stack_views(models)
+    _patch_drift(responses)
 
     def list_imports(self: Any) -> ActionResult:
         export_name = self._get_param("ExportName")
@@ -199,6 +201,44 @@ def patch_public_images() -> None:
 
     SimpleSystemManagerBackend.get_parameter = get_parameter  # type: ignore[method-assign]  # moto has no hook
     SimpleSystemManagerBackend._formwright_patched = True  # type: ignore[attr-defined]
+
+
+def _patch_drift(responses: Any) -> None:
+    """DetectStackDrift, DescribeStackDriftDetectionStatus, DescribeStackResourceDrifts and
+    DetectStackResourceDrift, answered by the emulator (moto lacks them)."""
+    from moto.cloudformation.exceptions import ValidationError
+    from moto.core.responses import ActionResult
+    from moto.core.utils import utcnow
+
+    from formwright.cloud.emulator import drift
+
+    def detect_stack_drift(self: Any) -> ActionResult:
+        stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        detection = drift.detect(self.cloudformation_backend, stack)
+        return ActionResult({"StackDriftDetectionId": detection["StackDriftDetectionId"]})
+
+    def describe_stack_drift_detection_status(self: Any) -> ActionResult:
+        found = getattr(self.cloudformation_backend, "fw_drift_detections", {}).get(
+            self._get_param("StackDriftDetectionId"))
+        if found is None:
+            raise ValidationError(message="Drift detection not found")
+        return ActionResult({**found, "Timestamp": utcnow()})
+
+    def describe_stack_resource_drifts(self: Any) -> ActionResult:
+        stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        wanted = set(self._get_param("StackResourceDriftStatusFilters") or [])
+        drifts = [{**d, "Timestamp": utcnow()} for d in getattr(stack, "fw_drifts", [])
+                  if not wanted or d["StackResourceDriftStatus"] in wanted]
+        return ActionResult({"StackResourceDrifts": drifts})
+
+    def detect_stack_resource_drift(self: Any) -> ActionResult:
+        stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        found = drift.resource_drift(stack, self._get_param("LogicalResourceId"))
+        return ActionResult({"StackResourceDrift": {**found, "Timestamp": utcnow()}})
+
+    for handler in (detect_stack_drift, describe_stack_drift_detection_status, describe_stack_resource_drifts,
+                    detect_stack_resource_drift):
+        setattr(responses.CloudFormationResponse, handler.__name__, handler)
 
 
 def _with_capabilities(handler: Any, change_set: bool) -> Any:

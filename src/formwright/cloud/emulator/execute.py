@@ -20,7 +20,7 @@ from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
 from formwright.cloud.emulator.policy import denial
-from formwright.cloud.emulator.resolve import Resolver, TemplateError, references
+from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, references
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -253,7 +253,7 @@ class Execution:
                 export = resolver.value((body.get("Export") or {}).get("Name")) if "Export" in body else None
             except res.ResourceFailure as failure:
                 raise StackFailure(f"Output {key}: {failure.reason}") from None
-            item = {"OutputKey": key, "OutputValue": _text(value), "Description": body.get("Description")}
+            item = {"OutputKey": key, "OutputValue": as_text(value), "Description": body.get("Description")}
             if export is not None:
                 item["ExportName"] = str(export)
             out.append(item)
@@ -370,14 +370,6 @@ class Execution:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
         except res.ResourceFailure as failure:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def pseudo_parameters(stack: Any) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class Resolver:
                 return self.condition(args, seen)
             if key == "Fn::Equals":
                 left, right = (self.value(a) for a in args)
-                return _text(left) == _text(right)
+                return as_text(left) == as_text(right)
             if key == "Fn::Not":
                 return not self._truth(args[0], seen)
             if key == "Fn::And":
@@ -142,7 +142,7 @@ class Resolver:
             if isinstance(value, dict | list) or value is NO_VALUE:
                 symbolic = True
                 return match.group(0)
-            return _text(value)
+            return as_text(value)
 
         out = SUB_VARIABLE.sub(replace, text)
         if symbolic:
@@ -153,7 +153,7 @@ class Resolver:
         delimiter, items = args[0], self.value(args[1])
         if not isinstance(items, list) or any(isinstance(i, dict | list) for i in items):
             return {"Fn::Join": [delimiter, items]}
-        return delimiter.join(_text(i) for i in items)
+        return delimiter.join(as_text(i) for i in items)
 
     def _select(self, args: Any) -> Any:
         index, items = self.value(args[0]), self.value(args[1])
@@ -178,7 +178,7 @@ class Resolver:
         if mapping is None:
             raise TemplateError(f"Template error: Unable to get mapping for {keys[0]}::{keys[1]}::{keys[2]}")
         try:
-            return mapping[_text(keys[1])][_text(keys[2])]
+            return mapping[as_text(keys[1])][as_text(keys[2])]
         except (KeyError, TypeError):
             if default is not None:
                 return self.value(default)
@@ -213,12 +213,12 @@ class Resolver:
         return {"Fn::Cidr": self.value(args)}
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
     """A scalar as CloudFormation renders it in strings (booleans lower case)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return ",".join(_text(v) for v in value)
+        return ",".join(as_text(v) for v in value)
     return str(value)
 
 
