@@ -77,10 +77,11 @@ class Renderer:
         """A placeholder for an earlier operation's output on the same host."""
         host = self.build.plan.host_of.get(ref.node)
         if self.run_host is None or host != self.run_host:
-            self._fail(
+            raise InputError(
                 f"get_operation_output of node '{ref.node}' can only be used by operations on the same host",
-                where,
-            )
+                file=where.file if where else None, line=where.line if where else None,
+                hint="host both nodes on one Compute, or pass the value as an input; outputs across hosts "
+                     "are not carried (see docs/architecture.md)")
         return f"@@FW_OUTPUT:{ref.node}/{ref.operation}/{ref.output}@@"
 
     def rds_address(self, owner: str, attribute: str) -> dict:
