@@ -244,7 +244,9 @@ def test_termination_protection_is_applied_and_guards_delete(tmp_path: Path, run
     cf = cloud.client("cloudformation")
     assert cf.describe_stacks(StackName="tp-s")["Stacks"][0]["EnableTerminationProtection"] is True
     refused = run_cli("delete", str(tmp_path), "-y", "--output", "json")
-    assert refused.code == 1 and "termination protection is on" in refused.json()["stacks"]["s"]["error"]
+    # issue #16: delete checks every stack before deleting any: bad input (exit 2), the JSON error envelope
+    assert refused.code == 2 and "termination protection is on" in refused.json()["errors"][0]["message"]
+    assert cf.describe_stacks(StackName="tp-s")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
 
     project.write_text("name: tp\nstacks:\n  s: {template: t.json, termination_protection: false}\n")
     plan = run_cli("plan", str(tmp_path), "--output", "json").json()["plans"]["s"]
