@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from formwright.engine.group import target_key
 from formwright.errors import LockHeldError
 from formwright.state.lock import project_lock, project_lock_path
 
@@ -29,13 +30,13 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _holder(project: Path) -> subprocess.Popen:
-    """A child process that takes the project's local-cloud lock and sleeps."""
+def _holder(project: Path, key: str) -> subprocess.Popen:
+    """A child process that takes the project's lock on the target `key` and sleeps."""
     code = textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
         from formwright.state.lock import project_lock
-        with project_lock(Path({str(project / '.formwright')!r}), "local-us-east-1", "deploy"):
+        with project_lock(Path({str(project / '.formwright')!r}), {key!r}, "deploy"):
             print("held", flush=True)
             time.sleep(120)
     """)
@@ -45,7 +46,7 @@ def _holder(project: Path) -> subprocess.Popen:
 
 
 def test_second_writer_exits_3_naming_the_holder(project: Path, run_cli, cloud) -> None:
-    holder = _holder(project)
+    holder = _holder(project, target_key(cloud))
     try:
         for command in (["deploy", str(project), "-y"], ["delete", str(project), "-y"]):
             refused = run_cli(*command)
@@ -59,10 +60,10 @@ def test_second_writer_exits_3_naming_the_holder(project: Path, run_cli, cloud) 
 
 
 def test_stale_lock_of_a_killed_holder_is_taken_over_with_a_note(project: Path, run_cli, cloud) -> None:
-    holder = _holder(project)
+    holder = _holder(project, target_key(cloud))
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    record = project_lock_path(project / ".formwright", "local-us-east-1")
+    record = project_lock_path(project / ".formwright", target_key(cloud))
     assert record.read_text()  # its record is left behind
     done = run_cli("deploy", str(project), "-y")
     assert done.code == 0, done.err
