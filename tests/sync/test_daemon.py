@@ -166,6 +166,18 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         passes_after = status_of(state, "default/app").last_reconcile
         wait_for(lambda: status_of(state, "default/app").last_reconcile > passes_after, "another pass")
         assert stack_updates(cfn, "sync-app") == 2  # created once, updated once: nothing applied twice
+
+        # `sync reconcile` waits for the pass that handled its own request (requestedAt), not an earlier one
+        ask = ("sync", "reconcile", "app", "-d", str(folder), "--output", "json")
+        first = json.loads(cli(*ask, env=env).stdout)
+        assert first["via"] == "daemon" and first["ready"] == "True" and first["lastHandledReconcileAt"]
+        again = json.loads(cli(*ask, env=env).stdout)
+        assert again["lastHandledReconcileAt"] > first["lastHandledReconcileAt"]
+        # the controller's events, kept for `sync status --events`
+        listed = json.loads(cli("sync", "status", "-d", str(folder), "--events", "--output", "json",
+                                env=env).stdout)["events"]
+        created = "Creation of stack 'sync-app' in progress"
+        assert any(e["type"] == "Normal" and e["message"].startswith(created) for e in listed), listed
         applied = status_of(state, "default/app").last_applied_change_set
         # an ARN, as the controller's status keeps it, naming the change set flux-<generation>-<revision>
         assert applied.startswith("arn:") and change_set_name_of(applied) == f"flux-1-main-sha1-{sha}"
@@ -191,6 +203,7 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         _out, err = child.communicate(timeout=30)
     assert child.returncode == 0, err
     assert "stopped after" in err
+    assert "event Normal: Update of stack 'sync-app' in progress (change set arn:" in err  # the daemon's log
 
 
 def test_cli_bad_input_is_one_line(tmp_path):

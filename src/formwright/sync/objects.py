@@ -7,11 +7,12 @@ the field (`spec.stackParameters[0].key`), never a traceback.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -193,14 +194,21 @@ class GitRef(_Model):
         return self
 
 
+class LocalRef(_Model):
+    """A reference to another object of the same namespace (`secretRef`)."""
+
+    name: str = Field(min_length=1)
+
+
 class GitSpec(BaseModel):
-    """`spec` of a GitRepository: url, ref, interval (other Flux fields are accepted and ignored)."""
+    """`spec` of a GitRepository: url, ref, interval, secretRef (other Flux fields are accepted, ignored)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
     url: str = Field(min_length=1)
     ref: GitRef = Field(default_factory=lambda: GitRef(branch="master"))
     interval: float = 60.0
     suspend: bool = False
+    secret_ref: LocalRef | None = Field(default=None, alias="secretRef")
 
     @field_validator("interval", mode="before")
     @classmethod
@@ -256,11 +264,19 @@ class GitRepository:
     interval: float
     file: str | None = None
     line: int | None = None
+    #: spec.secretRef.name, and the Secret's keys (Flux's: username/password, identity/known_hosts)
+    secret_name: str = ""
+    credentials: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @property
     def key(self) -> str:
         """`namespace/name`."""
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def auth(self) -> dict[str, str]:
+        """The Secret's keys for git (empty without secretRef)."""
+        return dict(self.credentials)
 
 
 @dataclass(frozen=True)
@@ -323,6 +339,8 @@ class ObjectSet:
 
     stacks: dict[str, StackObject] = field(default_factory=dict)
     sources: dict[str, GitRepository] = field(default_factory=dict)
+    #: v1 Secrets by `namespace/name`: their data (base64-decoded) and stringData
+    secrets: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def find(self, name: str) -> StackObject:
         """The stack object called `name` or `namespace/name`; a clear error otherwise."""
@@ -399,7 +417,8 @@ def parse_document(document: Any, *, file: str | None = None) -> StackObject | G
         except ValidationError as err:
             raise _validation_error(err, document, file, f"GitRepository {_name_of(document)}") from None
         return GitRepository(src.metadata.namespace, src.metadata.name, src.spec.url, src.spec.ref,
-                             src.spec.interval, file, line)
+                             src.spec.interval, file, line,
+                             secret_name=src.spec.secret_ref.name if src.spec.secret_ref else "")
     if not kind:
         raise InputError("a document needs a kind", file=file, line=line)
     return None
@@ -445,11 +464,36 @@ def object_files(directory: Path) -> list[Path]:
     return files
 
 
+def parse_secret(document: Any, file: str | None) -> tuple[str, dict[str, str]] | None:
+    """A v1 Secret as (`namespace/name`, its keys): `data` base64-decoded, then `stringData`."""
+    if not isinstance(document, dict) or document.get("kind") != "Secret" \
+            or document.get("apiVersion") != "v1":
+        return None
+    meta = document.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise InputError("a Secret needs metadata.name", file=file, line=getattr(document, "line", None))
+    values: dict[str, str] = {}
+    for key, value in (document.get("data") or {}).items():
+        try:
+            values[str(key)] = base64.b64decode(str(value), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            raise InputError(f"Secret '{name}': data.{key} is not base64 of UTF-8 text", file=file,
+                             line=_line_for(document, ("data", key))) from None
+    values.update({str(k): str(v) for k, v in (document.get("stringData") or {}).items()})
+    return f"{meta.get('namespace') or DEFAULT_NAMESPACE}/{name}", values
+
+
 def load_objects(directory: Path) -> ObjectSet:
-    """Every CloudFormationStack and GitRepository in the folder, checked against each other."""
+    """Every CloudFormationStack, GitRepository and Secret in the folder, checked against each other."""
     found = ObjectSet()
     for path in object_files(directory):
         for document in load_documents(path):
+            secret = parse_secret(document, str(path))
+            if secret is not None:
+                found.secrets[secret[0]] = secret[1]
+                continue
             obj = parse_document(document, file=str(path))
             if obj is None:
                 continue
@@ -459,6 +503,10 @@ def load_objects(directory: Path) -> ObjectSet:
                 raise InputError(f"{type(obj).__name__} '{obj.key}' is defined twice (first at "
                                  f"{first.file}:{first.line})", file=obj.file, line=obj.line)
             table[obj.key] = obj
+    for key, repo in found.sources.items():
+        if repo.secret_name:  # a missing Secret is the source's error (its objects go ArtifactFailed)
+            values = found.secrets.get(f"{repo.namespace}/{repo.secret_name}", {})
+            found.sources[key] = replace(repo, credentials=tuple(sorted(values.items())))
     check_references(found)
     return found
 

@@ -56,9 +56,9 @@ def safe_name(text: str) -> str:
 
 
 def run_git(args: list[str], *, cwd: Path | None = None, timeout: float = GIT_TIMEOUT,
-            binary: bool = False) -> bytes:
+            binary: bool = False, env_extra: dict[str, str] | None = None) -> bytes:
     """Run git without a shell; a failure becomes a one-line SourceError with git's message."""
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C", **(env_extra or {}))
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, timeout=timeout, env=env, check=False
@@ -125,11 +125,54 @@ def revision_of(ref_kind: str, ref_name: str, sha: str) -> str:
     return f"sha1:{sha}" if ref_kind == "commit" else f"{ref_name}@sha1:{sha}"
 
 
+# Answers git's prompts from the environment, so a password never appears in a command line or a URL.
+ASKPASS = """#!/bin/sh
+case "$1" in
+  Username*) printf '%s' "$FORMWRIGHT_GIT_USERNAME" ;;
+  *) printf '%s' "$FORMWRIGHT_GIT_PASSWORD" ;;
+esac
+"""
+
+
 class GitFetcher:
     """A bare mirror per repository under `root/mirrors`, checkouts under `root/checkouts`."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def auth_env(self, repo: GitRepository) -> dict[str, str]:
+        """The environment that gives git the credentials of the repository's secretRef, as Flux reads
+        the Secret: `username` + `password` (HTTPS basic auth) or `identity` (+ `known_hosts`) for SSH."""
+        if not repo.secret_name:
+            return {}
+        auth = repo.auth
+        if not auth:
+            raise SourceError(f"secret '{repo.namespace}/{repo.secret_name}' of GitRepository '{repo.key}' "
+                              "not found", hint="add the v1 Secret to the objects folder")
+        env: dict[str, str] = {}
+        private = self.root / "auth" / safe_name(repo.key)
+        private.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if "username" in auth or "password" in auth:
+            askpass = self.root / "auth" / "askpass.sh"
+            if not askpass.exists():
+                askpass.write_text(ASKPASS)
+                askpass.chmod(0o700)
+            env.update(GIT_ASKPASS=str(askpass), FORMWRIGHT_GIT_USERNAME=auth.get("username", ""),
+                       FORMWRIGHT_GIT_PASSWORD=auth.get("password", ""))
+        if "identity" in auth:
+            key = private / "identity"
+            _write_private(key, auth["identity"].rstrip("\n") + "\n")
+            options = f"-i {key} -o IdentitiesOnly=yes -o BatchMode=yes"
+            if auth.get("known_hosts"):
+                hosts = private / "known_hosts"
+                _write_private(hosts, auth["known_hosts"])
+                options += f" -o UserKnownHostsFile={hosts} -o StrictHostKeyChecking=yes"
+            env["GIT_SSH_COMMAND"] = f"ssh {options}"
+        if not env:
+            raise SourceError(f"secret '{repo.namespace}/{repo.secret_name}' has neither username/password "
+                              "nor identity",
+                              hint="Flux's git Secret keys: username, password; or identity, known_hosts")
+        return env
 
     def fetch(self, repo: GitRepository) -> Artifact:
         """Fetch the ref, resolve it to a commit, make sure a checkout of it exists."""
@@ -149,7 +192,8 @@ class GitFetcher:
         else:
             kind, name = "branch", ref.branch or "master"
             refspecs = [f"+refs/heads/{name}:refs/heads/{name}"]
-        run_git(["--git-dir", str(mirror), "fetch", "--quiet", "--no-tags", "--force", url, *refspecs])
+        run_git(["--git-dir", str(mirror), "-c", "credential.helper=", "fetch", "--quiet", "--no-tags",
+                 "--force", url, *refspecs], env_extra=self.auth_env(repo))
         wanted = {"commit": name, "tag": f"refs/tags/{name}", "branch": f"refs/heads/{name}"}[kind]
         try:
             sha = run_git(["--git-dir", str(mirror), "rev-parse", "--verify", "--quiet",
@@ -164,6 +208,13 @@ class GitFetcher:
         if kind == "commit" and ref.branch:
             kind, name = "branch", ref.branch
         return Artifact(repo.key, revision_of(kind, name, sha), checkout)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` readable by this user only (created 0600, never world-readable in between)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 def fetch_artifact(source: str, url: str, digest: str, revision: str, root: Path,
@@ -231,7 +282,7 @@ class Sources:
     def get(self, repo: GitRepository, *, force: bool = False) -> tuple[Artifact, bool]:
         """The current artifact and whether this call fetched a new revision."""
         entry = self._entry(repo.key)
-        spec = (repo.url, repo.ref)
+        spec = (repo.url, repo.ref, repo.credentials)
         with entry.lock:
             age = self.clock() - entry.fetched_at
             fresh = entry.spec == spec and not force

@@ -91,7 +91,9 @@ class Operator:
             obj = parse_document(plain(body), file=None)
         except FormwrightError as err:
             raise kopf.PermanentError(str(err)) from None
-        assert isinstance(obj, StackObject)
+        if not isinstance(obj, StackObject):
+            kind = f"{body.get('apiVersion')} {body.get('kind')}"
+            raise kopf.PermanentError(f"not a CloudFormationStack: {kind}")
         return obj
 
     def source(self, obj: StackObject, git_repositories: Any, buckets: Any = None,
@@ -326,30 +328,32 @@ def tick(body: Mapping, meta: Mapping, patch: Any, **kwargs: Any) -> None:
         _pass(body, patch, kwargs)
 
 
-def _revision_changed(kind: str, namespace: str | None, name: str, new: Any, logger: Any) -> None:
-    """The controller's source watches: objects using this source run at their next tick."""
-    if new:
-        woken = operator().wake_users(kind, namespace or "default", name, str(new))
+def _revision_seen(kind: str, namespace: str | None, name: str, body: Mapping, logger: Any) -> None:
+    """The controller's source watches: objects using this source that have not attempted its artifact
+    revision run at their next tick. An event watcher, so kopf puts no finalizer on users' sources."""
+    revision = ((body.get("status") or {}).get("artifact") or {}).get("revision")
+    if revision:
+        woken = operator().wake_users(kind, namespace or "default", name, str(revision))
         if woken:
-            logger.info(f"{kind} {namespace}/{name} moved to {new}: reconciling {', '.join(woken)}")
+            logger.info(f"{kind} {namespace}/{name} is at {revision}: reconciling {', '.join(woken)}")
 
 
-@kopf.on.field(SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL, field="status.artifact.revision")
-def git_revision(namespace: str | None, name: str, new: Any, logger: Any, **_: Any) -> None:
-    """A GitRepository's artifact revision changed."""
-    _revision_changed("GitRepository", namespace, name, new, logger)
+@kopf.on.event(SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL)
+def git_revision(body: Mapping, namespace: str | None, name: str, logger: Any, **_: Any) -> None:
+    """A GitRepository changed."""
+    _revision_seen("GitRepository", namespace, name, body, logger)
 
 
-@kopf.on.field(SOURCE_GROUP, SOURCE_BETA, BUCKET_PLURAL, field="status.artifact.revision")
-def bucket_revision(namespace: str | None, name: str, new: Any, logger: Any, **_: Any) -> None:
-    """A Bucket's artifact revision changed."""
-    _revision_changed("Bucket", namespace, name, new, logger)
+@kopf.on.event(SOURCE_GROUP, SOURCE_BETA, BUCKET_PLURAL)
+def bucket_revision(body: Mapping, namespace: str | None, name: str, logger: Any, **_: Any) -> None:
+    """A Bucket changed."""
+    _revision_seen("Bucket", namespace, name, body, logger)
 
 
-@kopf.on.field(SOURCE_GROUP, SOURCE_BETA, OCI_PLURAL, field="status.artifact.revision")
-def oci_revision(namespace: str | None, name: str, new: Any, logger: Any, **_: Any) -> None:
-    """An OCIRepository's artifact revision changed."""
-    _revision_changed("OCIRepository", namespace, name, new, logger)
+@kopf.on.event(SOURCE_GROUP, SOURCE_BETA, OCI_PLURAL)
+def oci_revision(body: Mapping, namespace: str | None, name: str, logger: Any, **_: Any) -> None:
+    """An OCIRepository changed."""
+    _revision_seen("OCIRepository", namespace, name, body, logger)
 
 
 @kopf.on.delete(STACK_API_GROUP, VERSION, PLURAL)
