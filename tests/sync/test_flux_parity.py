@@ -312,8 +312,9 @@ def test_crd_matches_the_controllers_field_by_field():
 
 
 def test_a_status_the_flux_controller_wrote_is_adopted(tmp_path):
-    """An object the Flux controller left: its `.status` (ARNs, no formwright fields) seeds the state, so
-    the next pass finds its change set by name. Fake CloudFormation: the applied stack, an empty change set."""
+    """An object the Flux controller left: its `.status` (ARNs, no formwright fields) seeds the state,
+    so the next pass finds its change set by name. Fake CloudFormation: the applied stack, an empty
+    change set."""
     written = {"observedGeneration": 1, "lastAttemptedRevision": "main@sha1:abc",
                "lastAppliedRevision": "main@sha1:abc", "lastAttemptedChangeSet": CS_ARN,
                "lastAppliedChangeSet": CS_ARN, "stackName": "app",
