@@ -15,7 +15,6 @@ from typing import Any
 from formwright.macros.errors import MacroFailed
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
-_PARTITIONS = (("cn-", "aws-cn", "amazonaws.com.cn"), ("us-gov-", "aws-us-gov", "amazonaws.com"))
 
 
 class Unresolvable(Exception):
@@ -37,11 +36,13 @@ _CONDITION_FUNCTIONS = ("Fn::And", "Fn::Or", "Fn::Not", "Fn::Equals")
 
 
 def partition_of(region: str) -> tuple[str, str]:
-    """(partition, URL suffix) of a region."""
-    for prefix, partition, suffix in _PARTITIONS:
-        if region.startswith(prefix):
-            return partition, suffix
-    return "aws", "amazonaws.com"
+    """(AWS::Partition, AWS::URLSuffix) of a region, from botocore's partition data."""
+    from formwright.cloud.regions import partition_of as partition_record
+
+    record = partition_record(region)
+    if record is None:
+        return "aws", "amazonaws.com"
+    return str(record["id"]), str(record["outputs"]["dnsSuffix"])
 
 
 class Resolver:
