@@ -168,13 +168,13 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         assert stack_updates(cfn, "sync-app") == 2  # created once, updated once: nothing applied twice
 
         # `sync reconcile` waits for the pass that handled its own request (requestedAt), not an earlier one
-        ask = ("sync", "reconcile", "app", "-d", str(folder), "--output", "json")
+        ask = ("sync", "reconcile", "app", str(folder), "--output", "json")
         first = json.loads(cli(*ask, env=env).stdout)
         assert first["via"] == "daemon" and first["ready"] == "True" and first["lastHandledReconcileAt"]
         again = json.loads(cli(*ask, env=env).stdout)
         assert again["lastHandledReconcileAt"] > first["lastHandledReconcileAt"]
         # the controller's events, kept for `sync status --events`
-        listed = json.loads(cli("sync", "status", "-d", str(folder), "--events", "--output", "json",
+        listed = json.loads(cli("sync", "status", str(folder), "--events", "--output", "json",
                                 env=env).stdout)["events"]
         created = "Creation of stack 'sync-app' in progress"
         assert any(e["type"] == "Normal" and e["message"].startswith(created) for e in listed), listed
@@ -183,19 +183,19 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         assert applied.startswith("arn:") and change_set_name_of(applied) == f"flux-1-main-sha1-{sha}"
 
         # suspend through the CLI while the daemon runs; a commit is then not applied
-        cli("sync", "suspend", "app", "-d", str(folder), env=env)
+        cli("sync", "suspend", "app", str(folder), env=env)
         # a pass under way when suspended ends first
         wait_for(lambda: not status_of(state, "default/app").phase, "no pass under way")
         sha3 = repo.commit({"template.yaml": QUEUE}, "back to one queue")
         # as `flux reconcile` on a suspended object: refused, nothing applied
-        done = cli("sync", "reconcile", "app", "-d", str(folder), env=env, check=False)
+        done = cli("sync", "reconcile", "app", str(folder), env=env, check=False)
         assert done.returncode == 2 and "suspended" in done.stderr, done.stderr
         assert status_of(state, "default/app").last_applied_revision.endswith(sha)
-        rows = json.loads(cli("sync", "status", "-d", str(folder), "--output", "json", env=env).stdout)
+        rows = json.loads(cli("sync", "status", str(folder), "--output", "json", env=env).stdout)
         row = rows["objects"][0]
         assert rows["daemon"] == child.pid and row["suspended"] and row["lastAppliedChangeSet"] == applied
 
-        cli("sync", "resume", "app", "-d", str(folder), env=env)
+        cli("sync", "resume", "app", str(folder), env=env)
         wait_for(lambda: status_of(state, "default/app").last_applied_revision.endswith(sha3), "resumed")
         assert stack_updates(cfn, "sync-app") == 3
     finally:
@@ -211,6 +211,6 @@ def test_cli_bad_input_is_one_line(tmp_path):
         "apiVersion: cloudformation.contrib.fluxcd.io/v1alpha1\n"
         "kind: CloudFormationStack\nmetadata: {name: x}\nspec: {interval: 1s}\n"
     )
-    done = cli("sync", "status", "-d", str(tmp_path), env=dict(os.environ), check=False)
+    done = cli("sync", "status", str(tmp_path), env=dict(os.environ), check=False)
     assert done.returncode == 2
     assert "bad.yaml:4" in done.stderr and "spec.sourceRef" in done.stderr and "Traceback" not in done.stderr

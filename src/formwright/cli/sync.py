@@ -16,7 +16,9 @@ from formwright.errors import InputError
 from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
 from formwright.sync.status_store import UNKNOWN, Record, StatusStore
 
-DirOption = typer.Option(Path("."), "--dir", "-d", help="The folder with the CloudFormationStack objects.")
+# the objects folder is an optional positional [DIR], as every project command's folder (issue #16)
+DirOption = typer.Argument(Path("."), metavar="[DIR]", show_default=False,
+                           help="The folder (or file) with the CloudFormationStack objects; default: here.")
 StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
 RegionOption = typer.Option(None, "--region", help="The AWS region (default: the target's).")
 StackTagsOption = typer.Option(
@@ -115,7 +117,8 @@ def register(app: typer.Typer) -> None:
     @sync.command("run")
     def run(
         directory: Path = typer.Argument(
-            ..., help="Folder (or file) with CloudFormationStack and GitRepository objects."
+            Path("."), metavar="[DIR]", show_default=False,
+            help="Folder (or file) with CloudFormationStack and GitRepository objects; default: here.",
         ),
         workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
         state: Path | None = StateOption,
