@@ -19,6 +19,7 @@ from formwright.cli.common import (
     console,
     emit_json,
     project_dir,
+    with_project_flags,
 )
 from formwright.cli.project import macro_mode, open_project
 from formwright.errors import CloudError, InputError
@@ -111,6 +112,7 @@ def register(app: typer.Typer) -> None:
             )
 
     @app.command()
+    @with_project_flags
     def validate(
         directory: Path | None = DirArgument,
         output: Output = OutputOption,
@@ -124,17 +126,18 @@ check references, cycles and parameters. Exit 2 on errors."""
         run_validate(project_dir(directory), output=output, macros=macros, lint_templates=lint_templates)
 
     @app.command()
+    @with_project_flags
     def build(directory: Path | None = DirArgument, output: Output = OutputOption,
               macros: str | None = MacrosOption) -> None:
-        """Write each stack's original and processed template to .formwright/build/<stack>/."""
+        """Write each stack's original and processed template to .formwright/build/[<env>/]<stack>/."""
         from formwright.engine.stack import prepare_stacks
 
         project = open_project(directory)
         stacks = prepare_stacks(project, **macro_mode(macros))
         written = {}
         for name, stack in stacks.items():
-            template, _ = stack.processed(stack.resolve_parameters({}, partial=True), region=project.region or
-                                          "us-east-1")
+            template, _ = stack.processed(stack.resolve_parameters({}, partial=True),
+                                          region=stack.config.target.region or "us-east-1")
             written[name] = str(stack.write_build(template))
         if output is Output.json:
             emit_json({"ok": True, "build": written})
@@ -143,6 +146,7 @@ check references, cycles and parameters. Exit 2 on errors."""
                 console.print(f"{name}: {path}")
 
     @app.command()
+    @with_project_flags
     def graph(
         directory: Path | None = DirArgument,
         fmt: str = typer.Option("dot", "--format", "-f", metavar="dot|svg|png",

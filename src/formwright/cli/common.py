@@ -5,6 +5,8 @@
 - `--output text|json`: the format of the result; `-o/--out PATH`: a file or folder to write to.
 - `-s/--stack NAME` (repeatable), `-y/--yes`, `--target local|aws`, `--macros DIR|remote`,
   `--param K=V` (template parameters) and `--input K=V` (instance and TOSCA inputs).
+- `--env NAME`, `--var K=V`, `--var-file FILE`, `--profile`, `--region` on every project command
+  (`@with_project_flags`), and `[SCOPE]...` (a group, `group.stack`, a stack, `stack@region`).
 - In JSON mode everything on stdout is JSON, errors too: `{"ok": false, "errors": [{"file", "line",
   "message", "hint"}]}` with the same exit code as in text mode (`error_envelope`).
 
@@ -13,8 +15,12 @@ This module is imported by every command, so it imports nothing heavy.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +86,67 @@ MacrosOption = typer.Option(
 ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
                            help="A template parameter (repeatable).")
 InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
+
+
+ScopeArgument = typer.Argument(
+    None, metavar="[SCOPE]...", show_default=False,
+    help="Parts of the project (after DIR): a group (net), a stack in its group (net.app), a stack (app) or "
+    "one region's copy (app@eu-west-1); default the whole project.")
+
+
+@dataclass
+class ProjectFlags:
+    """The values of --env, --var, --var-file, --profile and --region of the running command."""
+
+    env: str | None = None
+    var: list[str] = field(default_factory=list)
+    var_file: list[Path] = field(default_factory=list)
+    profile: str | None = None
+    region: str | None = None
+
+    def load_options(self) -> dict[str, Any]:
+        """Keyword arguments of model.project.load_project."""
+        from formwright.model.environments import parse_var_flags
+
+        return {"environment": self.env, "variables": parse_var_flags(self.var), "var_files": self.var_file,
+                "region": self.region, "profile": self.profile}
+
+
+project_flags = ProjectFlags()  # one command runs per process: its flags, set by @with_project_flags
+
+_PROJECT_OPTIONS = {
+    "env": (str | None, typer.Option(None, "--env", envvar="FORMWRIGHT_ENV", metavar="NAME",
+                                     help="The environment: its overlay of formwright.yaml (environments:) "
+                                          "applies; env FORMWRIGHT_ENV.")),
+    "var": (list[str] | None, typer.Option(None, "--var", metavar="K=V",
+                                           help="A value for {{ var.K }} (repeatable).")),
+    "var_file": (list[Path] | None, typer.Option(None, "--var-file", metavar="FILE",
+                                                 help="A YAML file of values for {{ var.K }} (repeatable).")),
+    "profile": (str | None, typer.Option(None, "--profile", metavar="NAME",
+                                         help="The AWS profile (replaces the project's).")),
+    "region": (str | None, typer.Option(None, "--region", metavar="REGION",
+                                        help="The AWS region (replaces the project's; stacks and groups that "
+                                             "name their own keep it).")),
+}
+
+
+def with_project_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command --env, --var, --var-file, --profile and --region; read them from `project_flags`."""
+    signature = inspect.signature(command)
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for name in _PROJECT_OPTIONS:
+            setattr(project_flags, name, kwargs.pop(name) or ([] if name.startswith("var") else None))
+        return command(*args, **kwargs)
+
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+             for name, (kind, option) in _PROJECT_OPTIONS.items()]
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), *extra])
+    wrapper.__annotations__ = {**command.__annotations__,
+                               **{name: kind for name, (kind, _) in _PROJECT_OPTIONS.items()}}
+    return wrapper
 
 
 def project_dir(directory: Path | None, *, markers: tuple[str, ...] = (PROJECT_FILE,),

@@ -13,19 +13,23 @@ from formwright.cli.common import (
     MacrosOption,
     Output,
     OutputOption,
+    ScopeArgument,
     StackOption,
     TargetOption,
     YesOption,
     console,
     emit_json,
+    with_project_flags,
 )
 from formwright.cli.project import (
     confirm,
     connect,
+    home,
     lock_project,
     macro_mode,
     make_group,
     open_project,
+    references,
     selection,
 )
 
@@ -45,7 +49,7 @@ def fill_values(plans: dict[str, Any], group: Any) -> None:
         if not changes or name not in group.stacks:
             continue
         try:
-            body = group.cfn.call("get_template", StackName=plan.stack_name,
+            body = group.runner_for(group.stacks[name]).cfn.call("get_template", StackName=plan.stack_name,
                                   TemplateStage="Processed")["TemplateBody"]
             old = loads(body) if isinstance(body, str) else body
         except ClientError:
@@ -56,13 +60,13 @@ def fill_values(plans: dict[str, Any], group: Any) -> None:
             change.fill_values(old, new)
 
 
-def check_protection(project: Any, tgt: Any, names: list[str]) -> None:
+def check_protection(project: Any, targets: Any, names: list[str]) -> None:
     """Refuse before deleting anything when any stack to delete has termination protection (CloudFormation
     would refuse that one stack after its dependents were already gone)."""
     from formwright.cli.project import deployed
     from formwright.errors import InputError
 
-    infos = deployed(project, tgt)
+    infos = deployed(project, targets, names)
     protected = [n for n in names if (info := infos.get(n)) is not None and info.termination_protection]
     if protected:
         raise InputError(
@@ -77,8 +81,10 @@ def register(app: typer.Typer) -> None:
     """Add plan, deploy and delete to the application."""
 
     @app.command()
+    @with_project_flags
     def plan(
         directory: Path | None = DirArgument,
+        scope: list[str] | None = ScopeArgument,
         stack: list[str] | None = StackOption,
         keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
         target: str | None = TargetOption,
@@ -90,22 +96,27 @@ def register(app: typer.Typer) -> None:
         from formwright.cli.progress import Progress
         from formwright.cli.render import print_plans
 
-        project = open_project(directory, stack)
-        tgt = connect(project, target)
-        only = selection(project, stack)
+        wanted = [*(scope or []), *(stack or [])]
+        project = open_project(directory, wanted)
+        only = selection(project, wanted)
+        targets = connect(project, target, only)
         with Progress(list(only or project.order()), enabled=output is Output.text,
                       interruptible=True) as progress:
-            group = make_group(project, tgt, only, max_concurrency, progress, macros=macros)
+            group = make_group(project, targets, only, max_concurrency, progress, macros=macros)
             plans = group.plan(keep=keep)
         fill_values(plans, group)
+        refs = {n: references(project, targets, n) for n in plans}
         if output is Output.json:
-            emit_json({"ok": True, "plans": {n: p.to_json() for n, p in plans.items()}})
+            emit_json({"ok": True,
+                       "plans": {n: {**p.to_json(), "references": refs[n]} for n, p in plans.items()}})
         else:
-            print_plans(plans, project.order())
+            print_plans(plans, project.order(), refs)
 
     @app.command()
+    @with_project_flags
     def deploy(
         directory: Path | None = DirArgument,
+        scope: list[str] | None = ScopeArgument,
         stack: list[str] | None = StackOption,
         yes: bool = YesOption,
         force: bool = typer.Option(False, "--force", help="Ignore the applied cache; plan every stack."),
@@ -123,20 +134,22 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.results import exit_code_of
         from formwright.engine.stack import prepare_stacks
 
-        project = open_project(directory, stack)
-        tgt = connect(project, target)
-        only = selection(project, stack, dependencies=True)
+        wanted = [*(scope or []), *(stack or [])]
+        project = open_project(directory, wanted)
+        only = selection(project, wanted, dependencies=True)
         names = list(only or project.order())
         if not yes and (output is Output.json or not sys.stdin.isatty()):
             confirm("Deploy these changes?", yes, output)  # nobody can answer: say so before any work
+        targets = connect(project, target, only)
+        tgt = home(project, targets)
         with lock_project(project, tgt, "deploy"):  # the plan shown must still hold when it is executed
             # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
-            stacks = prepare_stacks(project, target=tgt, only=only, **macro_mode(macros))
+            stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
             if not yes:
-                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency)
+                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets)
                 plans = planner.plan()
                 fill_values(plans, planner)
-                print_plans(plans, project.order())
+                print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
                 if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
                     console.print("nothing to deploy")
                     return
@@ -144,7 +157,7 @@ def register(app: typer.Typer) -> None:
             counter = CallCounter()
             with Progress(names, enabled=output is Output.text, interruptible=True) as progress:
                 group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
-                                   counter=counter)
+                                   counter=counter, targets=targets)
                 results = group.deploy(force=force)
         order = [n for n in project.order() if n in results]
         outputs = {n: r.outputs for n, r in results.items() if r.ok}
@@ -167,29 +180,34 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(exit_code_of(results))
 
     @app.command()
-    def delete(directory: Path | None = DirArgument, stack: list[str] | None = StackOption,
+    @with_project_flags
+    def delete(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
+               stack: list[str] | None = StackOption,
                yes: bool = YesOption, max_concurrency: int = MaxConcurrencyOption,
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
-        """Delete stacks in reverse dependency order (a stack's dependents go first)."""
+        """Delete stacks in reverse dependency order (a stack's dependents go first, and are listed)."""
         from formwright.cli.progress import Progress
         from formwright.cli.render import summary_table
         from formwright.engine.results import exit_code_of
+        from formwright.model.scopes import resolve_scopes
 
-        project = open_project(directory, stack)
-        tgt = connect(project, target)
-        only = selection(project, stack, dependents=True)
+        wanted = [*(scope or []), *(stack or [])]
+        project = open_project(directory, wanted)
+        only = selection(project, wanted, dependents=True)
         names = [n for n in reversed(project.order()) if only is None or n in only]
-        check_protection(project, tgt, names)
+        targets = connect(project, target, only)
+        check_protection(project, targets, names)
         if output is Output.text:
+            asked = set(resolve_scopes(project, wanted)) if wanted else set(names)
             console.print("will delete, in this order:", highlight=False)
             for name in names:
-                why = "" if not stack or name in stack else \
+                why = "" if name in asked else \
                     f" (depends on {', '.join(sorted(project.stacks[name].dependencies() & set(names)))})"
                 console.print(f"  {project.stacks[name].stack_name}{why}", highlight=False)
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
-        with lock_project(project, tgt, "delete"), \
+        with lock_project(project, home(project, targets), "delete"), \
                 Progress(names, enabled=output is Output.text, interruptible=True) as progress:
-            group = make_group(project, tgt, only, max_concurrency, progress)
+            group = make_group(project, targets, only, max_concurrency, progress)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]
         order = [n for n in reversed(project.order()) if n in results]

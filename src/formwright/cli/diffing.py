@@ -14,23 +14,23 @@ from formwright.cli.common import console
 from formwright.cli.project import deployed, make_group
 
 if TYPE_CHECKING:
-    from formwright.cloud.session import Target
+    from formwright.cloud.session import Targets
     from formwright.engine.stack import Stack
     from formwright.model.project import Project
 
 MASK = "****"
 
 
-def stack_diffs(project: Project, tgt: Target, only: list[str] | None) -> dict[str, str]:
+def stack_diffs(project: Project, targets: Targets, only: list[str] | None) -> dict[str, str]:
     """A unified diff per stack (empty: no differences), in dependency order."""
-    group = make_group(project, tgt, only, 8, lambda e: None)
-    infos = deployed(project, tgt)
+    group = make_group(project, targets, only, 8, lambda e: None)
+    infos = deployed(project, targets)
     deployed_outputs = {name: info.outputs for name, info in infos.items() if info is not None}
     diffs: dict[str, str] = {}
     for name in [n for n in project.order() if n in group.stacks]:
         stack = group.stacks[name]
         parameters = stack.resolve_parameters(deployed_outputs, partial=True)
-        local_template, _ = stack.processed(parameters, region=tgt.region)
+        local_template, _ = stack.processed(parameters, region=stack.target.region)
         fmt = template_format(stack)
         secrets = stack.secret_parameters(local_template)
         local_text = render(local_template, fmt) + values_block(
@@ -38,7 +38,7 @@ def stack_diffs(project: Project, tgt: Target, only: list[str] | None) -> dict[s
         remote_text = ""
         info = infos.get(name)
         if info is not None:
-            body = group.cfn.call("get_template", StackName=stack.stack_name,
+            body = group.runner_for(stack).cfn.call("get_template", StackName=stack.stack_name,
                                   TemplateStage="Processed")["TemplateBody"]
             remote_params = {k: as_list_text(v) for k, v in info.parameters.items()}
             remote_text = render(body, fmt) + values_block(remote_params, info.tags, secrets)

@@ -54,14 +54,15 @@ def recent_events(cfn: CloudFormation, stack_name: str, limit: int) -> list[dict
     return list(reversed(cfn.events_since(stack_name, None, limit_pages=max(1, limit // 100 + 1))[:limit]))
 
 
-def watch(project: Project, cfn: CloudFormation, names: list[str], *, limit: int, follow: bool,
+def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *, limit: int, follow: bool,
           output: Output) -> list[dict[str, Any]]:
-    """Print the last `limit` events of each stack; with `follow`, new ones as they come until every stack
-    has settled. Returns every row printed (for JSON)."""
+    """Print the last `limit` events of each stack (read through `cfn[name]`, in its own account and
+    region); with `follow`, new ones as they come until every stack has settled. Returns every row printed
+    (for JSON)."""
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for name in names:
-        for event in recent_events(cfn, project.stacks[name].stack_name, limit):
+        for event in recent_events(cfn[name], project.stacks[name].stack_name, limit):
             row = event_row(name, event)
             seen.add(row["id"])
             rows.append(row)
@@ -69,9 +70,9 @@ def watch(project: Project, cfn: CloudFormation, names: list[str], *, limit: int
     while follow:
         busy = False
         for name in names:
-            info = cfn.describe(project.stacks[name].stack_name)
+            info = cfn[name].describe(project.stacks[name].stack_name)
             busy = busy or (info is not None and info.status.endswith("_IN_PROGRESS"))
-            fresh = [e for e in recent_events(cfn, project.stacks[name].stack_name, 100)
+            fresh = [e for e in recent_events(cfn[name], project.stacks[name].stack_name, 100)
                      if e.get("EventId") not in seen]
             for event in fresh:
                 row = event_row(name, event)

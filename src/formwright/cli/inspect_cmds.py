@@ -13,10 +13,12 @@ from formwright.cli.common import (
     DirArgument,
     Output,
     OutputOption,
+    ScopeArgument,
     StackOption,
     TargetOption,
     console,
     emit_json,
+    with_project_flags,
 )
 from formwright.cli.project import check_stacks, connect, deployed, open_project, selection
 from formwright.errors import InputError
@@ -41,12 +43,14 @@ def register(app: typer.Typer) -> None:
     """Add status, outputs, diff and events to the application."""
 
     @app.command()
-    def status(directory: Path | None = DirArgument, target: str | None = TargetOption,
-               output: Output = OutputOption) -> None:
-        """Each stack's CloudFormation status and last update."""
-        project = open_project(directory)
+    @with_project_flags
+    def status(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
+               target: str | None = TargetOption, output: Output = OutputOption) -> None:
+        """Each stack's CloudFormation status and last update (of the scopes' stacks)."""
+        project = open_project(directory, scope)
+        only = selection(project, scope)
         rows = {}
-        for name, info in deployed(project, connect(project, target)).items():
+        for name, info in deployed(project, connect(project, target, only), only).items():
             rows[name] = {"stack_name": project.stacks[name].stack_name,
                           "status": info.status if info else "NOT_DEPLOYED",
                           "updated": info.updated.isoformat() if info and info.updated else None,
@@ -62,6 +66,7 @@ def register(app: typer.Typer) -> None:
         console.print(table)
 
     @app.command()
+    @with_project_flags
     def outputs(args: list[str] | None = typer.Argument(
                     None, metavar="[DIR] [STACK [KEY]]", show_default=False,
                     help="The project folder, a stack, one output key."),
@@ -72,8 +77,9 @@ def register(app: typer.Typer) -> None:
 
         directory, stack, key = split_outputs_args(args or [])
         project = open_project(directory, [stack] if stack else None)
-        values = {name: info.outputs for name, info in deployed(project, connect(project, target)).items()
-                  if info is not None and (stack is None or name == stack)}
+        only = selection(project, [stack] if stack else None)
+        values = {name: info.outputs for name, info in deployed(project, connect(project, target, only),
+                                                                only).items() if info is not None}
         if stack is not None and stack not in values:
             from formwright.errors import CloudError
 
@@ -95,6 +101,7 @@ def register(app: typer.Typer) -> None:
             console.print(outputs_table(values, project.order()))
 
     @app.command()
+    @with_project_flags
     def diff(directory: Path | None = DirArgument, stack: list[str] | None = StackOption,
              target: str | None = TargetOption, output: Output = OutputOption,
              exit_code: bool = typer.Option(False, "--exit-code",
@@ -105,8 +112,8 @@ ones, in the template's own format (YAML for YAML); --exit-code exits 1 on diffe
 
         project = open_project(directory, stack)
         check_stacks(project, stack)
-        tgt = connect(project, target)
-        diffs = stack_diffs(project, tgt, selection(project, stack))
+        only = selection(project, stack)
+        diffs = stack_diffs(project, connect(project, target, only), only)
         if output is Output.json:
             emit_json({"ok": True, "diffs": diffs, "changed": [n for n, d in diffs.items() if d]})
         else:
@@ -118,6 +125,7 @@ ones, in the template's own format (YAML for YAML); --exit-code exits 1 on diffe
             raise typer.Exit(1)
 
     @app.command()
+    @with_project_flags
     def events(directory: Path | None = DirArgument, stack: list[str] | None = StackOption,
                follow: bool = typer.Option(False, "--follow", "-f",
                                            help="Keep printing new events until the stacks settle."),
@@ -129,9 +137,11 @@ ones, in the template's own format (YAML for YAML); --exit-code exits 1 on diffe
         from formwright.engine.cfn import CloudFormation
 
         project = open_project(directory, stack)
-        tgt = connect(project, target)
-        cfn = CloudFormation(tgt.client("cloudformation"))
-        names = list(stack or [n for n, info in deployed(project, tgt).items() if info is not None])
+        only = selection(project, stack)
+        targets = connect(project, target, only)
+        names = [n for n, info in deployed(project, targets, only).items() if only or info is not None]
+        cfn = {n: CloudFormation(targets.get(project.stacks[n].target).client("cloudformation"))
+               for n in names}
         rows = watch(project, cfn, names, limit=limit, follow=follow, output=output)
         if output is Output.json and not follow:
             emit_json({"ok": True, "events": [{k: v for k, v in r.items() if k != "id"} for r in rows]})

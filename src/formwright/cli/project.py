@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -9,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from formwright.cli.common import Output, console, project_dir
+from formwright.cli.common import Output, console, err_console, project_dir, project_flags
 from formwright.errors import EXIT_CANCELLED, InputError
 
 if TYPE_CHECKING:
-    from formwright.cloud.session import Target
+    from formwright.cloud.session import Target, Targets
     from formwright.engine.cfn import CallCounter, StackInfo
     from formwright.engine.group import StackGroup
     from formwright.model.project import Project
@@ -34,30 +35,33 @@ def macro_mode(value: str | None) -> dict[str, Any]:
 
 
 def open_project(directory: Path | None, stacks: list[str] | None = None) -> Project:
-    """Load the project of a `[DIR]` argument and check --stack names."""
+    """Load the project of a `[DIR]` argument with --env/--var/--region/--profile, one stack per region
+    of a `regions:` stack, and check the scopes and --stack names."""
+    from formwright.cloud.session import default_region
     from formwright.model.project import load_project
+    from formwright.model.regions import fan_out
 
-    project = load_project(project_dir(directory))
+    project = load_project(project_dir(directory), **project_flags.load_options())
+    fan_out(project, project.region or default_region(project.target.profile))
     check_stacks(project, stacks)
     return project
 
 
 def check_stacks(project: Project, stacks: list[str] | None) -> None:
-    """Every --stack name is a stack of the project."""
-    for name in stacks or []:
-        if name not in project.stacks:
-            from formwright.errors import ProjectError
+    """Every scope or --stack name names part of the project (a group, a stack, a region's copy)."""
+    from formwright.model.scopes import resolve_scopes
 
-            raise ProjectError(f"unknown stack '{name}'", file=project.file,
-                               hint=f"stacks: {', '.join(project.stacks)}")
+    resolve_scopes(project, stacks or [])
 
 
 def selection(project: Project, stacks: list[str] | None, *, dependencies: bool = False,
               dependents: bool = False) -> list[str] | None:
-    """The selected stacks, grown by their dependencies (deploy) or dependents (delete)."""
+    """The stacks the scopes name, grown by their dependencies (deploy) or dependents (delete)."""
+    from formwright.model.scopes import resolve_scopes
+
     if not stacks:
         return None
-    chosen, todo = set(), list(stacks)
+    chosen, todo = set(), resolve_scopes(project, stacks)
     down = project.dependents()
     while todo:
         name = todo.pop()
@@ -71,39 +75,71 @@ def selection(project: Project, stacks: list[str] | None, *, dependencies: bool 
     return sorted(chosen)
 
 
-def connect(project: Project, target_flag: str | None) -> Target:
-    """The target for this project (its region)."""
-    from formwright.cloud.session import resolve_target
+def connect(project: Project, target_flag: str | None, only: list[str] | None = None) -> Targets:
+    """The targets of the project's stacks; each selected stack's pinned account is checked first
+    (GetCallerIdentity: a mismatch is exit 2 naming both accounts, before any write)."""
+    from formwright.cloud.session import Targets
 
-    return resolve_target(target_flag, project.region)
+    env_region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if project.region and not project_flags.region and env_region and env_region != project.region:
+        err_console.print(f"note: the project's region {project.region} is used, not AWS_REGION {env_region}",
+                          highlight=False)
+    targets = Targets(target_flag)
+    for name in only or project.order():
+        targets.get(project.stacks[name].target).check_account(f"stack '{name}'")
+    return targets
 
 
 def lock_project(project: Project, target: Target, what: str) -> AbstractContextManager[None]:
     """The project's writer lock on this target, for a whole command (exit 3 when another holds it)."""
-    from formwright.engine.group import target_key
+    from formwright.engine.group import lock_key
     from formwright.state.lock import project_lock
 
-    return project_lock(project.state_dir, target_key(target), what)
+    return project_lock(project.state_dir, lock_key(project, target), what)
 
 
-def make_group(project: Project, target: Target, only: list[str] | None, max_concurrency: int,
+def home(project: Project, targets: Targets) -> Target:
+    """The project-level target (the default of stacks that name no region or account of their own)."""
+    return targets.get(project.target)
+
+
+def make_group(project: Project, targets: Targets, only: list[str] | None, max_concurrency: int,
                progress: Any, counter: CallCounter | None = None, macros: str | None = None) -> StackGroup:
-    """Stacks prepared for the target, on their DAG."""
+    """Stacks prepared for their own targets, on their DAG."""
     from formwright.engine.group import StackGroup
     from formwright.engine.stack import prepare_stacks
 
-    stacks = prepare_stacks(project, target=target, only=only, **macro_mode(macros))
-    return StackGroup(
-        project, stacks, target, max_concurrency=max_concurrency, progress=progress, counter=counter
-    )
+    stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
+    return StackGroup(project, stacks, home(project, targets), max_concurrency=max_concurrency,
+                      progress=progress, counter=counter, targets=targets)
 
 
-def deployed(project: Project, target: Target) -> dict[str, StackInfo | None]:
-    """What describe_stacks says of every project stack, in dependency order (None: not deployed)."""
+def deployed(project: Project, targets: Targets,
+             only: list[str] | None = None) -> dict[str, StackInfo | None]:
+    """What describe_stacks says of the stacks, each in its own account and region, in dependency order
+    (None: not deployed)."""
     from formwright.engine.cfn import CloudFormation
 
-    cfn = CloudFormation(target.client("cloudformation"))
-    return {name: cfn.describe(project.stacks[name].stack_name) for name in project.order()}
+    result = {}
+    for name in project.order():
+        if only is None or name in only:
+            cfn = CloudFormation(targets.get(project.stacks[name].target).client("cloudformation"))
+            result[name] = cfn.describe(project.stacks[name].stack_name)
+    return result
+
+
+def references(project: Project, targets: Targets, name: str) -> list[dict[str, str]]:
+    """Where each `!ref` of a stack comes from: parameter, stack, output, account and region."""
+    from formwright.model.project import OutputRef
+
+    found = []
+    for key, value in project.stacks[name].parameters.items():
+        for ref in value if isinstance(value, list) else [value]:
+            if isinstance(ref, OutputRef):
+                source = targets.get(project.stacks[ref.stack].target)
+                found.append({"parameter": key, "stack": ref.stack, "output": ref.output,
+                              "account": source.account_id(), "region": source.region})
+    return found
 
 
 def confirm(question: str, yes: bool, output: Output = Output.text) -> None:

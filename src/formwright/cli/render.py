@@ -56,8 +56,9 @@ def plan_table(plan: StackPlan) -> Table:
     return table
 
 
-def print_plans(plans: dict[str, StackPlan], order: list[str]) -> None:
-    """Every stack's plan, in dependency order."""
+def print_plans(plans: dict[str, StackPlan], order: list[str],
+                refs: dict[str, list[dict[str, str]]] | None = None) -> None:
+    """Every stack's plan, in dependency order, with where each of its references comes from."""
     for name in order:
         plan = plans.get(name)
         if plan is None:
@@ -66,6 +67,10 @@ def print_plans(plans: dict[str, StackPlan], order: list[str]) -> None:
         if plan.note:
             head += f" [dim]- {escape(plan.note)}[/]"
         console.print(head)
+        for ref in (refs or {}).get(name, []):
+            source = f"{escape(ref['stack'])}.outputs.{escape(ref['output'])}"
+            where = f"{ref['account']}/{ref['region']}"
+            console.print(f"  {escape(ref['parameter'])} <- {source} [dim]({where})[/]", highlight=False)
         if plan.kind not in ("no changes", "unchanged"):
             console.print(plan_table(plan))
 

@@ -46,11 +46,14 @@ class LintJob:
 
 def run_validate(directory: Path, *, output: Output, macros: str | None, lint_templates: bool) -> None:
     """Load, prepare, check and lint the project at `directory`; exit 2 when any error was found."""
+    from formwright.cli.common import project_flags
     from formwright.engine.stack import check_output_references, prepare_stacks
     from formwright.lifecycle.manifest import load_for_validation
+    from formwright.model.regions import fan_out
     from formwright.template import check_size
 
-    project = load_for_validation(directory)
+    project = load_for_validation(directory, **project_flags.load_options())
+    fan_out(project, project.region or "us-east-1")
     stacks = prepare_stacks(project, **macro_mode(macros))
     check_output_references(stacks, project)
     region = project.region or "us-east-1"

@@ -3,17 +3,22 @@
 `--target local|aws` (or `FORMWRIGHT_TARGET`) picks the target; local is the default. AWS is
 reached through ordinary boto3 configuration (profiles, AWS_REGION, AWS_ENDPOINT_URL); the local
 cloud gets dummy credentials and its recorded endpoint. Retries are botocore's standard mode.
+
+A Target may name a profile and a role to assume (with external id, session name and MFA); on the
+local cloud the assumed role's account is where the calls land, as moto keeps accounts apart by it.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
 from formwright.cloud import local
 from formwright.cloud.errors import remember_http_status, set_target_kind
@@ -31,6 +36,12 @@ class Target:
     region: str
     endpoint: str | None = None
     max_pool: int = 32
+    profile: str | None = None
+    role_arn: str | None = None
+    external_id: str | None = None
+    session_name: str | None = None
+    mfa_serial: str | None = None
+    pinned_account: str | None = None  # the account the project names: checked before any write
     _session: Any = field(default=None, repr=False)
     _clients: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -39,15 +50,39 @@ class Target:
     def session(self) -> boto3.session.Session:
         """The boto3 session for this target (dummy credentials on the local cloud)."""
         if self._session is None:
-            if self.kind == "local":
-                self._session = boto3.session.Session(
-                    aws_access_key_id="formwright-local",
-                    aws_secret_access_key="formwright-local",
-                    region_name=self.region,
-                )
-            else:
-                self._session = boto3.session.Session(region_name=self.region)
+            base = self._base_session()
+            self._session = self._assume(base) if self.role_arn else base
         return self._session
+
+    def _base_session(self) -> boto3.session.Session:
+        dummy = {"aws_access_key_id": "formwright-local", "aws_secret_access_key": "formwright-local"}
+        try:
+            return boto3.session.Session(profile_name=self.profile, region_name=self.region,
+                                         **(dummy if self.kind == "local" else {}))
+        except ProfileNotFound:
+            raise InputError(f"AWS profile '{self.profile}' not found",
+                             hint=f"add it to ~/.aws/config (aws configure --profile {self.profile}), "
+                                  "or fix `profile:` / --profile") from None
+
+    def _assume(self, base: boto3.session.Session) -> boto3.session.Session:
+        sts = base.client("sts", endpoint_url=self.endpoint, region_name=self.region)
+        creds = assume_role(sts, self.role_arn or "", external_id=self.external_id,
+                            session_name=self.session_name, mfa_serial=self.mfa_serial)
+        return boto3.session.Session(aws_access_key_id=creds["AccessKeyId"],
+                                     aws_secret_access_key=creds["SecretAccessKey"],
+                                     aws_session_token=creds["SessionToken"], region_name=self.region)
+
+    def where(self) -> str:
+        """`account/region` of this target, for plans and messages."""
+        return f"{self.account_id()}/{self.region}"
+
+    def check_account(self, what: str) -> None:
+        """Refuse (exit 2) when the credentials' account is not the pinned one; both are named."""
+        if self.pinned_account and self.account_id() != self.pinned_account:
+            how = f"role {self.role_arn}" if self.role_arn else f"profile {self.profile}" if self.profile \
+                else "the default credentials"
+            raise InputError(f"{what}: {how} is in account {self.account_id()}, but the project pins account "
+                             f"{self.pinned_account}", hint="use the profile or role_arn of that account")
 
     def client(self, service: str, *, max_attempts: int = 8) -> Any:
         """A shared, thread-safe boto3 client for `service` (clients are thread-safe; sessions are not).
@@ -76,16 +111,86 @@ class Target:
         return self._account
 
 
-def resolve_target(kind: str | None = None, region: str | None = None) -> Target:
-    """The target from the flag, then FORMWRIGHT_TARGET, then local; errors name the fix."""
+def assume_role(sts: Any, role_arn: str, *, external_id: str | None = None, session_name: str | None = None,
+                mfa_serial: str | None = None) -> dict[str, Any]:
+    """Credentials of `role_arn`; a role that cannot be assumed is bad input (exit 2), named with why."""
+    kwargs: dict[str, Any] = {"RoleArn": role_arn, "RoleSessionName": session_name or "formwright"}
+    if external_id:
+        kwargs["ExternalId"] = external_id
+    if mfa_serial:
+        kwargs.update(SerialNumber=mfa_serial, TokenCode=_mfa_code(mfa_serial, role_arn))
+    try:
+        return dict(sts.assume_role(**kwargs)["Credentials"])
+    except ClientError as err:
+        error = err.response.get("Error", {})
+        reason = f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip()
+    except BotoCoreError as err:
+        reason = str(err).replace("\n", " ")
+    raise InputError(f"cannot assume role {role_arn}: {reason}",
+                     hint="check the role's trust policy, external_id and your credentials' permissions")
+
+
+def _mfa_code(serial: str, role_arn: str) -> str:
+    if not sys.stdin.isatty():
+        raise InputError(f"role {role_arn} needs an MFA code from {serial}, and nobody can type it here",
+                         hint="run at a terminal, or use credentials that need no MFA")
+    sys.stderr.write(f"MFA code for {serial}: ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip()
+
+
+def default_region(profile: str | None = None) -> str:
+    """The region when the project names none: AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1."""
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        return region
+    try:
+        return boto3.session.Session(profile_name=profile).region_name or DEFAULT_REGION
+    except ProfileNotFound:
+        return DEFAULT_REGION  # the session itself reports the missing profile, once, when it is used
+
+
+def target_kind(kind: str | None) -> str:
+    """The kind from the flag, then FORMWRIGHT_TARGET, then local."""
     kind = (kind or os.environ.get("FORMWRIGHT_TARGET") or "local").lower()
     if kind not in TARGETS:
         raise InputError(f"unknown target '{kind}'", hint="use --target local or --target aws")
     set_target_kind(kind)
+    return kind
+
+
+def resolve_target(kind: str | None = None, region: str | None = None, **credentials: Any) -> Target:
+    """The target from the flag, then FORMWRIGHT_TARGET, then local; errors name the fix.
+
+    `credentials` are Target fields: profile, role_arn, external_id, session_name, mfa_serial, pinned_account.
+    """
+    kind = target_kind(kind)
+    region = region or default_region(credentials.get("profile"))
     if kind == "local":
-        cloud = local.require()
-        return Target("local", region or DEFAULT_REGION, cloud.endpoint)
-    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if not region:
-        region = boto3.session.Session().region_name or DEFAULT_REGION
-    return Target("aws", region)  # boto3 itself honours AWS_ENDPOINT_URL and per-service endpoints
+        return Target("local", region, local.require().endpoint, **credentials)
+    return Target("aws", region, **credentials)  # boto3 honours AWS_ENDPOINT_URL and per-service endpoints
+
+
+class Targets:
+    """One Target per distinct place and credentials among a project's stacks, made once each."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = target_kind(kind)
+        self._made: dict[tuple, Target] = {}
+        self._lock = threading.Lock()
+
+    def get(self, spec: Any) -> Target:
+        """The Target of a spec (a model.targets.TargetSpec: region, account, credentials)."""
+        region = spec.region or default_region(spec.profile)
+        credentials = {"profile": spec.profile, "role_arn": spec.role_arn, "external_id": spec.external_id,
+                       "session_name": spec.session_name, "mfa_serial": spec.mfa_serial,
+                       "pinned_account": spec.account}
+        key = (region, *credentials.values())
+        with self._lock:
+            if key not in self._made:
+                self._made[key] = resolve_target(self.kind, region, **credentials)
+            return self._made[key]
+
+    def all(self) -> list[Target]:
+        """Every Target made so far."""
+        return list(self._made.values())

@@ -54,11 +54,25 @@ def poll_client(target: Any) -> Any:
         return target.client("cloudformation")
 
 
+def cache_key(project: Project, target: Any) -> str:
+    """The applied cache's folder: apart per environment, account, region and endpoint
+    (`dev/aws-123456789012-eu-west-1-1a2b3c4d`)."""
+    key = target_key(target)
+    return f"{project.environment}/{key}" if project.environment else key
+
+
+def lock_key(project: Project, target: Any) -> str:
+    """The writer lock's name: one per environment and (home) target."""
+    key = target_key(target)
+    return f"{project.environment}-{key}" if project.environment else key
+
+
 class StackGroup:
     """Runs plan / deploy / delete over a project's stacks."""
 
     def __init__(self, project: Project, stacks: dict[str, Stack], target: Any, *, max_concurrency: int = 8,
-                 progress: ProgressCallback = no_progress, counter: CallCounter | None = None) -> None:
+                 progress: ProgressCallback = no_progress, counter: CallCounter | None = None,
+                 targets: Any = None) -> None:
         if max_concurrency < 1:
             raise InputError("--max-concurrency must be at least 1")
         self.project = project
@@ -67,12 +81,8 @@ class StackGroup:
         self.max_concurrency = max_concurrency
         self.progress = progress
         self.counter = counter or CallCounter()
-        # the local cloud finishes every operation synchronously: read at once there, not on AWS
-        cadence = Cadence(first=0.0 if target.kind == "local" else Cadence.minimum)
-        self.cfn = CloudFormation(target.client("cloudformation"), self.counter,
-                                  poll_client=poll_client(target), cadence=cadence)
-        self.cache = AppliedCache(project.state_dir, target_key(target))
-        self.runner = StackRunner(project, target, self.cfn, self.cache, progress)
+        self._runners: dict[int, StackRunner] = {}
+        self.targets = targets  # a cloud.session.Targets for stacks outside the selection (references)
         check_output_references(stacks, project)
         self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
         for warning in self.warnings:
@@ -82,6 +92,48 @@ class StackGroup:
         except graphlib.CycleError as err:
             raise InputError("dependency cycle through Fn::ImportValue: " + " -> ".join(err.args[1]),
                              hint="an import cannot come from a stack that waits for the importer") from None
+
+    # the default target's parts, made when first used: every stack may have a target of its own
+    @property
+    def runner(self) -> StackRunner:
+        """The runner of the group's default target."""
+        return self.runner_of(self.target)
+
+    @property
+    def cfn(self) -> CloudFormation:
+        """CloudFormation of the group's default target."""
+        return self.runner.cfn
+
+    @property
+    def cache(self) -> AppliedCache:
+        """The applied cache of the group's default target."""
+        return self.runner.cache
+
+    def runner_of(self, target: Any) -> StackRunner:
+        """The runner (CloudFormation client, applied cache) of one target, made once."""
+        runner = self._runners.get(id(target))
+        if runner is None:
+            # the local cloud finishes every operation synchronously: read at once there, not on AWS
+            cadence = Cadence(first=0.0 if target.kind == "local" else Cadence.minimum)
+            cfn = CloudFormation(target.client("cloudformation"), self.counter,
+                                 poll_client=poll_client(target), cadence=cadence)
+            cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
+            runner = StackRunner(self.project, target, cfn, cache, self.progress)
+            self._runners[id(target)] = runner
+        return runner
+
+    def runner_for(self, stack: Stack) -> StackRunner:
+        """The runner of the stack's own target (the group's when it has none)."""
+        return self.runner_of(stack.target) if stack.target is not None else self.runner
+
+    def cfn_of(self, name: str) -> CloudFormation:
+        """CloudFormation where the project's stack `name` lives (selected or not)."""
+        stack = self.stacks.get(name)
+        if stack is not None:
+            return self.runner_for(stack).cfn
+        if self.targets is not None:
+            return self.runner_of(self.targets.get(self.project.stacks[name].target)).cfn
+        return self.cfn
 
     # ---- graph --------------------------------------------------------------------------------
     def graph(self, reverse: bool = False) -> dict[str, set[str]]:
@@ -149,7 +201,7 @@ class StackGroup:
         outputs: dict[str, dict[str, str]] = {}
 
         def work(stack: Stack) -> StackResult:
-            result = self.runner.deploy(stack, outputs, force=force)
+            result = self.runner_for(stack).deploy(stack, outputs, force=force)
             if result.ok:
                 outputs[stack.name] = result.outputs
             return result
@@ -160,13 +212,13 @@ class StackGroup:
 
     def lock(self, operation: str):
         """The project's writer lock on this target (exit 3 for a second writer)."""
-        return project_lock(self.project.state_dir, target_key(self.target), operation)
+        return project_lock(self.project.state_dir, lock_key(self.project, self.target), operation)
 
     def _seed_outputs(self, outputs: dict[str, dict[str, str]]) -> None:
         """Outputs of referenced stacks outside the selection, read from the cloud."""
         wanted = {ref.stack for s in self.stacks.values() for ref in s.config.references()} - set(self.stacks)
         for name in wanted:
-            info = self.cfn.describe(self.project.stacks[name].stack_name)
+            info = self.cfn_of(name).describe(self.project.stacks[name].stack_name)
             if info is not None:
                 outputs[name] = info.outputs
 
@@ -178,10 +230,10 @@ class StackGroup:
 
         def work(stack: Stack) -> StackResult:
             try:
-                info = self.cfn.describe(stack.stack_name)
+                info = self.runner_for(stack).cfn.describe(stack.stack_name)
                 if info is not None:
                     outputs[stack.name] = info.outputs
-                plan = self.runner.plan(stack, outputs, info, keep=keep)
+                plan = self.runner_for(stack).plan(stack, outputs, info, keep=keep)
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
                 error = translate(err, where=stack.name, target=getattr(self.target, "kind", None))
                 self.progress(ProgressEvent(stack.name, "failed", "", str(error)))
@@ -218,7 +270,7 @@ class StackGroup:
         }
 
         def work(stack: Stack) -> StackResult:
-            return self.runner.delete(stack, live)
+            return self.runner_for(stack).delete(stack, live)
 
         return self.walk(graph, work)
 
@@ -226,17 +278,18 @@ class StackGroup:
         """Export name -> (the selected stack exporting it, cloud names of the stacks importing it)."""
         result: dict[str, tuple[str, list[str]]] = {}
         for stack in self.stacks.values():
-            info = self.cfn.describe(stack.stack_name)
+            cfn = self.runner_for(stack).cfn
+            info = cfn.describe(stack.stack_name)
             for export in info.exports if info is not None else ():
-                result[export] = (stack.name, self._list_imports(export))
+                result[export] = (stack.name, self._list_imports(cfn, export))
         return result
 
-    def _list_imports(self, export: str) -> list[str]:
+    def _list_imports(self, cfn: CloudFormation, export: str) -> list[str]:
         names: list[str] = []
         kwargs = {"ExportName": export}
         while True:
             try:
-                page = self.cfn.call("list_imports", **kwargs)
+                page = cfn.call("list_imports", **kwargs)
             except ClientError as err:
                 if "is not imported by any stack" in str(err):
                     return names

@@ -37,6 +37,7 @@ class Stack:
     account_id: str = "123456789012"
     fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
     extra_capabilities: list[str] = field(default_factory=list)
+    target: Any = None  # the stack's own Target (region, account, credentials); None: the group's
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -142,23 +143,27 @@ class Stack:
 
 
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
-                   remote_macros: bool = False, only: list[str] | None = None) -> dict[str, Stack]:
+                   remote_macros: bool = False, only: list[str] | None = None,
+                   targets: Any = None) -> dict[str, Stack]:
     """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters.
 
     Templates with macros get the project's macro registry (local expansion), or with
     `remote_macros` are sent as written with CAPABILITY_AUTO_EXPAND for CloudFormation to expand.
+    With `targets` (a cloud.session.Targets) each stack gets the Target of its own region and account.
     """
     from formwright.macros import MacroRegistry, needs_auto_expand
 
     stacks: dict[str, Stack] = {}
     registry = None
     secrets = GeneratedSecrets(project.state_dir)
-    s3_client = target.client("s3") if target is not None else None
-    account_id = target.account_id() if target is not None else "123456789012"
     for name, config in project.stacks.items():
         if only and name not in only:
             continue
-        build_dir = project.state_dir / "build" / name
+        if targets is not None:
+            target = targets.get(config.target)
+        s3_client = target.client("s3") if target is not None else None
+        account_id = target.account_id() if target is not None else "123456789012"
+        build_dir = project.build_dir / name
         fixed: dict[str, str] = {}
         extra_caps: list[str] = []
         if config.tosca is not None:
@@ -167,7 +172,8 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             s3 = target.client("s3") if target is not None else None
             # without a target (validate) the bucket is still named, so the stack resolves as in deploy
             bucket = config.artifact_bucket or managed_bucket_name(target, project)
-            prepared = prepare_stack(config.tosca, inputs=config.inputs, region=project.region or "us-east-1",
+            region = target.region if target is not None else config.target.region or "us-east-1"
+            prepared = prepare_stack(config.tosca, inputs=config.inputs, region=region,
                                      out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket,
                                      bucket_owner=account_id if target is not None else None)
             original, source = prepared.template, str(config.tosca)
@@ -186,6 +192,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             remote_macros=remote_macros,
             s3_client=s3_client,
             account_id=account_id,
+            target=target,
         )
         if needs_auto_expand(original):
             if registry is None:

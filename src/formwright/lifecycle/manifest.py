@@ -359,11 +359,12 @@ class LenientInputs(dict):
         return dict.get(self, key, "")
 
 
-def load_for_validation(source: Path) -> Project:
+def load_for_validation(source: Path, **options: Any) -> Project:
     """The project as `validate` sees it: rendered for a probe instance with lenient inputs, its manifest
-    parsed and, in a multi-instance project, every stack name checked to contain the instance name."""
+    parsed and, in a multi-instance project, every stack name checked to contain the instance name.
+    `options` (environment, variables …) go to load_project."""
     check_secure_names(source)
-    project = load_for_instance(source, PROBES[0], LenientInputs({}, {}))
+    project = load_for_instance(source, PROBES[0], LenientInputs({}, {}), **options)
     parse_manifest(project)
     check_instance_names(project)
     return project
@@ -411,10 +412,11 @@ def load_for_instance(
     *,
     strict: bool = False,
     version: str | None = None,
+    **options: Any,
 ) -> Project:
-    """Load the project at `source` rendered for instance `name`."""
+    """Load the project at `source` rendered for instance `name` (`options` go to load_project)."""
     context = instance_context(name, version, inputs, properties or {}, strict=strict)
-    project = load_project(source, context=context)
+    project = load_project(source, context=context, **options)
     if version is None and project.version is not None:
         context["instance"]["version"] = project.version
     return project

@@ -2,29 +2,29 @@
 
 A parameter written `!ref <stack>.outputs.<Key>` becomes an `OutputRef`, resolved at deploy time
 from that stack's outputs, and adds the dependency. String values are Jinja2 templates rendered
-with StrictUndefined (`{{ env.NAME }}`), so a missing variable is an error, not an empty string.
+with StrictUndefined (`{{ env.NAME }}`, `{{ var.K }}`), so a missing variable is an error, not an empty
+string. Stacks sit at the top level or in `groups:`; an environment (`--env`) overlays the whole file.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 import graphlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
-import jinja2.sandbox
 import yaml
 
 from formwright import sandbox
 from formwright.cloud.regions import is_region
 from formwright.errors import ProjectError, TemplateError
+from formwright.model.environments import check_variables, merge, overlay_of, read_var_file
+from formwright.model.render import Renderer, default_context
+from formwright.model.targets import TARGET_KEYS, TargetSpec, read_spec
 from formwright.model.tree import Node
-from formwright.template.document import Mapping, Sequence, TemplateLoader, load_yaml_text
+from formwright.template.document import Mapping, TemplateLoader, load_yaml_text
 
 PROJECT_FILE = "formwright.yaml"
 
@@ -40,10 +40,13 @@ STACK_OPTIONS = {
 ON_FAILURE = ("rollback", "delete", "do_nothing")
 
 PROJECT_KEYS = {
-    "name": "the project's name; stack names default to <name>-<stack>",
-    "region": "the AWS region (default: the target's)",
+    "name": "the project's name; stack names default to <name>-<stack> (<name>-<env>-<stack> with --env)",
+    **TARGET_KEYS,
     "tags": "tags every stack gets",
     "stacks": "the stacks, by name",
+    "groups": "groups of stacks: {name: {region, account, profile, role_arn, regions, tags, stacks}}",
+    "environments": "per-environment overlays of this file: {dev: {...}, prod: {...}}",
+    "vars": "default values of {{ var.K }} (an environment, --var-file and --var override them)",
     "macros": "user macros: {Name: path} or {Name: {path, environment, timeout}}",
     "version": "the project's version",
     "inputs": "instance inputs",
@@ -67,10 +70,20 @@ STACK_KEYS = {
     "triggers": "actions on this stack's events",
     "immutable": "replace instead of update on upgrade",
     "description": "free text",
-    "regions": "regions of a per-region stack",
+    "regions": "regions of a per-region stack: one stack per region",
     "shared": "one stack for every instance of a multi-instance project (made with the first, removed "
               "with the last)",
+    **TARGET_KEYS,
 }
+GROUP_KEYS = {
+    "stacks": "the group's stacks, by name",
+    "tags": "tags for the group's stacks (merged over the project's)",
+    "regions": "regions for each of the group's stacks",
+    "description": "free text",
+    **TARGET_KEYS,
+    **{key: help + " (default for the group's stacks)" for key, help in STACK_OPTIONS.items()},
+}
+OVERLAY_KEYS = {k: v for k, v in PROJECT_KEYS.items() if k not in ("name", "environments")}
 CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"}
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 
@@ -86,6 +99,11 @@ class OutputRef:
 
     def __str__(self) -> str:
         return f"!ref {self.stack}.outputs.{self.output}"
+
+    @property
+    def base(self) -> str:
+        """The referenced stack's name without a `@region` (`!ref app@eu-west-1.outputs.Url`)."""
+        return self.stack.partition("@")[0]
 
 
 class ProjectLoader(TemplateLoader):
@@ -130,6 +148,11 @@ class StackConfig(Node):
         self.artifact_bucket: str | None = None
         self.immutable = False
         self.extra: dict[str, Any] = {}
+        self.target = TargetSpec()  # region, account, credentials (flowed down project -> group -> stack)
+        self.group_name: str | None = None  # the group it was written in
+        self.regions: list[str] | None = None  # `regions: [...]`: one stack per region
+        self.definition = name  # the name written in the file (`app` for its copy `app@eu-west-1`)
+        self.named = False  # True when `stack_name` was written (not the default)
 
     @property
     def project(self) -> Project:
@@ -147,7 +170,9 @@ class StackConfig(Node):
 
     def dependencies(self) -> set[str]:
         """Stacks that must be deployed before this one: depends_on plus referenced stacks."""
-        return set(self.depends_on) | {ref.stack for ref in self.references()}
+        stacks = self.project.stacks
+        refs = {ref.stack if ref.stack in stacks else ref.base for ref in self.references()}
+        return set(self.depends_on) | refs
 
 
 class Project(Node):
@@ -164,6 +189,16 @@ class Project(Node):
         self.local_cloud_stub: list[str] = []
         self.raw: Mapping = Mapping()
         self.options: dict[str, Any] = {}  # STACK_OPTIONS set at the project level
+        self.environment: str | None = None  # --env
+        self.variables: dict[str, Any] = {}  # what {{ var.K }} sees
+        self.target = TargetSpec()  # the project-level target keys
+        self.groups: dict[str, list[str]] = {}  # group name -> its stacks
+
+    @property
+    def build_dir(self) -> Path:
+        """Where processed templates go: `.formwright/build/` (`…/build/<env>/` for an environment)."""
+        base = self.state_dir / "build"
+        return base / self.environment if self.environment else base
 
     @property
     def state_dir(self) -> Path:
@@ -210,62 +245,21 @@ def _check_keys(mapping: Mapping, known: dict[str, str], file: str, what: str) -
             )
 
 
-# Sandboxed: `{{ cycler.__init__.__globals__.os.popen(...) }}` in a project file must not run code.
-_JINJA = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
-                                             keep_trailing_newline=True)
+def load_project(
+    path: str | Path | None = None,
+    *,
+    context: dict[str, Any] | None = None,
+    environment: str | None = None,
+    variables: dict[str, Any] | None = None,
+    var_files: list[Path] | None = None,
+    region: str | None = None,
+    profile: str | None = None,
+) -> Project:
+    """Load and check formwright.yaml (a file or its folder) into a Project.
 
-
-@functools.lru_cache(maxsize=4096)
-def _compiled(text: str) -> jinja2.Template:
-    """The compiled template of one value (a project is loaded several times per operation)."""
-    return _JINJA.from_string(text)
-
-
-class _Renderer:
-    """Renders `{{ … }}` in string values with StrictUndefined; errors carry the value's line."""
-
-    def __init__(self, context: dict[str, Any], file: str) -> None:
-        self.context = context
-        self.file = file
-
-    def render(self, value: Any, line: int | None) -> Any:
-        if isinstance(value, str) and ("{{" in value or "{%" in value):
-            try:
-                return _compiled(value).render(self.context)
-            except jinja2.UndefinedError as err:
-                raise ProjectError(
-                    f"undefined in '{value}': {err.message}",
-                    file=self.file,
-                    line=line,
-                    hint="set the variable or give a default: {{ env.NAME | default('x') }}",
-                ) from None
-            except jinja2.TemplateError as err:
-                raise ProjectError(f"bad expression '{value}': {err}", file=self.file, line=line) from None
-            except Exception as err:  # noqa: BLE001 - {{ 1/0 }}, {{ 'a' + 1 }}: the expression failed
-                raise ProjectError(f"expression '{value}' failed: {type(err).__name__}: {err}",
-                                   file=self.file, line=line) from None
-        if isinstance(value, Mapping):
-            return _with_lines(value, {k: self.render(v, value.line_of(k)) for k, v in value.items()})
-        if isinstance(value, list):
-            out = Sequence(self.render(v, getattr(value, "line", line)) for v in value)
-            out.line = getattr(value, "line", line)
-            return out
-        return value
-
-
-def _with_lines(original: Mapping, items: dict) -> Mapping:
-    result = Mapping(items)
-    result.line, result.key_lines, result.file = original.line, original.key_lines, original.file
-    return result
-
-
-def default_context() -> dict[str, Any]:
-    """What `{{ … }}` sees in every project: `env` (the process environment; empty under the sandbox)."""
-    return {"env": {} if sandbox.active() is not None else dict(os.environ)}
-
-
-def load_project(path: str | Path | None = None, *, context: dict[str, Any] | None = None) -> Project:
-    """Load and check formwright.yaml (a file or its folder) into a Project."""
+    `environment` overlays its values (unknown: an error); `var_files` then `variables` override the
+    values of `{{ var.K }}`; `region` and `profile` (the --region/--profile flags) replace the project's.
+    """
     file_path = find_project_file(path)
     file = str(file_path)
     sandbox.anchor(file_path.parent)
@@ -273,9 +267,15 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     if not isinstance(raw, Mapping):
         raise ProjectError("formwright.yaml must be a mapping with `name` and `stacks`", file=file, line=1)
     _check_keys(raw, PROJECT_KEYS, file, "the project")
+    if environment:
+        overlay = overlay_of(raw, environment, file_path.parent, file, _load_yaml)
+        _check_overlay(raw, overlay, environment, file)
+        raw = merge(raw, overlay)
     ctx = default_context()
     ctx.update(context or {})
-    renderer = _Renderer(ctx, file)
+    ctx["environment"] = environment or ""
+    ctx["var"] = _variables(raw, var_files, variables, file, ctx)
+    renderer = Renderer(ctx, file)
 
     name = raw.get("name")
     if not isinstance(name, str) or not name:
@@ -283,11 +283,12 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
                            hint="add `name: my-project` at the top")
     project = Project(renderer.render(name, raw.line_of("name")), file, file_path.parent.resolve())
     project.raw = raw
+    project.environment = environment or None
+    project.variables = ctx["var"]
     ctx.setdefault("project", {"name": project.name})
-    project.region = renderer.render(raw.get("region"), raw.line_of("region"))
-    if project.region is not None and (not isinstance(project.region, str) or not is_region(project.region)):
-        raise ProjectError(f"'{project.region}' is not an AWS region", file=file, line=raw.line_of("region"),
-                           hint="e.g. region: eu-west-1")
+    flags = {k: v for k, v in (("region", region), ("profile", profile)) if v}
+    project.target = TargetSpec(**flags).over(read_spec(raw, renderer.render, file))
+    project.region = project.target.region
     project.tags = _string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
                                raw.line_of("tags"), "tags")
     project.version = None if raw.get("version") is None else str(raw.get("version"))
@@ -299,15 +300,12 @@ def load_project(path: str | Path | None = None, *, context: dict[str, Any] | No
     project.options = _stack_options(raw, renderer, file)
     project.local_cloud_stub = _local_cloud_stub(raw, file)
 
-    stacks = raw.get("stacks")
-    if not isinstance(stacks, Mapping) or not stacks:
-        raise ProjectError("the project has no `stacks`", file=file, line=raw.line_of("stacks") or 1,
-                           hint="add stacks: {name: {template: path}}")
-    for stack_name, body in stacks.items():
-        line = stacks.line_of(stack_name)
-        if not isinstance(body, Mapping):
-            raise ProjectError(f"stack '{stack_name}' must be a mapping", file=file, line=line)
-        project.stacks[stack_name] = _load_stack(project, stack_name, body, line, renderer)
+    for stack_name, (body, line, group) in _stack_bodies(raw, file).items():
+        stack = _load_stack(project, stack_name, body, line, renderer)
+        stack.group_name = group
+        project.stacks[stack_name] = stack
+        if group is not None:
+            project.groups.setdefault(group, []).append(stack_name)
     check_references(project)
     return project
 
@@ -344,6 +342,75 @@ def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
     return sorted({str(t) for t in types})
 
 
+def _variables(raw: Mapping, var_files: list[Path] | None, variables: dict[str, Any] | None, file: str,
+               ctx: dict[str, Any]) -> dict[str, Any]:
+    """`vars:` (with the environment's), each --var-file, then each --var; `vars:` values are rendered."""
+    renderer = Renderer({k: v for k, v in ctx.items() if k != "var"}, file)
+    values = check_variables(renderer.render(raw.get("vars"), raw.line_of("vars")), file, raw.line_of("vars"))
+    for var_file in var_files or []:
+        values.update(read_var_file(Path(var_file), _load_yaml))
+    values.update(variables or {})
+    return values
+
+
+def _check_overlay(raw: Mapping, overlay: Mapping, environment: str, file: str) -> None:
+    """An overlay sets known keys of known stacks and groups (a typo is an error, not a new stack)."""
+    where = overlay.file or file
+    _check_keys(overlay, OVERLAY_KEYS, where, f"environment '{environment}'")
+    for key in ("stacks", "groups"):
+        part = overlay.get(key)
+        if part is None:
+            continue
+        known = raw.get(key) or {}
+        if not isinstance(part, Mapping):
+            raise ProjectError(f"`{key}` of environment '{environment}' must be a mapping", file=where,
+                               line=overlay.line_of(key))
+        for name in part:
+            if name not in known:
+                raise ProjectError(f"environment '{environment}' sets unknown {key[:-1]} '{name}'",
+                                   file=where,
+                                   line=part.line_of(name), hint=_did_you_mean(name, list(known)))
+
+
+def _stack_bodies(raw: Mapping, file: str) -> dict[str, tuple[Mapping, int | None, str | None]]:
+    """Each stack's body, line and group; a group's keys are defaults its stacks inherit and override."""
+    bodies: dict[str, tuple[Mapping, int | None, str | None]] = {}
+    stacks = raw.get("stacks") or Mapping()
+    groups = raw.get("groups") or Mapping()
+    if not isinstance(stacks, Mapping) or not isinstance(groups, Mapping) or not (stacks or groups):
+        bad = "groups" if not isinstance(groups, Mapping) else "stacks"
+        raise ProjectError("the project has no `stacks`" if bad == "stacks" and not stacks else
+                           f"`{bad}` must be a mapping", file=file, line=raw.line_of(bad) or 1,
+                           hint="add stacks: {name: {template: path}}")
+    for name, body in stacks.items():
+        bodies[name] = (_stack_body(body, name, file, stacks.line_of(name)), stacks.line_of(name), None)
+    for group, gbody in groups.items():
+        gline = groups.line_of(group)
+        members = gbody.get("stacks") if isinstance(gbody, Mapping) else None
+        if not isinstance(members, Mapping) or not members:
+            raise ProjectError(f"group '{group}' must be a mapping with `stacks`", file=file, line=gline,
+                               hint="give it stacks: {<name>: {template: <path>}}")
+        _check_keys(gbody, GROUP_KEYS, file, f"group '{group}'")
+        if group in stacks:
+            raise ProjectError(f"group '{group}' has the name of a stack", file=file, line=gline,
+                               hint="scopes name groups and stacks alike: rename one")
+        defaults = Mapping({k: v for k, v in gbody.items() if k not in ("stacks", "description")})
+        defaults.key_lines, defaults.line, defaults.file = gbody.key_lines, gbody.line, gbody.file
+        for name, body in gbody["stacks"].items():
+            line = gbody["stacks"].line_of(name)
+            if name in bodies:
+                raise ProjectError(f"stack '{name}' is defined twice", file=file, line=line,
+                                   hint="stack names are unique across the project's groups")
+            bodies[name] = (merge(defaults, _stack_body(body, name, file, line)), line, group)
+    return bodies
+
+
+def _stack_body(body: Any, name: str, file: str, line: int | None) -> Mapping:
+    if not isinstance(body, Mapping):
+        raise ProjectError(f"stack '{name}' must be a mapping", file=file, line=line)
+    return body
+
+
 def _load_yaml(text: str, file: str) -> Any:
     try:
         return load_yaml_text(text, ProjectLoader, file=file)
@@ -372,7 +439,7 @@ def _string_map(value: Any, file: str, line: int | None, what: str) -> dict[str,
 
 
 def _load_stack(
-    project: Project, name: str, body: Mapping, line: int | None, renderer: _Renderer
+    project: Project, name: str, body: Mapping, line: int | None, renderer: Renderer
 ) -> StackConfig:
     file = project.file or ""
     _check_keys(body, STACK_KEYS, file, f"stack '{name}'")
@@ -399,8 +466,10 @@ def _load_stack(
                            hint="add template: templates/<file>.yaml")
     stack.inputs = _string_map(renderer.render(body.get("inputs"), body.line_of("inputs")), file,
                                body.line_of("inputs"), "inputs")
-    stack.stack_name = str(renderer.render(body.get("stack_name") or f"{project.name}-{name}",
+    default_name = "-".join(p for p in (project.name, project.environment, name) if p)
+    stack.stack_name = str(renderer.render(body.get("stack_name") or default_name,
                                            body.line_of("stack_name")))
+    stack.named = bool(body.get("stack_name"))
     if not STACK_NAME.fullmatch(stack.stack_name) and "(known after apply)" not in stack.stack_name:
         raise ProjectError(f"'{stack.stack_name}' is not a valid CloudFormation stack name", file=file,
                            line=body.line_of("stack_name") or line,
@@ -444,10 +513,30 @@ def _load_stack(
         setattr(stack, key, value)
     stack.immutable = _flag(body, "immutable", renderer, file)
     stack.extra = {k: body[k] for k in ("triggers", "regions", "description", "shared") if k in body}
+    stack.target = read_spec(body, renderer.render, file).over(project.target)
+    stack.regions = _regions(renderer.render(body.get("regions"), body.line_of("regions")), file,
+                             body.line_of("regions"))
     return stack
 
 
-def _stack_options(body: Mapping, renderer: _Renderer, file: str) -> dict[str, Any]:
+def _regions(value: Any, file: str, line: int | None) -> list[str] | None:
+    """`regions: [...]` as a list of checked regions (`true`, the instances' "every region", is None)."""
+    if value is None or value is True:
+        return None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ProjectError("`regions` must be a list of regions", file=file, line=line,
+                           hint="regions: [us-east-1, eu-west-1]")
+    for region in items:
+        if not isinstance(region, str) or not is_region(region):
+            raise ProjectError(f"'{region}' is not an AWS region", file=file, line=line,
+                               hint="regions: [us-east-1, eu-west-1]")
+    if len(set(items)) != len(items):
+        raise ProjectError("`regions` names a region twice", file=file, line=line)
+    return [str(r) for r in items]
+
+
+def _stack_options(body: Mapping, renderer: Renderer, file: str) -> dict[str, Any]:
     """The STACK_OPTIONS set in `body` (a stack or the project), checked."""
     options: dict[str, Any] = {}
     if "termination_protection" in body:
@@ -484,7 +573,7 @@ def _stack_options(body: Mapping, renderer: _Renderer, file: str) -> dict[str, A
     return options
 
 
-def _flag(body: Mapping, key: str, renderer: _Renderer, file: str) -> bool:
+def _flag(body: Mapping, key: str, renderer: Renderer, file: str) -> bool:
     """A true/false setting; a templated one is rendered first. Anything else is an error, not a guess."""
     value = renderer.render(body.get(key, False), body.line_of(key))
     if isinstance(value, bool):
@@ -495,7 +584,7 @@ def _flag(body: Mapping, key: str, renderer: _Renderer, file: str) -> bool:
     raise ProjectError(f"`{key}` must be true or false, not '{value}'", file=file, line=body.line_of(key))
 
 
-def _parameter_value(value: Any, renderer: _Renderer, file: str, line: int | None) -> Any:
+def _parameter_value(value: Any, renderer: Renderer, file: str, line: int | None) -> Any:
     if isinstance(value, OutputRef):
         return OutputRef(value.stack, value.output, file, value.line or line)
     if isinstance(value, list):
@@ -524,14 +613,20 @@ def check_references(project: Project) -> None:
                     hint=_did_you_mean(dep, names),
                 )
         for ref in stack.references():
-            if ref.stack not in project.stacks:
+            if ref.base not in project.stacks:
                 raise ProjectError(
-                    f"{ref} names unknown stack '{ref.stack}'",
+                    f"{ref} names unknown stack '{ref.base}'",
                     file=project.file,
                     line=ref.line,
-                    hint=_did_you_mean(ref.stack, names),
+                    hint=_did_you_mean(ref.base, names),
                 )
-            if ref.stack == stack.name:
+            region = ref.stack.partition("@")[2]
+            if region and region not in (project.stacks[ref.base].regions or []):
+                raise ProjectError(f"{ref}: stack '{ref.base}' is not deployed to {region}",
+                                   file=project.file,
+                                   line=ref.line, hint="its regions: "
+                                   + ", ".join(project.stacks[ref.base].regions or ["(one, not per region)"]))
+            if ref.base == stack.name:
                 raise ProjectError(f"stack '{stack.name}' refers to its own output", file=project.file,
                                    line=ref.line, hint="a stack cannot take its own outputs as parameters")
     _check_unique_stack_names(project)

@@ -1,0 +1,69 @@
+"""`{{ … }}` in formwright.yaml: Jinja2 with StrictUndefined, errors carrying the value's line."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import jinja2
+import jinja2.sandbox
+
+from formwright import sandbox
+from formwright.errors import ProjectError
+from formwright.template.document import Mapping, Sequence
+
+# Sandboxed: `{{ cycler.__init__.__globals__.os.popen(...) }}` in a project file must not run code.
+_JINJA = jinja2.sandbox.SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False,
+                                             keep_trailing_newline=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(text: str) -> jinja2.Template:
+    """The compiled template of one value (a project is loaded several times per operation)."""
+    return _JINJA.from_string(text)
+
+
+class Renderer:
+    """Renders `{{ … }}` in string values with StrictUndefined; errors carry the value's line."""
+
+    def __init__(self, context: dict[str, Any], file: str) -> None:
+        self.context = context
+        self.file = file
+
+    def render(self, value: Any, line: int | None) -> Any:
+        """`value` with every string in it rendered (mappings and lists keep their lines)."""
+        if isinstance(value, str) and ("{{" in value or "{%" in value):
+            try:
+                return _compiled(value).render(self.context)
+            except jinja2.UndefinedError as err:
+                raise ProjectError(
+                    f"undefined in '{value}': {err.message}",
+                    file=self.file,
+                    line=line,
+                    hint="set the variable (--var K=V, vars:) or give a default: {{ var.K | default('x') }}",
+                ) from None
+            except jinja2.TemplateError as err:
+                raise ProjectError(f"bad expression '{value}': {err}", file=self.file, line=line) from None
+            except Exception as err:  # noqa: BLE001 - {{ 1/0 }}, {{ 'a' + 1 }}: the expression failed
+                raise ProjectError(f"expression '{value}' failed: {type(err).__name__}: {err}",
+                                   file=self.file, line=line) from None
+        if isinstance(value, Mapping):
+            return with_lines(value, {k: self.render(v, value.line_of(k)) for k, v in value.items()})
+        if isinstance(value, list):
+            out = Sequence(self.render(v, getattr(value, "line", line)) for v in value)
+            out.line = getattr(value, "line", line)
+            return out
+        return value
+
+
+def with_lines(original: Mapping, items: dict) -> Mapping:
+    """A Mapping of `items` that keeps the lines and file of `original`."""
+    result = Mapping(items)
+    result.line, result.key_lines, result.file = original.line, original.key_lines, original.file
+    return result
+
+
+def default_context() -> dict[str, Any]:
+    """What `{{ … }}` sees in every project: `env` (the process environment; empty under the sandbox)."""
+    return {"env": {} if sandbox.active() is not None else dict(os.environ)}
