@@ -59,10 +59,11 @@ class Target:
         try:
             return boto3.session.Session(profile_name=self.profile, region_name=self.region,
                                          **(dummy if self.kind == "local" else {}))
-        except ProfileNotFound:
-            raise InputError(f"AWS profile '{self.profile}' not found",
-                             hint=f"add it to ~/.aws/config (aws configure --profile {self.profile}), "
-                                  "or fix `profile:` / --profile") from None
+        except ProfileNotFound as err:
+            name = self.profile or err.kwargs.get("profile")  # AWS_PROFILE names it when the project does not
+            raise InputError(f"AWS profile '{name}' not found",
+                             hint=f"add it to ~/.aws/config (aws configure --profile {name}), "
+                                  "or fix `profile:`, --profile or AWS_PROFILE") from None
 
     def _assume(self, base: boto3.session.Session) -> boto3.session.Session:
         sts = base.client("sts", endpoint_url=self.endpoint, region_name=self.region)
@@ -177,11 +178,14 @@ class Targets:
     def __init__(self, kind: str | None) -> None:
         self.kind = target_kind(kind)
         self._made: dict[tuple, Target] = {}
+        self._regions: dict[str | None, str] = {}  # profile -> default region (a boto3 Session costs ~70 ms)
         self._lock = threading.Lock()
 
     def get(self, spec: Any) -> Target:
         """The Target of a spec (a model.targets.TargetSpec: region, account, credentials)."""
-        region = spec.region or default_region(spec.profile)
+        region = spec.region or self._regions.get(spec.profile)
+        if region is None:
+            region = self._regions.setdefault(spec.profile, default_region(spec.profile))
         credentials = {"profile": spec.profile, "role_arn": spec.role_arn, "external_id": spec.external_id,
                        "session_name": spec.session_name, "mfa_serial": spec.mfa_serial,
                        "pinned_account": spec.account}
