@@ -62,7 +62,8 @@ def test_help_teaches_in_the_usual_style(path: list[str], run_cli) -> None:
     assert not re.search(r"<(str|int|float|bool|path|list\[\w+\]|text\|json)>", result.out)
     assert "{" not in usage
     if path[0] in PROJECT_COMMANDS and path != ["outputs"]:
-        assert usage.endswith("[OPTIONS] [DIR]"), usage
+        # scopes (issue 11: `formwright deploy DIR net.app`) follow DIR where a command takes them
+        assert usage.endswith(("[OPTIONS] [DIR]", "[OPTIONS] [DIR] [SCOPE]...")), usage
     if tuple(path) not in NO_JSON:
         assert "--output" in result.out
 

@@ -184,7 +184,7 @@ stacks:
                                                       "api@eu-west-1"}
     assert set(resolve_scopes(project, ["edge.api"])) == {"api@us-east-1", "api@eu-west-1"}
     assert set(resolve_scopes(project, ["api@us-east-1", "core"])) == {"api@us-east-1", "core"}
-    with pytest.raises(InputError, match=r"unknown scope 'edg'.*did you mean 'edge'"):
+    with pytest.raises(InputError, match=r"unknown stack 'edg'.*did you mean 'edge'"):
         resolve_scopes(project, ["edg"])
 
 

@@ -21,7 +21,7 @@ def resolve_scopes(project: Project, scopes: list[str]) -> list[str]:
             definitions = sorted({s.definition for s in project.stacks.values()})
             words = sorted({*project.groups, *project.stacks, *definitions})
             close = difflib.get_close_matches(scope, words, n=1)
-            raise InputError(f"unknown scope '{scope}'", file=project.file,
+            raise InputError(f"unknown stack '{scope}'", file=project.file,
                              hint=f"did you mean '{close[0]}'?" if close
                              else f"groups: {', '.join(sorted(project.groups)) or 'none'}; "
                                   f"stacks: {', '.join(definitions)}")
