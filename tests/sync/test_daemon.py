@@ -163,6 +163,10 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         child = start()
         wait_for(lambda: (s := status_of(state, "default/app")).last_applied_revision.endswith(sha)
                  and s.last_reconcile > killed_at and s.is_ready, "app applied after restart")
+        # issue #17: one writer per state folder; a second daemon is refused naming this one
+        second = subprocess.run([FORMWRIGHT, "sync", "run", str(folder), "--no-drift"], env=env,
+                                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert second.returncode == 3 and f"pid {child.pid} on" in second.stderr, second.stderr
         passes_after = status_of(state, "default/app").last_reconcile
         wait_for(lambda: status_of(state, "default/app").last_reconcile > passes_after, "another pass")
         assert stack_updates(cfn, "sync-app") == 2  # created once, updated once: nothing applied twice
@@ -203,6 +207,7 @@ def test_child_process_killed_mid_way_resumes_without_reapply(tmp_path, repo, cl
         _out, err = child.communicate(timeout=30)
     assert child.returncode == 0, err
     assert "stopped after" in err
+    assert "took over a stale lock of sync run" in err  # the SIGKILLed daemon's lock
     assert "event Normal: Update of stack 'sync-app' in progress (change set arn:" in err  # the daemon's log
 
 

@@ -310,12 +310,22 @@ Exit 1 if not Ready."""
 def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path,
                     target: str | None, region: str | None, timeout: float, macros: Path | None,
                     token: str, options: dict[str, Any]) -> Record:
-    """No daemon: reconcile in this process until the object settles (Ready True or False)."""
+    """No daemon: reconcile in this process until the object settles (Ready True or False).
+
+    It holds the state folder's writer lock, so a daemon started meanwhile waits its turn (exit 3)."""
     from formwright.cloud.session import resolve_target
+    from formwright.sync.daemon import sync_lock
+
+    tgt = resolve_target(target, region)
+    with sync_lock(state_dir, f"sync reconcile {obj.key}"):
+        return _reconcile_locked(objects, obj, store, state_dir, tgt, timeout, macros, token, options)
+
+
+def _reconcile_locked(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path, tgt: Any,
+                      timeout: float, macros: Path | None, token: str, options: dict[str, Any]) -> Record:
     from formwright.sync.reconcile import Reconciler
     from formwright.sync.source import Sources
 
-    tgt = resolve_target(target, region)
     reconciler = Reconciler(tgt, Sources(state_dir / "sources"), state_dir=state_dir, save=store.save,
                             macros_dir=macros, **options)
     record = store.observe(obj)

@@ -23,6 +23,7 @@ from typing import Any
 
 from formwright.engine.cfn import CallCounter
 from formwright.errors import FormwrightError
+from formwright.state.lock import WriterLock
 from formwright.sync.objects import ObjectSet, StackObject, load_objects, object_files
 from formwright.sync.reconcile import DEPENDENCY_REQUEUE, Outcome, Reconciler
 from formwright.sync.source import Sources
@@ -30,6 +31,11 @@ from formwright.sync.status_store import Record, Status, StatusStore
 
 SOURCE, OBJECT, DELETE = "source", "object", "delete"
 LIST_STACKS_FROM = 20  # objects; from here on the steady state shares one DescribeStacks listing
+
+
+def sync_lock(state_dir: Path, what: str) -> WriterLock:
+    """The writer lock of a sync state folder (held by a daemon or an in-process reconcile)."""
+    return WriterLock(state_dir / "locks" / "sync.lock", what)
 
 
 def default_state_dir(directory: Path) -> Path:
@@ -59,6 +65,7 @@ class Daemon:
         if workers < 1:
             raise FormwrightError("--workers must be at least 1")
         self.directory = directory
+        self._lock: WriterLock | None = None
         self.state_dir = state_dir or default_state_dir(directory)
         self.workers = workers
         self.reload_interval = reload_interval
@@ -314,7 +321,14 @@ class Daemon:
 
     # ---- running ------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the workers and schedule every object and source now."""
+        """Start the workers and schedule every object and source now.
+
+        One writer per state folder: a second daemon (or an in-process `sync reconcile`) on the same
+        objects gets LockHeldError (exit 3) naming this one."""
+        self._lock = sync_lock(self.state_dir, "sync run")
+        note = self._lock.acquire()
+        if note:
+            self.log(f"note: {note}")
         self.store.register_daemon(os.getpid())
         for key in self.objects.stacks:
             self._records[key] = self.store.observe(self.objects.stacks[key])
@@ -367,6 +381,8 @@ class Daemon:
         self._threads.clear()
         self.store.unregister_daemon(os.getpid())
         self.store.close()
+        if self._lock is not None:
+            self._lock.release()
 
 
 def _seconds(value: object, default: float) -> float:
