@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formwright.cloud.emulator import schemas
-from formwright.cloud.emulator.resolve import NO_VALUE, Resolver, references
+from formwright.cloud.emulator.resolve import NO_VALUE, Resolver, reference_sites
 
 STACK_TAG_PREFIX = "aws:"
 ATTRIBUTES = ("DeletionPolicy", "UpdateReplacePolicy", "DependsOn", "Metadata", "CreationPolicy",
@@ -191,21 +191,4 @@ def _dynamic_details(entry: dict[str, Any], replaced: set[str], modified: set[st
 
 def _reference_sites(value: Any, resources: set[str]) -> list[tuple[str, str | None]]:
     """(logical id, attribute or None for Ref) for every reference to a resource inside `value`."""
-    sites: list[tuple[str, str | None]] = []
-    todo = [value]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, list):
-            todo.extend(item)
-        elif isinstance(item, dict):
-            if len(item) == 1 and "Ref" in item:
-                sites.append((item["Ref"], None))
-            elif len(item) == 1 and "Fn::GetAtt" in item:
-                sites.append((item["Fn::GetAtt"][0], str(item["Fn::GetAtt"][1])))
-            elif len(item) == 1 and "Fn::Sub" in item:
-                for name in references(item):
-                    if name in resources:
-                        sites.append((name, None))
-            else:
-                todo.extend(item.values())
-    return [(t, a) for t, a in sites if t in resources]
+    return [(target, attribute) for target, attribute in reference_sites(value) if target in resources]

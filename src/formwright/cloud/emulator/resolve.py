@@ -238,9 +238,10 @@ _FUNCTIONS: dict[str, Callable[[Resolver, Any], Any]] = {
 }
 
 
-def references(node: Any) -> set[str]:
-    """Logical ids of resources `node` refers to (Ref, Fn::GetAtt and Fn::Sub variables), symbolically."""
-    found: set[str] = set()
+def reference_sites(node: Any) -> list[tuple[str, str | None]]:
+    """(logical id, attribute or None for a Ref) of every reference inside `node`: Ref, Fn::GetAtt and
+    Fn::Sub variables (`${X}` is a Ref, `${X.Attr}` a GetAtt), left symbolic."""
+    sites: list[tuple[str, str | None]] = []
     todo = [node]
     while todo:
         item = todo.pop()
@@ -248,16 +249,27 @@ def references(node: Any) -> set[str]:
             todo.extend(item)
         elif isinstance(item, dict):
             if len(item) == 1 and "Ref" in item and isinstance(item["Ref"], str):
-                found.add(item["Ref"])
+                sites.append((item["Ref"], None))
             elif len(item) == 1 and "Fn::GetAtt" in item:
                 args = item["Fn::GetAtt"]
-                found.add(args.split(".", 1)[0] if isinstance(args, str) else args[0])
+                if isinstance(args, str):
+                    target, _, attribute = args.partition(".")
+                else:
+                    target, attribute = args[0], args[1]
+                sites.append((str(target), str(attribute)))
             elif len(item) == 1 and "Fn::Sub" in item:
                 args = item["Fn::Sub"]
                 text = args if isinstance(args, str) else args[0]
-                found.update(m.split(".", 1)[0].strip() for m in SUB_VARIABLE.findall(text))
+                for variable in SUB_VARIABLE.findall(text):
+                    target, _, attribute = variable.strip().partition(".")
+                    sites.append((target, attribute or None))
                 if isinstance(args, list) and len(args) > 1:
                     todo.append(args[1])
             else:
                 todo.extend(item.values())
-    return found
+    return sites
+
+
+def references(node: Any) -> set[str]:
+    """Logical ids of resources `node` refers to (Ref, Fn::GetAtt and Fn::Sub variables), symbolically."""
+    return {target for target, _ in reference_sites(node)}
