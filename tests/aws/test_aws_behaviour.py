@@ -256,6 +256,20 @@ def test_bad_options_are_one_line_with_the_line(tmp_path) -> None:
         project(tmp_path, "name: p\nstacks:\n  s: {template: t.yaml, service_role: admin}\n",
                 {"t.yaml": "Resources:\n  Q: {Type: AWS::SQS::Queue}\n"})
     assert "role ARN" in str(err.value)
+    with pytest.raises(ProjectError) as err:
+        project(tmp_path, "name: p\nstacks:\n  s:\n    template: t.yaml\n    stack_timeout: 1.5\n",
+                {"t.yaml": "Resources:\n  Q: {Type: AWS::SQS::Queue}\n"})
+    assert err.value.line == 5 and "whole number of minutes" in str(err.value)
+
+
+def test_stack_timeout_flows_project_group_stack_in_minutes(tmp_path) -> None:
+    # sceptre's `stack_timeout` is minutes, 0 meaning none; here it flows project -> group -> stack
+    loaded = project(tmp_path, "name: p\nstack_timeout: 30\nstacks:\n  a: {template: t.yaml}\n"
+                     "  b: {template: t.yaml, stack_timeout: 0}\ngroups:\n  g:\n    stack_timeout: 5\n"
+                     "    stacks:\n      c: {template: t.yaml}\n"
+                     "      d: {template: t.yaml, stack_timeout: 2}\n",
+                     {"t.yaml": "Resources:\n  Q: {Type: AWS::SQS::Queue}\n"})
+    assert {n: s.stack_timeout for n, s in loaded.stacks.items()} == {"a": 30, "b": None, "c": 5, "d": 2}
 
 
 # ---- the applied cache key ----------------------------------------------------------------------

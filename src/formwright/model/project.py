@@ -36,6 +36,8 @@ STACK_OPTIONS = {
     "termination_protection": "true to protect the stack from deletion; false to switch it off "
                               "(unset: left as it is)",
     "artifact_bucket": "S3 bucket for large templates and artifacts (default: formwright's managed one)",
+    "stack_timeout": "minutes to wait for the stack's deploy or delete before reporting it timed out "
+                     "(as sceptre's; 0 or unset: no limit)",
 }
 ON_FAILURE = ("rollback", "delete", "do_nothing")
 
@@ -146,6 +148,7 @@ class StackConfig(Node):
         self.service_role: str | None = None
         self.notification_arns: list[str] = []
         self.artifact_bucket: str | None = None
+        self.stack_timeout: int | None = None  # minutes; None: wait as long as CloudFormation works
         self.immutable = False
         self.extra: dict[str, Any] = {}
         self.target = TargetSpec()  # region, account, credentials (flowed down project -> group -> stack)
@@ -570,7 +573,19 @@ def _stack_options(body: Mapping, renderer: Renderer, file: str) -> dict[str, An
             raise ProjectError("at most 5 `notification_arns`", file=file,
                                line=body.line_of("notification_arns"))
         options["notification_arns"] = list(arns)
+    if "stack_timeout" in body:
+        options["stack_timeout"] = _minutes(body, "stack_timeout", renderer, file)
     return options
+
+
+def _minutes(body: Mapping, key: str, renderer: Renderer, file: str) -> int | None:
+    """A whole number of minutes (0: no limit, as sceptre's `stack_timeout`)."""
+    value = renderer.render(body.get(key), body.line_of(key))
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit():
+        raise ProjectError(f"`{key}` must be a whole number of minutes, not '{value}'", file=file,
+                           line=body.line_of(key), hint=f"{key}: 30  (0 for no limit)")
+    return int(text) or None
 
 
 def _flag(body: Mapping, key: str, renderer: Renderer, file: str) -> bool:
