@@ -7,7 +7,8 @@ from pathlib import Path
 
 from formwright.engine.cfn import CallCounter
 from formwright.sync.objects import load_objects
-from formwright.sync.reconcile import Outcome, Reconciler
+from formwright.sync.passes import Outcome
+from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Sources
 from formwright.sync.status_store import UNKNOWN, Status, StatusStore
 

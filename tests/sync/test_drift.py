@@ -12,8 +12,9 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from formwright.engine.cfn import CloudFormation
+from formwright.sync.naming import CORRECTION_TAG, stack_tags
 from formwright.sync.objects import parse_document
-from formwright.sync.reconcile import CORRECTION_TAG, Reconciler, stack_tags
+from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Artifact, Sources
 from formwright.sync.status_store import TRUE, Status
 

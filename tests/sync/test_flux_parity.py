@@ -19,8 +19,9 @@ import yaml
 from botocore.stub import ANY, Stubber
 
 from formwright.engine.cfn import CloudFormation
+from formwright.sync.naming import CONTROLLER_VERSION
 from formwright.sync.objects import parse_document
-from formwright.sync.reconcile import CONTROLLER_VERSION, Reconciler
+from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Artifact, Sources
 from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Status, change_set_name_of
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from formwright.sync.reconcile import change_set_name
+from formwright.sync.naming import change_set_name
 from formwright.sync.status_store import change_set_name_of
 
 from .conftest import QUEUE, Repo, objects_yaml

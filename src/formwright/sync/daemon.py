@@ -25,7 +25,8 @@ from formwright.engine.cfn import CallCounter
 from formwright.errors import FormwrightError
 from formwright.state.lock import WriterLock
 from formwright.sync.objects import ObjectSet, StackObject, load_objects, object_files
-from formwright.sync.reconcile import DEPENDENCY_REQUEUE, Outcome, Reconciler
+from formwright.sync.passes import Outcome
+from formwright.sync.reconcile import DEPENDENCY_REQUEUE, Reconciler
 from formwright.sync.source import Sources
 from formwright.sync.status_store import Record, Status, StatusStore
 

@@ -28,8 +28,10 @@ from typing import Any
 import kopf
 
 from formwright.errors import FormwrightError
+from formwright.sync.naming import source_ref
 from formwright.sync.objects import STACK_API_GROUP, GitRepository, StackObject, parse_document
-from formwright.sync.reconcile import Outcome, Reconciler, source_ref
+from formwright.sync.passes import Outcome
+from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Artifact, Sources, fetch_artifact
 from formwright.sync.status_store import FALSE, Status, StatusStore
 
