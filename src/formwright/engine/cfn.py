@@ -11,7 +11,9 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -30,6 +32,30 @@ WRITE_CALLS = {
 }
 
 NO_CHANGES = ("didn't contain changes", "No updates are to be performed", "does not contain changes")
+
+# The deadline of the waits of the stack this thread works on (monotonic seconds, and what set it)
+_DEADLINE: ContextVar[tuple[float, str] | None] = ContextVar("formwright_wait_deadline", default=None)
+
+
+class WaitTimeout(CloudError):
+    """A wait that ran past its bound (a stack's `stack_timeout`): CloudFormation carries on, and
+    `status` is the last status a read returned ("" when no read succeeded)."""
+
+    def __init__(self, message: str, *, status: str = "", where: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, where=where, hint=hint)
+        self.status = status
+
+
+@contextmanager
+def bounded(seconds: float | None, why: str) -> Iterator[None]:
+    """Bound every wait made in this block (in this thread) to `seconds` from now; `why` names the
+    bound in the error (`5 min (stack_timeout)`). None: no bound."""
+    token = _DEADLINE.set((time.monotonic() + seconds, why) if seconds else None)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
 
 
 class CallCounter:
@@ -175,13 +201,19 @@ class CloudFormation:
         """Call `read` at the cadence until `done` says yes; return that value.
 
         A transient failure (throttling, 5xx, a dropped connection) is retried with backoff and jitter;
-        only a wait past `timeout` or failing for the cadence's `give_up_after` seconds ends in error.
+        only a wait past its bound (`timeout` seconds, or the `bounded` block's deadline) or failing for
+        the cadence's `give_up_after` seconds ends in error. Past the bound it raises WaitTimeout with
+        the last status read.
         """
         started = time.monotonic()
-        deadline = started + timeout if timeout is not None else float("inf")
+        deadline, why = started + timeout if timeout is not None else float("inf"), f"{timeout or 0:.0f} s"
+        bound = _DEADLINE.get()
+        if bound is not None and bound[0] < deadline:
+            deadline, why = bound
         failures, failing_since = 0, 0.0
+        last: Any = _NOTHING
         if self.cadence.first:
-            self.sleep(self.cadence.first)
+            self.sleep(min(self.cadence.first, max(0.0, deadline - started)))
         while True:
             try:
                 value = read()
@@ -191,18 +223,20 @@ class CloudFormation:
                 now = time.monotonic()
                 failing_since = failing_since if failures else now
                 failures += 1
-                if now > deadline or now - failing_since > self.cadence.give_up_after:
+                if now >= deadline:
+                    raise _timeout(what, why, last, err) from None
+                if now - failing_since > self.cadence.give_up_after:
                     raise CloudError(f"{what}: every read failed for {now - failing_since:.0f} s "
                                      f"({type(err).__name__}: {err})".replace("\n", " ")) from None
-                self.sleep(self.cadence.retry_delay(failures))
+                self.sleep(min(self.cadence.retry_delay(failures), deadline - now))
                 continue
-            failures = 0
+            failures, last = 0, value
             if done(value):
                 return value
             now = time.monotonic()
-            if now > deadline:
-                raise TimeoutError(f"{what}: not done after {timeout:.0f} s")
-            self.sleep(self.cadence.delay(now - started))
+            if now >= deadline:
+                raise _timeout(what, why, last, None)
+            self.sleep(min(self.cadence.delay(now - started), deadline - now))
 
     def wait_stack(self, stack_name: str, on_poll: Callable[[StackInfo | None], None] | None = None,
                    timeout: float | None = None) -> StackInfo | None:
@@ -350,6 +384,26 @@ class CloudFormation:
             if not token:
                 break
         return events
+
+
+_NOTHING = object()  # no read of a wait has succeeded yet
+
+
+def _timeout(what: str, why: str, last: Any, err: Exception | None) -> WaitTimeout:
+    """The WaitTimeout of a wait `what` past its bound `why`, naming the cloud's last known status."""
+    if isinstance(last, StackInfo):
+        status, state = last.status, f"still {last.status} in the cloud"
+    elif isinstance(last, dict) and last.get("Status"):
+        status = str(last["Status"])
+        state = f"the change set is still {status} in the cloud"
+    elif last is None or last is _NOTHING:
+        status = ""
+        failed = f" (every read failed: {type(err).__name__}: {err})".replace("\n", " ") if err else ""
+        state = f"its status in the cloud is unknown{failed}"
+    else:
+        status, state = "", f"last read: {last}"
+    return WaitTimeout(f"{what}: timed out after {why}: {state}", status=status,
+                       hint="CloudFormation carries on with it; deploy again to wait for its end")
 
 
 _OPERATION_STARTS = {"CREATE_IN_PROGRESS", "UPDATE_IN_PROGRESS", "DELETE_IN_PROGRESS", "IMPORT_IN_PROGRESS",

@@ -144,6 +144,7 @@ class StackResult:
     error: str | None = None
     plan: StackPlan | None = None
     exit_code: int = 0  # 2 when the stack failed on bad input, 1 when in the cloud
+    timed_out: bool = False  # failed because its wait ran past `stack_timeout` (status: the last read)
 
     @property
     def ok(self) -> bool:

@@ -21,7 +21,15 @@ from botocore.exceptions import ClientError
 from formwright.cloud import local
 from formwright.cloud.errors import translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
-from formwright.engine.cfn import NO_CHANGES, CloudFormation, StackInfo, failure_reasons, is_no_change
+from formwright.engine.cfn import (
+    NO_CHANGES,
+    CloudFormation,
+    StackInfo,
+    WaitTimeout,
+    bounded,
+    failure_reasons,
+    is_no_change,
+)
 from formwright.engine.results import (
     MASK,
     ProgressCallback,
@@ -46,6 +54,7 @@ DEAD_ENDS = {
 # state (deleting a stack that never had one), or an update retries from where they stopped.
 FAILED_KEPT = ("CREATE_FAILED", "UPDATE_FAILED")
 ON_FAILURE = {"rollback": "ROLLBACK", "delete": "DELETE", "do_nothing": "DO_NOTHING"}
+MINUTE = 60.0  # seconds in a minute of `stack_timeout` (tests shorten it)
 
 
 @dataclass
@@ -309,10 +318,17 @@ class StackRunner:
         return self._guarded(stack, lambda: self._deploy(stack, outputs, force, request_token))
 
     def _guarded(self, stack: Stack, work: Callable[[], StackResult]) -> StackResult:
-        """Run one stack's work, turning every error into a failed result (one line, never a traceback)."""
+        """Run one stack's work, its waits bounded by its `stack_timeout`, turning every error into a
+        failed result (one line, never a traceback)."""
         started = time.monotonic()
+        minutes = getattr(getattr(stack, "config", None), "stack_timeout", None)
         try:
-            result = work()
+            with bounded(minutes * MINUTE if minutes else None, f"{minutes} min (stack_timeout)"):
+                result = work()
+        except WaitTimeout as err:  # never a success: CloudFormation is still at it
+            err.where = err.where or stack.name
+            result = StackResult(stack.name, stack.stack_name, "failed", err.status, error=str(err),
+                                 exit_code=err.exit_code, timed_out=True)
         except FormwrightError as err:
             result = StackResult(
                 stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
