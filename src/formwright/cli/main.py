@@ -17,7 +17,7 @@ from typing import NoReturn
 import typer
 
 from formwright import __version__
-from formwright.cli import common
+from formwright.cli import coercion, common
 from formwright.cli.common import (
     emit_json,
     error_entry,
@@ -71,6 +71,7 @@ typer.core._TyperParameter.display_type = _option_metavar  # type: ignore[method
 typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign,assignment]
 typer.core.TyperArgument._rich_display_name = (  # type: ignore[method-assign]
     lambda self: self.metavar or self.name.upper())
+coercion.install()
 
 
 def _version(value: bool) -> None:

@@ -37,12 +37,15 @@ def macro_mode(value: str | None) -> dict[str, Any]:
 def open_project(directory: Path | None, stacks: list[str] | None = None) -> Project:
     """Load the project of a `[DIR]` argument with --env/--var/--region/--profile, one stack per region
     of a `regions:` stack, and check the scopes and --stack names."""
-    from formwright.cloud.session import default_region
     from formwright.model.project import load_project
-    from formwright.model.regions import fan_out
 
     project = load_project(project_dir(directory), **project_flags.load_options())
-    fan_out(project, project.region or default_region(project.target.profile))
+    if any(config.regions for config in project.stacks.values()):
+        from formwright.cloud.session import default_region
+        from formwright.model.regions import fan_out
+
+        # the default region costs a boto3 session: only a `regions:` stack needs it here
+        fan_out(project, project.region or default_region(project.target.profile))
     check_stacks(project, stacks)
     return project
 
