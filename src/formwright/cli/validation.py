@@ -1,17 +1,16 @@
 """`formwright validate`: the project as deploy would see it, without cloud calls, linted.
 
 Each distinct template is linted once (thirty stacks sharing one template are one cfn-lint run), several
-at once in worker processes. A template that cfn-lint reads as written (no macros, or only the transforms
-cfn-lint expands itself) is linted from its source text; a template expanded by formwright is linted in
-its processed form and every finding is mapped back to the line of the source template it comes from.
+at once in worker processes; the first worker starts loading cfn-lint before the project is loaded. A
+template that cfn-lint reads as written (no macros, or only the transforms cfn-lint expands itself) is
+linted from its source text; a template expanded by formwright is linted in its processed form and every
+finding is mapped back to the line of the source template it comes from.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ import typer
 from formwright.cli.common import Output, console, emit_json, err_console, error_entry
 from formwright.cli.project import macro_mode
 from formwright.errors import EXIT_BAD_INPUT
+from formwright.template.lint_workers import LintWorkers
 
 if TYPE_CHECKING:
     from formwright.engine.stack import Stack
@@ -52,25 +52,32 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     from formwright.model.regions import fan_out
     from formwright.template import check_size
 
-    project = load_for_validation(directory, **project_flags.load_options())
-    fan_out(project, project.region or "us-east-1")
-    stacks = prepare_stacks(project, **macro_mode(macros))
-    check_output_references(stacks, project)
-    region = project.region or "us-east-1"
-    jobs: dict[str, LintJob] = {}
-    originals: dict[str, Any] = {}
-    for stack in stacks.values():
-        _, body = stack.processed(stack.resolve_parameters({}, partial=True), region=region)
-        check_size(body, where=stack.name, file=str(stack.config.template or stack.config.tosca))  # as deploy
-        if lint_templates:
-            job = lint_job(stack, body)
-            key = hashlib.sha256(f"{job.file}\0{job.text}".encode()).hexdigest()
-            if key in jobs:
-                jobs[key].stacks.append(stack.name)
-            else:
-                jobs[key] = job
-            originals[job.file] = stack.original
-    findings = lint_jobs(list(jobs.values()), originals, region, show=output is Output.text)
+    workers = LintWorkers().start() if lint_templates else None  # cfn-lint loads while the project does
+    try:
+        project = load_for_validation(directory, **project_flags.load_options())
+        fan_out(project, project.region or "us-east-1")
+        stacks = prepare_stacks(project, **macro_mode(macros))
+        check_output_references(stacks, project)
+        region = project.region or "us-east-1"
+        jobs: dict[str, LintJob] = {}
+        originals: dict[str, Any] = {}
+        for stack in stacks.values():
+            _, body = stack.processed(stack.resolve_parameters({}, partial=True), region=region)
+            source = str(stack.config.template or stack.config.tosca)
+            check_size(body, where=stack.name, file=source)  # as deploy
+            if workers is not None:
+                job = lint_job(stack, body)
+                key = hashlib.sha256(f"{job.file}\0{job.text}".encode()).hexdigest()
+                if key in jobs:
+                    jobs[key].stacks.append(stack.name)
+                else:
+                    jobs[key] = job
+                originals[job.file] = stack.original
+        findings = lint_jobs(list(jobs.values()), originals, region, show=output is Output.text,
+                             workers=workers) if workers is not None else []
+    finally:
+        if workers is not None:
+            workers.close()
     errors = [f for f in findings if f.level == "error"]
     if output is Output.json:
         emit_json({"ok": not errors, "project": project.name, "stacks": list(stacks), "valid": not errors,
@@ -113,45 +120,28 @@ def _has_fn_transform(original: Any) -> bool:
     return has_macros({k: v for k, v in original.items() if k != "Transform"})
 
 
-def lint_jobs(jobs: list[LintJob], originals: dict[str, Any], region: str, *,
-              show: bool) -> list[LintFinding]:
-    """Lint every job (in worker processes when there are several), findings in source terms."""
-    results: dict[int, list[LintFinding]] = {}
-    if len(jobs) <= 1:
-        for i, job in enumerate(jobs):
-            results[i] = _lint_one(job.text, job.file, region)
-    else:
-        workers = min(len(jobs), os.cpu_count() or 1)
-        status = err_console.status(f"linting {len(jobs)} templates") if show and err_console.is_terminal \
-            else None
+def lint_jobs(jobs: list[LintJob], originals: dict[str, Any], region: str, *, show: bool,
+              workers: LintWorkers) -> list[LintFinding]:
+    """Lint every job in the worker processes (several at once), findings in source terms."""
+    status = err_console.status(f"linting {len(jobs)} templates") \
+        if show and len(jobs) > 1 and err_console.is_terminal else None
+    if status is not None:
+        status.start()
+    try:
+        results = workers.run([(job.text, job.file, region) for job in jobs], progress=None if status is None
+                              else lambda done: status.update(f"linting templates: {done}/{len(jobs)} done"))
+    finally:
         if status is not None:
-            status.start()
-        try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(_lint_one, job.text, job.file, region): i
-                           for i, job in enumerate(jobs)}
-                for done, future in enumerate(as_completed(futures), start=1):
-                    results[futures[future]] = future.result()
-                    if status is not None:
-                        status.update(f"linting templates: {done}/{len(jobs)} done")
-        finally:
-            if status is not None:
-                status.stop()
+            status.stop()
     findings: dict[LintFinding, None] = {}  # copies a macro made of one resource say the same thing once
-    for i, job in enumerate(jobs):
-        for finding in results[i]:
+    for job, found in zip(jobs, results, strict=True):
+        for finding in found:
             if job.expanded:
                 if finding.rule in EXPANSION_ONLY:
                     continue
                 finding = _to_source(finding, originals.get(job.file))
             findings[finding] = None
     return list(findings)
-
-
-def _lint_one(text: str, file: str, region: str) -> list[LintFinding]:
-    from formwright.template.lint import lint
-
-    return lint(None, file=file, regions=[region], text=text)
 
 
 def _to_source(finding: LintFinding, original: Any) -> LintFinding:
