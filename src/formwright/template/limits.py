@@ -1,9 +1,16 @@
-"""CloudFormation's template size limits and what formwright does about them."""
+"""The bounds of a template: CloudFormation's size limits, and formwright's own bounds on nesting and on
+expanded YAML aliases (what the loaders refuse before it costs the process its stack or memory)."""
 
 from __future__ import annotations
 
 from formwright.errors import TemplateError
 
+#: How deeply mappings and lists may nest in a template or project file. Real templates stay far
+#: below it; the code that walks them (intrinsics, macros, plain()) recurses a few frames a level,
+#: so the bound keeps every walk well inside the interpreter's recursion limit (1,000).
+MAX_DEPTH = 100
+#: How many values a document may hold once YAML aliases are expanded (billion-laughs bound).
+MAX_EXPANDED_VALUES = 1_000_000
 #: A template passed inline as TemplateBody may be at most this many bytes.
 TEMPLATE_BODY_LIMIT = 51_200
 #: A template passed by TemplateURL (from S3) may be at most this many bytes.
