@@ -111,3 +111,16 @@ def test_outside_any_project_the_error_says_how_to_fix_it(tmp_path: Path, run_cl
     assert result.code == 2
     assert "no formwright.yaml" in result.err and "formwright init" in result.err
     assert "Traceback" not in result.err
+
+
+def test_status_prints_plain_columns(tmp_path: Path, run_cli) -> None:
+    # as `kubectl get` and `helm list` print: a header line, one aligned line per stack, no box drawing
+    (tmp_path / "q.yaml").write_text(ONE_QUEUE)
+    (tmp_path / "formwright.yaml").write_text(
+        "name: columns-check\nstacks:\n  never-deployed: {template: q.yaml}\n")
+    result = run_cli("status", str(tmp_path))
+    assert result.code == 0, result.err
+    header, row = result.out.splitlines()
+    assert header.split() == ["STACK", "CLOUD", "NAME", "STATUS", "UPDATED"]
+    assert row.split() == ["never-deployed", "columns-check-never-deployed", "NOT_DEPLOYED"]
+    assert row.index("NOT_DEPLOYED") == header.index("STATUS")

@@ -176,6 +176,15 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def columns(headers: list[str], rows: list[list[str]]) -> str:
+    """Rows as plain aligned columns under upper-case headers, as `kubectl get` and `helm list` print
+    them: no rich import (a status check starts ~0.05 s faster), greppable lines."""
+    table = [[h.upper() for h in headers], *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    lines = ("   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in table)
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
 def json_requested(argv: list[str]) -> bool:
     """True when the command line asks for `--output json` (read before parsing, so that even a usage
     error is answered in JSON)."""

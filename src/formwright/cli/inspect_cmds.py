@@ -6,9 +6,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
+from formwright.cli import common
 from formwright.cli.common import (
     DirArgument,
     Output,
@@ -16,7 +15,7 @@ from formwright.cli.common import (
     ScopeArgument,
     StackOption,
     TargetOption,
-    console,
+    columns,
     emit_json,
     with_project_flags,
 )
@@ -58,12 +57,9 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json({"ok": True, "stacks": rows})
             return
-        table = Table()
-        for column in ("stack", "cloud name", "status", "updated"):
-            table.add_column(column)
-        for name, row in rows.items():
-            table.add_row(name, row["stack_name"], row["status"], row["updated"] or "")
-        console.print(table)
+        sys.stdout.write(columns(["stack", "cloud name", "status", "updated"],
+                                 [[name, str(row["stack_name"]), str(row["status"]), row["updated"] or ""]
+                                  for name, row in rows.items()]))
 
     @app.command()
     @with_project_flags
@@ -98,7 +94,7 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json({"ok": True, "outputs": values})
         else:
-            console.print(outputs_table(values, project.order()))
+            common.console.print(outputs_table(values, project.order()))
 
     @app.command()
     @with_project_flags
@@ -117,8 +113,10 @@ ones, in the template's own format (YAML for YAML); --exit-code exits 1 on diffe
         if output is Output.json:
             emit_json({"ok": True, "diffs": diffs, "changed": [n for n, d in diffs.items() if d]})
         else:
+            from rich.markup import escape
+
             for name, text in diffs.items():
-                console.print(f"[bold]{escape(name)}[/]: " + ("no differences" if not text else ""))
+                common.console.print(f"[bold]{escape(name)}[/]: " + ("no differences" if not text else ""))
                 if text:
                     print_diff(text)
         if exit_code and any(diffs.values()):

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from formwright.cli.common import Output, console, err_console, project_dir, project_flags
+from formwright.cli import common
+from formwright.cli.common import Output, project_dir, project_flags
 from formwright.errors import EXIT_CANCELLED, InputError
 
 if TYPE_CHECKING:
@@ -85,8 +86,8 @@ def connect(project: Project, target_flag: str | None, only: list[str] | None = 
 
     env_region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if project.region and not project_flags.region and env_region and env_region != project.region:
-        err_console.print(f"note: the project's region {project.region} is used, not AWS_REGION {env_region}",
-                          highlight=False)
+        note = f"note: the project's region {project.region} is used, not AWS_REGION {env_region}"
+        common.err_console.print(note, highlight=False)
     targets = Targets(target_flag)
     for name in only or project.order():
         targets.get(project.stacks[name].target).check_account(f"stack '{name}'")
@@ -157,5 +158,5 @@ def confirm(question: str, yes: bool, output: Output = Output.text) -> None:
     if not sys.stdin.isatty():
         raise InputError(f"{question} needs confirmation", hint="pass --yes (-y) when not at a terminal")
     if not typer.confirm(question, default=False):
-        console.print(CANCELLED)
+        common.console.print(CANCELLED)
         raise typer.Exit(EXIT_CANCELLED)
