@@ -123,8 +123,8 @@ def _has_fn_transform(original: Any) -> bool:
 def lint_jobs(jobs: list[LintJob], originals: dict[str, Any], region: str, *, show: bool,
               workers: LintWorkers) -> list[LintFinding]:
     """Lint every job in the worker processes (several at once), findings in source terms."""
-    status = err_console.status(f"linting {len(jobs)} templates") \
-        if show and len(jobs) > 1 and err_console.is_terminal else None
+    what = f"{len(jobs)} templates" if len(jobs) != 1 else "1 template"
+    status = err_console.status(f"linting {what}") if show and jobs and err_console.is_terminal else None
     if status is not None:
         status.start()
     try:
