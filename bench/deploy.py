@@ -7,12 +7,18 @@ no-op re-deploy of 50 stacks in <= 1 s with zero write calls.
 
     .venv/bin/python bench/deploy.py [--stacks 50] [--concurrency 8] [--skip-sceptre]
     .venv/bin/python bench/deploy.py --aws-like [--throttle 0.05] [--server-errors 0.02]
+    .venv/bin/python bench/deploy.py --baseline-rev 977f495 [--rounds 3]
 
 `--aws-like` runs the same DAG through tests/aws/fault_proxy.py, which answers like AWS: change sets
 CREATE_PENDING for 1 s, stacks *_IN_PROGRESS for 2 s after an execution, a stale DescribeStacks right
 after it. It prints formwright's wall time against the DAG's critical path (the sum of those timings
 along the longest chain), sceptre's, and CloudFormation calls per stack. Targets (issue 10): wall
 <= 1.15x the critical path; <= 1 read per second per stack on average.
+
+`--baseline-rev REV` checks REV out into a temporary git worktree and runs formwright's deploy and
+no-op from that tree and from this one, alternately (`--rounds`, best of each kept), each on its own
+fresh local cloud, and prints this tree's time over REV's. Target (issue 9, the CloudFormation
+emulator): <= 1.2x REV 977f495 (the last commit before it) on both.
 
 sceptre is installed into bench/.venv-sceptre on first use and pointed at the local cloud with
 AWS_ENDPOINT_URL. Every tool runs as its own process, so each pays its own start-up.
@@ -28,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SCEPTRE_VENV = HERE / ".venv-sceptre"
@@ -201,10 +208,7 @@ def aws_like(args: argparse.Namespace) -> None:
                                      server_errors=args.server_errors)
         try:
             with proxy_module.FaultProxy(cloud.endpoint, faults) as proxy:
-                env = {**os.environ, "FORMWRIGHT_TARGET": "aws", "AWS_ENDPOINT_URL": proxy.endpoint,
-                       "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
-                       "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
-                env.pop("AWS_PROFILE", None)
+                env = cloud_env(proxy.endpoint, target="aws")
                 project = make_formwright(root, args.stacks)
                 deploy = [*FW, "deploy", str(project), "-y", "--output", "json",
                           "--max-concurrency", str(args.concurrency)]
@@ -250,6 +254,79 @@ def aws_like(args: argparse.Namespace) -> None:
               f"{float(rows['sceptre']['wall']) / float(fw['wall']):.2f}x")
 
 
+def cloud_env(endpoint: str, target: str = "local") -> dict[str, str]:
+    """The environment every tool runs with: the endpoint and throwaway credentials."""
+    env = {**os.environ, "FORMWRIGHT_TARGET": target, "AWS_ENDPOINT_URL": endpoint,
+           "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
+    env.pop("AWS_PROFILE", None)
+    return env
+
+
+def formwright_deploys(root: Path, args: argparse.Namespace, env: dict[str, str]) -> dict[str, Any]:
+    """formwright's deploy of the DAG, then its no-op re-deploy: wall times and the no-op's calls."""
+    project = make_formwright(root, args.stacks)
+    deploy = [*FW, "deploy", str(project), "-y", "--output", "json",
+              "--max-concurrency", str(args.concurrency)]
+    wall, out = timed(deploy, env)
+    assert json.loads(out)["ok"]
+    again, out2 = timed(deploy, env)
+    noop = json.loads(out2)
+    return {"deploy": wall, "noop": again, "noop_writes": noop["write_calls"],
+            "noop_calls": sum(noop["calls"].values())}
+
+
+def formwright_row(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """formwright_deploys on a fresh local cloud, with the file formwright was imported from."""
+    import formwright
+    from formwright.cloud import local
+
+    os.environ["FORMWRIGHT_HOME"] = str(root / "home")
+    cloud, _ = local.start()
+    try:
+        row = formwright_deploys(root, args, cloud_env(cloud.endpoint))
+    finally:
+        local.stop()
+    return {**row, "module": str(Path(formwright.__file__).resolve())}
+
+
+def against_baseline(args: argparse.Namespace) -> None:
+    """This tree's formwright against `--baseline-rev`'s, alternately on fresh local clouds."""
+    repo = HERE.parent
+    with tempfile.TemporaryDirectory(prefix="fw-bench-base-") as tmp:
+        tree = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", "-q", str(tree),
+                        args.baseline_rev], check=True)
+        try:
+            trees = {f"baseline {args.baseline_rev}": tree / "src", "this tree": repo / "src"}
+            best: dict[str, dict[str, float]] = {}
+            for _ in range(args.rounds):
+                for label, src in trees.items():
+                    # the child imports formwright from `src` (PYTHONPATH wins over the editable install),
+                    # and so do the CLI and local-cloud processes it starts
+                    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                        [str(src), *filter(None, [os.environ.get("PYTHONPATH")])])}
+                    argv = [sys.executable, __file__, "--formwright-only", "--stacks", str(args.stacks),
+                            "--concurrency", str(args.concurrency)]
+                    _, out = timed(argv, env)
+                    row = json.loads(out.strip().splitlines()[-1])
+                    if not str(row["module"]).startswith(str(src.resolve())):
+                        raise SystemExit(f"{label}: formwright was imported from {row['module']}, "
+                                         f"not from {src}")
+                    print(f"{label:<22} deploy {row['deploy']:6.2f} s   no-op {row['noop']:6.2f} s   "
+                          f"no-op writes {row['noop_writes']}", flush=True)
+                    kept = best.setdefault(label, {"deploy": float("inf"), "noop": float("inf")})
+                    kept["deploy"] = min(kept["deploy"], float(row["deploy"]))
+                    kept["noop"] = min(kept["noop"], float(row["noop"]))
+        finally:
+            subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], check=False)
+    base, this = best[f"baseline {args.baseline_rev}"], best["this tree"]
+    print(f"\n{args.stacks} stacks, concurrency {args.concurrency}, best of {args.rounds} round(s) each")
+    for key, name in (("deploy", "deploy"), ("noop", "no-op")):
+        print(f"this tree / {args.baseline_rev} ({name}): {this[key]:.2f} s / {base[key]:.2f} s = "
+              f"{this[key] / base[key]:.2f}x   (target <= 1.2x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stacks", type=int, default=50)
@@ -259,12 +336,23 @@ def main() -> None:
                         help="Through the fault proxy with AWS-like timings (concurrency 16 unless given).")
     parser.add_argument("--throttle", type=float, default=0.0, help="--aws-like: share of calls throttled.")
     parser.add_argument("--server-errors", type=float, default=0.0, help="--aws-like: share answered 5xx.")
+    parser.add_argument("--baseline-rev", metavar="REV",
+                        help="Compare formwright's deploy and no-op with the tree at git revision REV.")
+    parser.add_argument("--rounds", type=int, default=1, help="--baseline-rev: alternations (best kept).")
+    parser.add_argument("--formwright-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.concurrency is None:
         # on AWS a stack's worker mostly waits: enough workers for a whole DAG level (10 of 50 stacks)
         args.concurrency = 16 if args.aws_like else 8
     if args.aws_like:
         aws_like(args)
+        return
+    if args.baseline_rev:
+        against_baseline(args)
+        return
+    if args.formwright_only:
+        with tempfile.TemporaryDirectory(prefix="fw-bench-") as tmp:
+            print(json.dumps(formwright_row(Path(tmp), args)))
         return
 
     from formwright.cloud import local
@@ -274,34 +362,18 @@ def main() -> None:
         os.environ["FORMWRIGHT_HOME"] = str(root / "home")
         cloud, _ = local.start()
         try:
-            env = {
-                **os.environ,
-                "FORMWRIGHT_TARGET": "local",
-                "AWS_ENDPOINT_URL": cloud.endpoint,
-                "AWS_ACCESS_KEY_ID": "bench",
-                "AWS_SECRET_ACCESS_KEY": "bench",
-                "AWS_DEFAULT_REGION": "us-east-1",
-                "AWS_REGION": "us-east-1",
-            }
+            env = cloud_env(cloud.endpoint)
             rows: dict[str, dict[str, float | int | str]] = {}
             width = max(1, args.stacks // 5)
 
             body = json.dumps(TEMPLATE)
             floor_argv = [sys.executable, "-c", FLOOR, cloud.endpoint, str(args.stacks), str(width),
                           str(args.concurrency), body]
-            wall, out = timed(floor_argv, env)
+            wall, _ = timed(floor_argv, env)
             again, out2 = timed(floor_argv, env)
             rows["boto3 floor"] = {"deploy": wall, "noop": again, "noop_writes": json.loads(out2)["writes"]}
 
-            project = make_formwright(root, args.stacks)
-            deploy = [*FW, "deploy", str(project), "-y", "--output", "json",
-                      "--max-concurrency", str(args.concurrency)]
-            wall, out = timed(deploy, env)
-            assert json.loads(out)["ok"]
-            again, out2 = timed(deploy, env)
-            noop = json.loads(out2)
-            rows["formwright"] = {"deploy": wall, "noop": again, "noop_writes": noop["write_calls"],
-                                  "noop_calls": sum(noop["calls"].values())}
+            rows["formwright"] = formwright_deploys(root, args, env)
 
             if not args.skip_sceptre:
                 sceptre = ensure_sceptre()
