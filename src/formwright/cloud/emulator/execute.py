@@ -172,7 +172,7 @@ class Execution:
         else:
             props = self._live_props(logical)
             obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
-            res.system_tags(obj, self.stack, logical)
+            res.system_tags(obj, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
@@ -211,6 +211,8 @@ class Execution:
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
                                                f"(moto has no update for {', '.join(sorted(names))})")
         new = res.update(logical, kind, old, props, names, self.account, self.region)
+        if new is not old:
+            res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new
         self.record.props[logical] = props
         self.done.append(("update", logical, old))
@@ -232,7 +234,7 @@ class Execution:
                          f"replacing. Rename {props[name_property]} and update the stack again.")
         event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS", REPLACING)
         new = res.create(logical, kind, props, self.rmap, self.account, self.region)
-        res.system_tags(new, self.stack, logical)
+        res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new
         old_props = self.record.props.get(logical, {})
         self.record.props[logical] = props

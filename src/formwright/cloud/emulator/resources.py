@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator import tags as resource_tags
 
 
 class ResourceFailure(Exception):
@@ -68,6 +69,8 @@ IN_PLACE = {
 
 
 NESTED = "AWS::CloudFormation::Stack"
+# the model attribute moto's update takes as the resource's name, where it is not the physical id
+UPDATE_NAME = {"AWS::SNS::Topic": "name"}
 # names CloudFormation generates when the template gives none, for models that do not generate one
 GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 
@@ -133,15 +136,15 @@ def _update_nested(logical: str, stack: Any, props: dict[str, Any], account: str
     return stack
 
 
-def system_tags(obj: Any, stack: Any, logical: str) -> None:
-    """The aws:cloudformation:* tags on an EC2 resource, as moto's own stack creation puts them."""
-    from moto.ec2.models import ec2_backends
-    from moto.ec2.models.core import TaggedEC2Resource
-
-    if isinstance(obj, TaggedEC2Resource):
-        ec2_backends[stack.account_id][stack.region_name].create_tags([physical_id(obj)], {
-            "aws:cloudformation:stack-name": stack.name, "aws:cloudformation:stack-id": stack.stack_id,
-            "aws:cloudformation:logical-id": logical})
+def system_tags(obj: Any, kind: str, props: dict[str, Any], stack: Any, logical: str) -> None:
+    """The resource's tags (some of moto's models drop them on create) and the aws:cloudformation:*
+    tags on a resource the stack made; a failure is the resource's."""
+    own = props.get(schemas.tag_property(kind) or "") or {}
+    pairs = own if isinstance(own, dict) else {t["Key"]: t["Value"] for t in own}
+    try:
+        resource_tags.add_system(obj, kind, pairs, stack, logical)
+    except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
+        raise ResourceFailure(logical, handler_message(err)) from None
 
 
 def _suffix() -> str:
@@ -160,51 +163,36 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
     try:
         if kind == NESTED:
             return _update_nested(logical, obj, props, account, region)
-        if _has_update(kind):
+        tag_property = schemas.tag_property(kind)
+        if _has_update(kind) and names - {tag_property}:
+            # moto's update of some types (SNS) makes the resource anew: tags alone are set in place
+            name = getattr(obj, UPDATE_NAME[kind]) if kind in UPDATE_NAME else physical_id(obj)
             new = model_class(kind).update_from_cloudformation_json(
-                original_resource=obj, new_resource_name=physical_id(obj),
+                original_resource=obj, new_resource_name=name,
                 cloudformation_json={"Type": kind, "Properties": props},
                 account_id=account, region_name=region)
             new.cf_resource_type, new.logical_resource_id = kind, logical
-            return new
-        from moto.ec2.models import ec2_backends
+        else:
+            from moto.ec2.models import ec2_backends
 
-        for name in sorted(names & set(IN_PLACE.get(kind, {}))):
-            method, attribute = IN_PLACE[kind][name]
-            value = str(props.get(name, "true")).lower() == "true"
-            getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
-        tag_property = schemas.tag_property(kind)
-        if tag_property in names:
-            set_tags(obj, props.get(tag_property) or [], account, region)
-        return obj
+            for name in sorted(names & set(IN_PLACE.get(kind, {}))):
+                method, attribute = IN_PLACE[kind][name]
+                value = str(props.get(name, "true")).lower() == "true"
+                getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
+            new = obj
+        if tag_property in names:  # moto's updates leave tags alone: set them where list-tags reads them
+            set_tags(new, kind, props.get(tag_property) or [], account, region)
+        return new
     except ResourceFailure:
         raise
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
 
 
-def set_tags(obj: Any, tags: Any, account: str, region: str) -> None:
-    """Replace a resource's tags (a list of Key/Value or a map) in moto's store for it."""
+def set_tags(obj: Any, kind: str, tags: Any, account: str, region: str) -> None:
+    """Replace a resource's own tags (a list of Key/Value or a map) in moto's store for its type."""
     pairs = tags if isinstance(tags, dict) else {t["Key"]: t["Value"] for t in tags}
-    from moto.ec2.models.core import TaggedEC2Resource
-
-    if isinstance(obj, TaggedEC2Resource):
-        from moto.ec2.models import ec2_backends
-
-        backend = ec2_backends[account][region]
-        current = backend.tags.get(physical_id(obj), {})
-        stale = {k: v for k, v in current.items() if k not in pairs and not k.startswith("aws:")}
-        if stale:
-            backend.delete_tags([physical_id(obj)], stale)
-        if pairs:
-            backend.create_tags([physical_id(obj)], pairs)
-        return
-    existing = getattr(obj, "tags", None)
-    if isinstance(existing, dict):
-        obj.tags = dict(pairs)
-    elif isinstance(existing, list):
-        obj.tags = [{"Key": k, "Value": v} for k, v in pairs.items()]
-    else:
+    if not resource_tags.replace(obj, kind, pairs, account, region):
         raise ResourceFailure(getattr(obj, "logical_resource_id", "?"),
                               "the local cloud cannot change this resource's tags")
 
