@@ -126,3 +126,28 @@ def test_a_tag_only_change_is_an_executable_change_set(cfn) -> None:
     tags = cfn.target.client("dynamodb").list_tags_of_resource(ResourceArn=arn)["Tags"]
     assert {"Key": "team", "Value": "blue"} in tags
     assert cfn.change_set("s", template)["Status"] == "FAILED"  # applied: nothing left to change
+
+
+def test_an_outputs_only_change_is_an_executable_change_set_with_no_resource_changes(cfn) -> None:
+    # aws/aws-cdk#2029: "If only stack Outputs are changed, CloudFormation generates a ChangeSet that is
+    # executable but has 0 changes" (executing it updates the outputs; the CDK relies on it to add an
+    # export a downstream stack takes). "Outputs" template section, AWS CloudFormation User Guide.
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}},
+                "Outputs": {"Url": {"Value": {"Ref": "Queue"}}}}
+    cfn.deploy("s", template)
+    url = cfn.outputs("s")["Url"]
+    changed = {**template, "Outputs": {"Url": {"Value": {"Ref": "Queue"}, "Export": {"Name": "s-url"}},
+                                       "Arn": {"Value": {"Fn::GetAtt": ["Queue", "Arn"]}}}}
+    desc = cfn.change_set("s", changed)
+    assert (desc["Status"], desc["ExecutionStatus"], desc["Changes"]) == ("CREATE_COMPLETE", "AVAILABLE", [])
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    stack = cfn.stack("s")
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    assert cfn.outputs("s") == {"Url": url, "Arn": cfn.target.client("sqs").get_queue_attributes(
+        QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]}
+    assert cfn.resource("s", "Queue") == url  # the queue was left alone
+    exports = {e["Name"]: e["Value"] for e in cfn.client.list_exports()["Exports"]}
+    assert exports["s-url"] == url
+    # and the same template again is no change at all
+    again = cfn.change_set("s", changed)
+    assert again["Status"] == "FAILED" and "didn't contain changes" in again["StatusReason"]

@@ -248,12 +248,13 @@ def _with_capabilities(handler: Any, change_set: bool) -> Any:
 
     def handle(self: Any) -> Any:
         api.request.capabilities = self._get_param("Capabilities") or []
+        api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
         try:
             return handler(self)
         finally:
-            api.request.capabilities = None
+            api.request.capabilities = api.request.tags_given = None
 
     return handle
 

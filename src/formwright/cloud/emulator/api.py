@@ -92,6 +92,10 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     if missing:
         raise insufficient(missing)
     existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
+    if existing is not None and change_set_type == "UPDATE" and getattr(request, "tags_given", None) is False:
+        # "If you don't specify this parameter, CloudFormation doesn't modify the stack's tags"
+        # (UpdateStack, AWS CloudFormation API Reference; a change set's Tags alike)
+        tags = dict(existing.tags or {})
     if existing is not None and change_set_type == "UPDATE" and existing.status in (
             "ROLLBACK_COMPLETE", "REVIEW_IN_PROGRESS", "DELETE_FAILED"):
         raise validation_error(message=f"Stack:{existing.stack_id} is in {existing.status} state and can not "

@@ -1,56 +1,24 @@
 """Drift detection: the live resource as moto holds it, compared with the properties last applied.
 
-Follows "Detect unmanaged configuration changes to stacks and resources" (AWS CloudFormation User
-Guide): a resource is IN_SYNC, MODIFIED (with PropertyDifferences), DELETED, or NOT_CHECKED when
-the local cloud has no reader for its type; the stack is DRIFTED when any resource is MODIFIED or
-DELETED.
+Follows "Detect unmanaged configuration changes to stacks and resources with drift detection" (AWS
+CloudFormation User Guide): a resource is IN_SYNC, MODIFIED (with PropertyDifferences: NOT_EQUAL,
+REMOVE, ADD), DELETED, or NOT_CHECKED when the local cloud has no reader for its type; the stack
+is DRIFTED when any resource is MODIFIED or DELETED. Only properties the template sets explicitly
+are compared ("This does not include default values for resource properties"); objects in an array
+are matched whatever their order; the aws: tags and the stack's own tags are not the resource's.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from formwright.cloud.emulator import resources as res
+from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator import tags as resource_tags
+from formwright.cloud.emulator.drift_readers import DOCUMENTS, READERS
 from formwright.cloud.emulator.execute import record
-
-
-def _sqs(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    from moto.sqs.models import sqs_backends
-
-    queue = sqs_backends[account][region].queues.get(obj.name)
-    if queue is None:
-        return None
-    return {name: queue.attributes.get(name) for name in (
-        "DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "ReceiveMessageWaitTimeSeconds",
-        "VisibilityTimeout")} | {"QueueName": queue.name}
-
-
-def _ssm(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    from moto.ssm.models import ssm_backends
-
-    parameter = ssm_backends[account][region].get_parameter(obj.name)
-    if parameter is None:
-        return None
-    return {"Name": parameter.name, "Value": parameter.value, "Type": parameter.parameter_type,
-            "Description": parameter.description}
-
-
-def _sns(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    from moto.sns.models import sns_backends
-
-    topic = sns_backends[account][region].topics.get(obj.arn)
-    if topic is None:
-        return None
-    return {"TopicName": topic.name, "DisplayName": topic.display_name}
-
-
-READERS: dict[str, Callable[[Any, str, str], dict[str, Any] | None]] = {
-    "AWS::SQS::Queue": _sqs,
-    "AWS::SSM::Parameter": _ssm,
-    "AWS::SNS::Topic": _sns,
-}
 
 
 def _same(expected: Any, actual: Any) -> bool:
@@ -59,12 +27,90 @@ def _same(expected: Any, actual: Any) -> bool:
     return str(expected) == str(actual)
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+def _difference(path: str, expected: Any, actual: Any, kind: str) -> dict[str, Any]:
+    return {"PropertyPath": path, "ExpectedValue": "" if expected is None else _text(expected),
+            "ActualValue": "" if actual is None else _text(actual), "DifferenceType": kind}
+
+
+def differences(expected: Any, actual: Any, path: str = "") -> list[dict[str, Any]]:
+    """PropertyDifferences of an actual value against the expected one (keys the template sets)."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [_difference(path, expected, actual, "NOT_EQUAL")]
+        found: list[dict[str, Any]] = []
+        for key, value in expected.items():
+            if actual.get(key) is None:
+                found.append(_difference(f"{path}/{key}", value, None, "REMOVE"))
+            else:
+                found.extend(differences(value, actual[key], f"{path}/{key}"))
+        return found
+    if isinstance(expected, list):
+        if not isinstance(actual, list):
+            return [_difference(path, expected, actual, "NOT_EQUAL")]
+        unmatched = list(range(len(actual)))
+        missing = []
+        for i, item in enumerate(expected):
+            j = next((j for j in unmatched if not differences(item, actual[j])), None)
+            if j is None:
+                missing.append(i)
+            else:
+                unmatched.remove(j)
+        found = []
+        for i in missing:  # an item changed in place is compared with the one at its position
+            if i in unmatched:
+                unmatched.remove(i)
+                found.extend(differences(expected[i], actual[i], f"{path}/{i}"))
+            else:
+                found.append(_difference(f"{path}/{i}", expected[i], None, "REMOVE"))
+        found.extend(_difference(f"{path}/{j}", None, actual[j], "ADD") for j in unmatched)
+        return found
+    return [] if _same(expected, actual) else [_difference(path, expected, actual, "NOT_EQUAL")]
+
+
+def _single(value: Any) -> Any:
+    """A policy document with one-item lists as their item (IAM treats both forms alike)."""
+    if isinstance(value, dict):
+        return {k: _single(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_single(v) for v in value]
+        return items[0] if len(items) == 1 else items
+    return value
+
+
+def _pairs(tags: Any) -> dict[str, str]:
+    return dict(tags) if isinstance(tags, dict) else {t.get("Key"): t.get("Value") for t in tags or []}
+
+
+def _tag_differences(name: str, declared: Any, expected: dict[str, str], live: dict[str, str],
+                     stack_tags: dict[str, str]) -> list[dict[str, Any]]:
+    """Tags by key: a declared tag changed or removed, or one added outside the stack."""
+    as_map = isinstance(declared, dict)
+    found = []
+    for i, (key, value) in enumerate(expected.items()):
+        at = f"/{name}/{key}" if as_map else f"/{name}/{i}"
+        if key not in live:
+            found.append(_difference(at, {"Key": key, "Value": value}, None, "REMOVE"))
+        elif not _same(value, live[key]):
+            found.append(_difference(at if as_map else f"{at}/Value", value, live[key], "NOT_EQUAL"))
+    extra = sorted(k for k in live if k not in expected and k not in stack_tags
+                   and not k.startswith(resource_tags.SYSTEM_PREFIX))
+    for n, key in enumerate(extra, start=len(expected)):
+        at = f"/{name}/{key}" if as_map else f"/{name}/{n}"
+        found.append(_difference(at, None, {"Key": key, "Value": live[key]}, "ADD"))
+    return found
+
+
 def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     """One StackResourceDrift of a stack's resource."""
     rec = record(stack)
     obj = stack.resource_map._parsed_resources.get(logical)
-    kind = str(rec.desired.resources[logical]["Type"]) if rec.desired else ""
-    expected = rec.props.get(logical, {})
+    entry = rec.desired.resources.get(logical, {}) if rec.desired else {}
+    kind = str(entry.get("Type", ""))
+    applied = rec.props.get(logical, {})
     drift: dict[str, Any] = {"StackId": stack.stack_id, "LogicalResourceId": logical, "ResourceType": kind,
                              "PhysicalResourceId": res.physical_id(obj) if obj is not None else "",
                              "PropertyDifferences": []}
@@ -72,20 +118,36 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     if reader is None or obj is None or isinstance(obj, res.Stub):
         drift["StackResourceDriftStatus"] = "NOT_CHECKED"
         return drift
+    account, region = stack.account_id, stack.region_name
     try:
-        actual = reader(obj, stack.account_id, stack.region_name)
+        actual = reader(obj, account, region)
+        live_tags = resource_tags.live(obj, kind, account, region) if actual is not None else None
     except Exception:  # noqa: BLE001 - a reader that cannot tell leaves the resource unchecked, never a 500
         drift["StackResourceDriftStatus"] = "NOT_CHECKED"
         return drift
     if actual is None:
         drift["StackResourceDriftStatus"] = "DELETED"
         return drift
-    differences = [{"PropertyPath": f"/{name}", "ExpectedValue": str(value), "ActualValue": str(actual[name]),
-                    "DifferenceType": "NOT_EQUAL"}
-                   for name, value in sorted(expected.items())
-                   if name in actual and actual[name] is not None and not _same(value, actual[name])]
-    drift["PropertyDifferences"] = differences
-    drift["StackResourceDriftStatus"] = "MODIFIED" if differences else "IN_SYNC"
+    tag_property = schemas.tag_property(kind)
+    names = [n for n in applied if n in actual and n != tag_property]
+    expected = {n: _single(applied[n]) if n in DOCUMENTS else applied[n] for n in names}
+    seen = {n: _single(actual[n]) if n in DOCUMENTS else actual[n] for n in names}
+    found = [d for n in names for d in (differences(expected[n], seen[n], f"/{n}")
+                                        if seen[n] is not None
+                                        else [_difference(f"/{n}", expected[n], None, "REMOVE")])]
+    declared = (entry.get("Properties") or {}).get(tag_property) if tag_property else None
+    if tag_property and live_tags is not None and declared:
+        own = _pairs(declared) if isinstance(declared, dict) else {
+            t.get("Key") for t in declared or [] if isinstance(t, dict)}
+        wanted = {k: v for k, v in _pairs(applied.get(tag_property)).items() if k in own}
+        found += _tag_differences(tag_property, declared, wanted, live_tags, dict(stack.tags or {}))
+        expected[tag_property] = [{"Key": k, "Value": v} for k, v in wanted.items()]
+        seen[tag_property] = [{"Key": k, "Value": v} for k, v in live_tags.items()
+                              if not k.startswith(resource_tags.SYSTEM_PREFIX)]
+    drift["ExpectedProperties"] = json.dumps(expected, sort_keys=True, default=str)
+    drift["ActualProperties"] = json.dumps(seen, sort_keys=True, default=str)
+    drift["PropertyDifferences"] = found
+    drift["StackResourceDriftStatus"] = "MODIFIED" if found else "IN_SYNC"
     return drift
 
 

@@ -60,12 +60,25 @@ def _has_update(kind: str) -> bool:
     return cls is not None and not hasattr(cls.update_from_cloudformation_json, "__isabstractmethod__")
 
 
-# property -> (ec2 backend method, moto attribute name) for types moto cannot update through CloudFormation
+# property -> (ec2 backend method, moto attribute name, CloudFormation's default) for the properties
+# moto's models neither update through CloudFormation nor set on create
 IN_PLACE = {
-    "AWS::EC2::VPC": {"EnableDnsSupport": ("modify_vpc_attribute", "enable_dns_support"),
-                      "EnableDnsHostnames": ("modify_vpc_attribute", "enable_dns_hostnames")},
-    "AWS::EC2::Subnet": {"MapPublicIpOnLaunch": ("modify_subnet_attribute", "map_public_ip_on_launch")},
+    "AWS::EC2::VPC": {"EnableDnsSupport": ("modify_vpc_attribute", "enable_dns_support", True),
+                      "EnableDnsHostnames": ("modify_vpc_attribute", "enable_dns_hostnames", False)},
+    "AWS::EC2::Subnet": {"MapPublicIpOnLaunch": ("modify_subnet_attribute", "map_public_ip_on_launch",
+                                                 False)},
 }
+
+
+def _set_in_place(kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
+                  region: str) -> None:
+    """Set the IN_PLACE properties among `names` (their default when the template drops them)."""
+    from moto.ec2.models import ec2_backends
+
+    for name in sorted(names & set(IN_PLACE.get(kind, {}))):
+        method, attribute, default = IN_PLACE[kind][name]
+        value = str(props.get(name, default)).lower() == "true"
+        getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
 
 
 NESTED = "AWS::CloudFormation::Stack"
@@ -105,6 +118,10 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         raise ResourceFailure(logical, handler_message(err)) from None
     if obj is None:
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
+    try:
+        _set_in_place(kind, obj, props, set(props), account, region)
+    except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
+        raise ResourceFailure(logical, handler_message(err)) from None
     if kind == NESTED and obj.status != "CREATE_COMPLETE":
         raise ResourceFailure(logical, f"Embedded stack {obj.stack_id} was not successfully created: "
                                        f"{_nested_reason(obj)}")
@@ -173,12 +190,7 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
                 account_id=account, region_name=region)
             new.cf_resource_type, new.logical_resource_id = kind, logical
         else:
-            from moto.ec2.models import ec2_backends
-
-            for name in sorted(names & set(IN_PLACE.get(kind, {}))):
-                method, attribute = IN_PLACE[kind][name]
-                value = str(props.get(name, "true")).lower() == "true"
-                getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
+            _set_in_place(kind, obj, props, names, account, region)
             new = obj
         if tag_property in names:  # moto's updates leave tags alone: set them where list-tags reads them
             set_tags(new, kind, props.get(tag_property) or [], account, region)

@@ -1,0 +1,187 @@
+"""The live configuration of a resource as moto holds it, in CloudFormation's property names.
+
+One reader per type the local cloud checks for drift. A reader looks the resource up again in its
+service's backend (None: it was deleted) and returns the properties it can read; drift detection
+compares only those, and only where the template sets them. Tags are read apart (`tags.live`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+Reader = Callable[[Any, str, str], dict[str, Any] | None]
+
+
+def _sqs(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.sqs.models import sqs_backends
+
+    queue = sqs_backends[account][region].queues.get(obj.name)
+    if queue is None:
+        return None
+    return {name: queue.attributes.get(name) for name in (
+        "DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "ReceiveMessageWaitTimeSeconds",
+        "VisibilityTimeout")} | {"QueueName": queue.name}
+
+
+def _ssm(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.ssm.models import ssm_backends
+
+    parameter = ssm_backends[account][region].get_parameter(obj.name)
+    if parameter is None:
+        return None
+    return {"Name": parameter.name, "Value": parameter.value, "Type": parameter.parameter_type,
+            "Description": parameter.description}
+
+
+def _sns(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.sns.models import sns_backends
+
+    topic = sns_backends[account][region].topics.get(obj.arn)
+    if topic is None:
+        return None
+    return {"TopicName": topic.name, "DisplayName": topic.display_name}
+
+
+def _table(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.dynamodb.models import dynamodb_backends
+
+    table = dynamodb_backends[account][region].tables.get(obj.name)
+    if table is None:
+        return None
+    found = {"TableName": table.name, "KeySchema": table.schema, "AttributeDefinitions": table.attr,
+             "BillingMode": table.billing_mode or "PROVISIONED",
+             "DeletionProtectionEnabled": bool(table.deletion_protection_enabled)}
+    if found["BillingMode"] == "PROVISIONED":
+        found["ProvisionedThroughput"] = {k: table.throughput.get(k) for k in ("ReadCapacityUnits",
+                                                                                 "WriteCapacityUnits")}
+    stream = table.stream_specification or {}
+    if stream.get("StreamEnabled"):
+        found["StreamSpecification"] = {"StreamViewType": stream.get("StreamViewType")}
+    return found
+
+
+def _ec2(account: str, region: str) -> Any:
+    from moto.ec2.models import ec2_backends
+
+    return ec2_backends[account][region]
+
+
+def _vpc(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    vpc = _ec2(account, region).vpcs.get(obj.id)
+    if vpc is None:
+        return None
+    return {"CidrBlock": vpc.cidr_block, "InstanceTenancy": vpc.instance_tenancy,
+            "EnableDnsSupport": vpc.enable_dns_support, "EnableDnsHostnames": vpc.enable_dns_hostnames}
+
+
+def _subnet(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    subnet = next((s for zone in _ec2(account, region).subnets.values() for s in zone.values()
+                   if s.id == obj.id), None)
+    if subnet is None:
+        return None
+    return {"VpcId": subnet.vpc_id, "CidrBlock": subnet.cidr_block,
+            "AvailabilityZone": subnet.availability_zone,
+            "MapPublicIpOnLaunch": subnet.map_public_ip_on_launch}
+
+
+def _rule(rule: Any) -> list[dict[str, Any]]:
+    """A moto security group rule as the template's SecurityGroupIngress entries (one per source)."""
+    base = {"IpProtocol": rule.ip_protocol}
+    if rule.from_port is not None:
+        base |= {"FromPort": rule.from_port, "ToPort": rule.to_port}
+    sources = []
+    if rule.ip_range:
+        sources.append({k: v for k, v in rule.ip_range.items() if k in ("CidrIp", "CidrIpv6", "Description")})
+    if rule.source_group:
+        sources.append({"SourceSecurityGroupId": rule.source_group.get("GroupId"),
+                        **({"Description": rule.source_group["Description"]}
+                           if rule.source_group.get("Description") else {})})
+    return [base | source for source in sources] or [base]
+
+
+def _security_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    group = _ec2(account, region).get_security_group_from_id(obj.id)
+    if group is None:
+        return None
+    return {"GroupDescription": group.description, "GroupName": group.name, "VpcId": group.vpc_id,
+            "SecurityGroupIngress": [entry for rule in group.ingress_rules for entry in _rule(rule)]}
+
+
+def _bucket(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.s3.models import s3_backends
+    from moto.utilities.utils import get_partition
+
+    bucket = s3_backends[account][get_partition(region)].buckets.get(obj.name)
+    if bucket is None:
+        return None
+    found: dict[str, Any] = {"BucketName": bucket.name}
+    if bucket.versioning_status:
+        found["VersioningConfiguration"] = {"Status": bucket.versioning_status}
+    return found
+
+
+def _policy(document: Any) -> Any:
+    """A policy document as an object (moto keeps the text, URL-encoded or not)."""
+    from urllib.parse import unquote
+
+    if isinstance(document, str):
+        try:
+            return json.loads(document)
+        except ValueError:
+            return json.loads(unquote(document))
+    return document
+
+
+def _role(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.iam.models import iam_backends
+    from moto.utilities.utils import get_partition
+
+    role = iam_backends[account][get_partition(region)].roles.get(obj.id)
+    if role is None:
+        return None
+    return {"RoleName": role.name, "Path": role.path, "Description": role.description or None,
+            "MaxSessionDuration": role.max_session_duration or 3600,
+            "AssumeRolePolicyDocument": _policy(role.assume_role_policy_document),
+            "ManagedPolicyArns": sorted(role.managed_policies)}
+
+
+def _function(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.awslambda.models import lambda_backends
+
+    try:
+        function = lambda_backends[account][region].get_function(obj.function_name)
+    except Exception:  # noqa: BLE001 - moto raises its not-found error: the function was deleted
+        return None
+    found = {"FunctionName": function.function_name, "Runtime": function.run_time,
+             "Handler": function.handler, "Role": function.role, "Timeout": function.timeout,
+             "MemorySize": function.memory_size, "Description": function.description or None}
+    found["Environment"] = {"Variables": dict(function.environment_vars or {})}
+    return found
+
+
+def _log_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.logs.models import logs_backends
+
+    group = logs_backends[account][region].groups.get(obj.name)
+    if group is None:
+        return None
+    return {"LogGroupName": group.name, "RetentionInDays": group.retention_in_days}
+
+
+READERS: dict[str, Reader] = {
+    "AWS::SQS::Queue": _sqs,
+    "AWS::SSM::Parameter": _ssm,
+    "AWS::SNS::Topic": _sns,
+    "AWS::DynamoDB::Table": _table,
+    "AWS::EC2::VPC": _vpc,
+    "AWS::EC2::Subnet": _subnet,
+    "AWS::EC2::SecurityGroup": _security_group,
+    "AWS::S3::Bucket": _bucket,
+    "AWS::IAM::Role": _role,
+    "AWS::Lambda::Function": _function,
+    "AWS::Logs::LogGroup": _log_group,
+}
+# properties a reader returns that are object-valued documents compared as JSON (policy documents)
+DOCUMENTS = {"AssumeRolePolicyDocument", "PolicyDocument"}
