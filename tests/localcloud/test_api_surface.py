@@ -106,3 +106,25 @@ def test_drift_compares_the_live_resource_with_the_template(cfn) -> None:
         "StackResourceDrift"]
     assert queue["PropertyDifferences"] == [{"PropertyPath": "/VisibilityTimeout", "ExpectedValue": "30",
                                              "ActualValue": "45", "DifferenceType": "NOT_EQUAL"}]
+
+
+def test_an_update_without_tags_keeps_the_stack_tags_and_an_empty_list_removes_them(cfn) -> None:
+    # UpdateStack, Tags (AWS CloudFormation API Reference): "If you don't specify this parameter,
+    # CloudFormation doesn't modify the stack's tags. If you specify an empty value, CloudFormation
+    # removes all associated tags." A change set's Tags behave alike.
+    template = {"Parameters": {"V": {"Type": "String"}},
+                "Resources": {"P": {"Type": "AWS::SSM::Parameter",
+                                    "Properties": {"Type": "String", "Value": {"Ref": "V"}}}}}
+    body = json.dumps(template)
+    cfn.client.create_stack(StackName="t", TemplateBody=body, Tags=[{"Key": "team", "Value": "blue"}],
+                            Parameters=[{"ParameterKey": "V", "ParameterValue": "1"}])
+    cfn.client.update_stack(StackName="t", TemplateBody=body,
+                            Parameters=[{"ParameterKey": "V", "ParameterValue": "2"}])
+    assert cfn.stack("t")["Tags"] == [{"Key": "team", "Value": "blue"}]
+    change_set = cfn.client.create_change_set(StackName="t", ChangeSetName="c", TemplateBody=body,
+                                              Parameters=[{"ParameterKey": "V", "ParameterValue": "3"}])
+    cfn.client.execute_change_set(ChangeSetName=change_set["Id"])
+    assert cfn.stack("t")["Tags"] == [{"Key": "team", "Value": "blue"}]
+    cfn.client.update_stack(StackName="t", TemplateBody=body, Tags=[],
+                            Parameters=[{"ParameterKey": "V", "ParameterValue": "4"}])
+    assert cfn.stack("t").get("Tags", []) == []

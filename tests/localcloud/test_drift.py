@@ -23,6 +23,10 @@ TEMPLATE = {"Resources": {
         "GroupDescription": "web", "VpcId": {"Ref": "Vpc"},
         "SecurityGroupIngress": [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443,
                                   "CidrIp": "0.0.0.0/0"}]}},
+    # a rule attached from another resource of the stack is not drift (CloudFormation analyses attachments)
+    "Http": {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {
+        "GroupId": {"Ref": "Group"}, "IpProtocol": "tcp", "FromPort": 80, "ToPort": 80,
+        "CidrIp": "0.0.0.0/0"}},
     "Bucket": {"Type": "AWS::S3::Bucket", "Properties": {"VersioningConfiguration": {"Status": "Enabled"}}},
     "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": ROLE_DOC,
                                                       "Description": "runs the function"}},
@@ -54,9 +58,9 @@ def test_drift_compares_the_properties_the_template_sets_for_the_common_types(cf
     assert status == "IN_SYNC", [(k, v["StackResourceDriftStatus"], found(v)) for k, v in drifts.items()
                                  if v["StackResourceDriftStatus"] != "IN_SYNC"]
     assert {k: d["StackResourceDriftStatus"] for k, d in drifts.items()} == {
-        **{k: "IN_SYNC" for k in TEMPLATE["Resources"]}, "Gateway": "NOT_CHECKED"}
+        **{k: "IN_SYNC" for k in TEMPLATE["Resources"]}, "Gateway": "NOT_CHECKED", "Http": "NOT_CHECKED"}
 
-    ids = {k: cfn.resource("d", k) for k in TEMPLATE["Resources"]}
+    ids = {k: cfn.resource("d", k) for k in TEMPLATE["Resources"] if k != "Http"}
     client = cfn.target.client
     table_arn = client("dynamodb").describe_table(TableName=ids["Table"])["Table"]["TableArn"]
     client("dynamodb").update_table(TableName=ids["Table"], ProvisionedThroughput={
@@ -82,7 +86,7 @@ def test_drift_compares_the_properties_the_template_sets_for_the_common_types(cf
     assert found(drifts["Vpc"]) == [("/EnableDnsHostnames", "true", "false", "NOT_EQUAL")]
     assert found(drifts["Subnet"]) == [("/MapPublicIpOnLaunch", "false", "true", "NOT_EQUAL")]
     assert found(drifts["Group"]) == [
-        ("/SecurityGroupIngress/1", "", '{"CidrIp": "10.0.0.0/8", "FromPort": 22, "IpProtocol": "tcp", '
+        ("/SecurityGroupIngress/2", "", '{"CidrIp": "10.0.0.0/8", "FromPort": 22, "IpProtocol": "tcp", '
                                         '"ToPort": 22}', "ADD")]
     assert found(drifts["Bucket"]) == [("/VersioningConfiguration/Status", "Enabled", "Suspended",
                                         "NOT_EQUAL")]

@@ -132,8 +132,9 @@ def patch_moto() -> None:
                parameters: dict[str, Any] | None = None,
                tags: dict[str, str] | None = None) -> None:
         backend = models.cloudformation_backends[self.account_id][self.region_name]
-        api.direct(backend, self.name, template, parameters or {}, self.tags if tags is None else tags,
-                   "UPDATE")
+        if tags is None:  # moto reads `Tags=` (an empty list: clear them) as no Tags (keep them)
+            tags = {} if getattr(api.request, "tags_given", False) else self.tags
+        api.direct(backend, self.name, template, parameters or {}, tags, "UPDATE")
         self.role_arn = role_arn
 
     models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place

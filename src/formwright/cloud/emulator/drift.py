@@ -104,6 +104,16 @@ def _tag_differences(name: str, declared: Any, expected: dict[str, str], live: d
     return found
 
 
+def _attached_ingress(rec: Any, group_id: str) -> list[dict[str, Any]]:
+    """The rules the stack's AWS::EC2::SecurityGroupIngress resources add to a group: CloudFormation
+    "analyses the stack template for attachments before performing the drift comparison"."""
+    kept = ("IpProtocol", "FromPort", "ToPort", "CidrIp", "CidrIpv6", "SourceSecurityGroupId", "Description")
+    return [{k: v for k, v in rec.props.get(logical, {}).items() if k in kept}
+            for logical, entry in (rec.desired.resources.items() if rec.desired else [])
+            if entry.get("Type") == "AWS::EC2::SecurityGroupIngress"
+            and rec.props.get(logical, {}).get("GroupId") == group_id]
+
+
 def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     """One StackResourceDrift of a stack's resource."""
     rec = record(stack)
@@ -131,6 +141,9 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     tag_property = schemas.tag_property(kind)
     names = [n for n in applied if n in actual and n != tag_property]
     expected = {n: _single(applied[n]) if n in DOCUMENTS else applied[n] for n in names}
+    if "SecurityGroupIngress" in expected and kind == "AWS::EC2::SecurityGroup":
+        expected["SecurityGroupIngress"] = [*expected["SecurityGroupIngress"],
+                                            *_attached_ingress(rec, res.physical_id(obj))]
     seen = {n: _single(actual[n]) if n in DOCUMENTS else actual[n] for n in names}
     found = [d for n in names for d in (differences(expected[n], seen[n], f"/{n}")
                                         if seen[n] is not None
