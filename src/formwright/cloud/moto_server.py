@@ -293,6 +293,12 @@ def main(argv: list[str] | None = None) -> None:
     """Start moto's server with the corrections applied."""
     patch_moto()
     patch_public_images()
+    from formwright.cloud.emulator import schemas
+
+    # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers
+    # its health check, rather than by the first change set of a deploy
+    schemas.schema("AWS::SQS::Queue")
+    schemas.attributes("AWS::SQS::Queue")
     from moto import server
 
     server.main(argv if argv is not None else sys.argv[1:])
