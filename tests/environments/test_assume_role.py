@@ -11,12 +11,16 @@ import io
 
 import boto3
 import pytest
+from botocore.credentials import Credentials
 from botocore.stub import Stubber
 
 from formwright.cloud.session import Target, assume_role
 from formwright.errors import EXIT_BAD_INPUT, InputError
 
 ROLE = "arn:aws:iam::333333333333:role/deployer"
+
+
+SOURCE = Credentials("t", "t")
 
 
 def sts_client():
@@ -33,7 +37,7 @@ def test_role_that_cannot_be_assumed_is_bad_input() -> None:
             expected_params={"RoleArn": ROLE, "RoleSessionName": "ci", "ExternalId": "wrong-id"},
         )
         with pytest.raises(InputError) as err:
-            assume_role(sts, ROLE, external_id="wrong-id", session_name="ci")
+            assume_role(lambda **_: sts, SOURCE, ROLE, external_id="wrong-id", session_name="ci")
     text = str(err.value)
     assert err.value.exit_code == EXIT_BAD_INPUT and "\n" not in text
     assert text.startswith(f"cannot assume role {ROLE}: AccessDenied: User: ")
@@ -43,7 +47,7 @@ def test_role_that_cannot_be_assumed_is_bad_input() -> None:
 def test_mfa_role_without_a_terminal_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     with pytest.raises(InputError, match="needs an MFA code from arn:aws:iam::1:mfa/me"):
-        assume_role(sts_client(), ROLE, mfa_serial="arn:aws:iam::1:mfa/me")
+        assume_role(lambda **_: sts_client(), SOURCE, ROLE, mfa_serial="arn:aws:iam::1:mfa/me")
 
 
 def test_mfa_code_is_asked_at_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -59,7 +63,8 @@ def test_mfa_code_is_asked_at_a_terminal(monkeypatch: pytest.MonkeyPatch, capsys
         stub.add_response("assume_role", {"Credentials": creds},
                           {"RoleArn": ROLE, "RoleSessionName": "formwright",
                            "SerialNumber": "arn:aws:iam::1:mfa/me", "TokenCode": "123456"})
-        assert assume_role(sts, ROLE, mfa_serial="arn:aws:iam::1:mfa/me")["SessionToken"] == "t"
+        creds = assume_role(lambda **_: sts, SOURCE, ROLE, mfa_serial="arn:aws:iam::1:mfa/me")
+        assert creds.get_frozen_credentials().token == "t"
     assert "MFA code for arn:aws:iam::1:mfa/me" in capsys.readouterr().err
 
 

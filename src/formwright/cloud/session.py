@@ -4,8 +4,9 @@
 reached through ordinary boto3 configuration (profiles, AWS_REGION, AWS_ENDPOINT_URL); the local
 cloud gets dummy credentials and its recorded endpoint. Retries are botocore's standard mode.
 
-A Target may name a profile and a role to assume (with external id, session name and MFA); on the
-local cloud the assumed role's account is where the calls land, as moto keeps accounts apart by it.
+A Target may name a profile and a role to assume (with external id, session name and MFA); botocore
+assumes it again before its credentials expire. On the local cloud the assumed role's account is where
+the calls land, as moto keeps accounts apart by it.
 """
 
 from __future__ import annotations
@@ -13,11 +14,20 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
+from botocore.credentials import (
+    AssumeRoleCredentialFetcher,
+    CredentialProvider,
+    CredentialResolver,
+    Credentials,
+    RefreshableCredentials,
+)
 from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
 from formwright.cloud import local
@@ -41,6 +51,7 @@ class Target:
     external_id: str | None = None
     session_name: str | None = None
     mfa_serial: str | None = None
+    session_duration: int | None = None  # seconds of the role session (STS's default: 3600)
     pinned_account: str | None = None  # the account the project names: checked before any write
     _session: Any = field(default=None, repr=False)
     _clients: dict = field(default_factory=dict, repr=False)
@@ -66,12 +77,21 @@ class Target:
                                   "or fix `profile:`, --profile or AWS_PROFILE") from None
 
     def _assume(self, base: boto3.session.Session) -> boto3.session.Session:
-        sts = base.client("sts", endpoint_url=self.endpoint, region_name=self.region)
-        creds = assume_role(sts, self.role_arn or "", external_id=self.external_id,
-                            session_name=self.session_name, mfa_serial=self.mfa_serial)
-        return boto3.session.Session(aws_access_key_id=creds["AccessKeyId"],
-                                     aws_secret_access_key=creds["SecretAccessKey"],
-                                     aws_session_token=creds["SessionToken"], region_name=self.region)
+        """A session whose credentials are the role's, assumed again before they expire."""
+        source = base.get_credentials()
+        if source is None:
+            raise InputError(f"no credentials to assume role {self.role_arn} with",
+                             hint="configure a profile or AWS_ACCESS_KEY_ID for the caller")
+
+        def make_sts(**credentials: Any) -> Any:
+            return base.client("sts", endpoint_url=self.endpoint, region_name=self.region, **credentials)
+
+        creds = assume_role(make_sts, source, self.role_arn or "", external_id=self.external_id,
+                            session_name=self.session_name, mfa_serial=self.mfa_serial,
+                            duration=self.session_duration)
+        core = botocore.session.Session()
+        core.register_component("credential_provider", CredentialResolver([_Fixed(creds)]))
+        return boto3.session.Session(botocore_session=core, region_name=self.region)
 
     def where(self) -> str:
         """`account/region` of this target, for plans and messages."""
@@ -112,23 +132,53 @@ class Target:
         return self._account
 
 
-def assume_role(sts: Any, role_arn: str, *, external_id: str | None = None, session_name: str | None = None,
-                mfa_serial: str | None = None) -> dict[str, Any]:
-    """Credentials of `role_arn`; a role that cannot be assumed is bad input (exit 2), named with why."""
-    kwargs: dict[str, Any] = {"RoleArn": role_arn, "RoleSessionName": session_name or "formwright"}
+def assume_role(make_sts: Callable[..., Any], source: Credentials, role_arn: str, *,
+                external_id: str | None = None, session_name: str | None = None,
+                mfa_serial: str | None = None, duration: int | None = None) -> RefreshableCredentials:
+    """Credentials of `role_arn` that botocore assumes again before they expire (a deploy may outlast the
+    role session, one hour by default); a role that cannot be assumed is bad input (exit 2), named with why.
+
+    `make_sts(**credentials)` makes the STS client for the `source` credentials, as botocore's
+    AssumeRoleCredentialFetcher asks; an MFA code is asked at each assume, as the AWS CLI does.
+    """
+    extra: dict[str, Any] = {"RoleSessionName": session_name or "formwright"}
     if external_id:
-        kwargs["ExternalId"] = external_id
+        extra["ExternalId"] = external_id
     if mfa_serial:
-        kwargs.update(SerialNumber=mfa_serial, TokenCode=_mfa_code(mfa_serial, role_arn))
-    try:
-        return dict(sts.assume_role(**kwargs)["Credentials"])
-    except ClientError as err:
-        error = err.response.get("Error", {})
-        reason = f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip()
-    except BotoCoreError as err:
-        reason = str(err).replace("\n", " ")
-    raise InputError(f"cannot assume role {role_arn}: {reason}",
-                     hint="check the role's trust policy, external_id and your credentials' permissions")
+        extra["SerialNumber"] = mfa_serial
+    if duration:
+        extra["DurationSeconds"] = duration
+    fetcher = AssumeRoleCredentialFetcher(
+        lambda _service, **credentials: make_sts(**credentials), source, role_arn, extra_args=extra,
+        mfa_prompter=lambda _prompt: _mfa_code(mfa_serial or "", role_arn))
+
+    def fetch() -> dict[str, Any]:
+        try:
+            return fetcher.fetch_credentials()
+        except ClientError as err:
+            error = err.response.get("Error", {})
+            reason = f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip()
+        except BotoCoreError as err:
+            reason = str(err).replace("\n", " ")
+        raise InputError(f"cannot assume role {role_arn}: {reason}",
+                         hint="check the role's trust policy, external_id and your credentials' permissions")
+
+    # the first assume now, so that a role that cannot be assumed is refused before any write
+    return RefreshableCredentials.create_from_metadata(fetch(), fetch, "assume-role")
+
+
+class _Fixed(CredentialProvider):
+    """A credential provider that gives the credentials it holds (an assumed role's, refreshable)."""
+
+    METHOD = "assume-role"
+
+    def __init__(self, credentials: Credentials) -> None:
+        super().__init__()
+        self.credentials = credentials
+
+    def load(self) -> Credentials:
+        """The held credentials."""
+        return self.credentials
 
 
 def _mfa_code(serial: str, role_arn: str) -> str:
@@ -163,7 +213,8 @@ def target_kind(kind: str | None) -> str:
 def resolve_target(kind: str | None = None, region: str | None = None, **credentials: Any) -> Target:
     """The target from the flag, then FORMWRIGHT_TARGET, then local; errors name the fix.
 
-    `credentials` are Target fields: profile, role_arn, external_id, session_name, mfa_serial, pinned_account.
+    `credentials` are Target fields: profile, role_arn, external_id, session_name, mfa_serial,
+    session_duration, pinned_account.
     """
     kind = target_kind(kind)
     region = region or default_region(credentials.get("profile"))
@@ -188,6 +239,7 @@ class Targets:
             region = self._regions.setdefault(spec.profile, default_region(spec.profile))
         credentials = {"profile": spec.profile, "role_arn": spec.role_arn, "external_id": spec.external_id,
                        "session_name": spec.session_name, "mfa_serial": spec.mfa_serial,
+                       "session_duration": int(spec.session_duration) if spec.session_duration else None,
                        "pinned_account": spec.account}
         key = (region, *credentials.values())
         with self._lock:

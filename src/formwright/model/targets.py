@@ -22,6 +22,7 @@ TARGET_KEYS = {
     "external_id": "the external id the role's trust policy asks for",
     "session_name": "the role session name (default formwright)",
     "mfa_serial": "the MFA device whose code the role asks for (prompted at a terminal)",
+    "session_duration": "seconds the role session lasts, 900 to 43200 (default 3600; renewed before it ends)",
 }
 ACCOUNT = re.compile(r"\d{12}")
 ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+")
@@ -38,6 +39,7 @@ class TargetSpec:
     external_id: str | None = None
     session_name: str | None = None
     mfa_serial: str | None = None
+    session_duration: str | None = None  # seconds, as sceptre's iam_role_session_duration
 
     def over(self, parent: TargetSpec) -> TargetSpec:
         """These keys over `parent`'s: what a group or stack inherits and overrides."""
@@ -61,6 +63,8 @@ def read_spec(body: Mapping, render: Any, file: str) -> TargetSpec:
             raise ProjectError(f"`account` must be quoted: YAML read {raw} as a number", file=file, line=line,
                                hint=f'account: "{raw:012d}"')
         value = render(raw, line)
+        if key == "session_duration" and isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
         if not isinstance(value, str) or not value:
             raise ProjectError(f"`{key}` must be a string", file=file, line=line)
         _check(key, value, file, line)
@@ -78,5 +82,9 @@ def _check(key: str, value: str, file: str, line: int | None) -> None:
     if key == "role_arn" and not ROLE_ARN.fullmatch(value):
         raise ProjectError(f"'{value}' is not an IAM role ARN", file=file, line=line,
                            hint="role_arn: arn:aws:iam::123456789012:role/deployer")
+    if key == "session_duration" and not (value.isdigit() and 900 <= int(value) <= 43200):
+        # STS AssumeRole's DurationSeconds: 900 to 43200 (and at most the role's maximum session)
+        raise ProjectError(f"`session_duration` must be 900 to 43200 seconds, not '{value}'", file=file,
+                           line=line, hint="session_duration: 3600")
     if key == "external_id" and not 2 <= len(value) <= 1224:
         raise ProjectError("`external_id` must be 2 to 1224 characters", file=file, line=line)
