@@ -6,7 +6,8 @@
 - `-s/--stack NAME` (repeatable), `-y/--yes`, `--target local|aws`, `--macros DIR|remote`,
   `--param K=V` (template parameters) and `--input K=V` (instance and TOSCA inputs).
 - `--env NAME`, `--var K=V`, `--var-file FILE`, `--profile`, `--region` on every project command
-  (`@with_project_flags`), and `[SCOPE]...` (a group, `group.stack`, a stack, `stack@region`).
+  (`@with_project_flags`), and `[SCOPE]...` (a group, `group.stack`, a stack, `stack@region`);
+  `--profile` and `--region` (`ProfileOption`, `RegionOption`) on every other command that calls the cloud.
 - In JSON mode everything on stdout is JSON, errors too: `{"ok": false, "errors": [{"file", "line",
   "message", "hint"}]}` with the same exit code as in text mode (`error_envelope`).
 
@@ -86,6 +87,13 @@ MacrosOption = typer.Option(
 ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
                            help="A template parameter (repeatable).")
 InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
+# --profile and --region: on every command that calls the cloud, with the same meaning everywhere
+ProfileOption = typer.Option(None, "--profile", metavar="NAME",
+                             help="The AWS profile of the credentials (~/.aws/config), over the project's "
+                                  "`profile:` and AWS_PROFILE.")
+RegionOption = typer.Option(None, "--region", metavar="REGION",
+                            help="The AWS region, over the project's `region:` (stacks and groups that name "
+                                 "their own keep it); default: the project's, AWS_REGION, the profile's.")
 
 
 ScopeArgument = typer.Argument(
@@ -122,11 +130,8 @@ _PROJECT_OPTIONS = {
                                            help="A value for {{ var.K }} (repeatable).")),
     "var_file": (list[Path] | None, typer.Option(None, "--var-file", metavar="FILE",
                                                  help="A YAML file of values for {{ var.K }} (repeatable).")),
-    "profile": (str | None, typer.Option(None, "--profile", metavar="NAME",
-                                         help="The AWS profile (replaces the project's).")),
-    "region": (str | None, typer.Option(None, "--region", metavar="REGION",
-                                        help="The AWS region (replaces the project's; stacks and groups that "
-                                             "name their own keep it).")),
+    "profile": (str | None, ProfileOption),
+    "region": (str | None, RegionOption),
 }
 
 

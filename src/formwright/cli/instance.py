@@ -13,6 +13,8 @@ from rich.table import Table
 from formwright.cli.common import (
     Output,
     OutputOption,
+    ProfileOption,
+    RegionOption,
     TargetOption,
     complete_instances,
     console,
@@ -56,11 +58,14 @@ def _stamp(value: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)) if value else ""
 
 
-def _operate(project: Path, target: str | None, output: Output, name: str, unlock: str | None,
-             work: Callable[[Lifecycle], Outcome], concurrency: int = 1) -> None:
-    """Run one operation with progress, print its outcome (text or JSON)."""
+def _operate(project: Path, cloud: tuple[str | None, str | None, str | None], output: Output, name: str,
+             unlock: str | None, work: Callable[[Lifecycle], Outcome], concurrency: int = 1) -> None:
+    """Run one operation with progress, print its outcome (text or JSON); `cloud` is (--target, --region,
+    --profile)."""
+    target, region, profile = cloud
     with Progress([], enabled=output is Output.text) as progress:
-        lifecycle = Lifecycle(project, target_flag=target, progress=progress, max_concurrency=concurrency)
+        lifecycle = Lifecycle(project, target_flag=target, progress=progress, max_concurrency=concurrency,
+                              region=region, profile=profile)
         try:
             if unlock:
                 lifecycle.force_unlock(name, unlock)
@@ -97,11 +102,12 @@ def register(app: typer.Typer) -> None:
                                                      "(default: the project home)."),
                regions: str | None = typer.Option(None, "--regions", help="Regions, comma separated."),
                project: Path = ProjectOption, target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
                output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Create an instance: PreCreate, each stack (PreCreate → deploy → PostCreate), PostCreate."""
         scope = [r.strip() for r in regions.split(",") if r.strip()] if regions else None
-        _operate(project, target, output, name, None,
+        _operate(project, (target, region, profile), output, name, None,
                  lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope),
                  concurrency=max_concurrency)
 
@@ -109,10 +115,12 @@ def register(app: typer.Typer) -> None:
     def update(name: str = InstanceArgument,
                inputs: list[str] | None = InputOption, project: Path = ProjectOption,
                force_unlock: str | None = UnlockOption, target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
                output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Apply new input values; only stacks that change are updated."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.update(name, parse_pairs(inputs)),
+        _operate(project, (target, region, profile), output, name, force_unlock,
+                 lambda lc: lc.update(name, parse_pairs(inputs)),
                  concurrency=max_concurrency)
 
     @group.command()
@@ -127,6 +135,7 @@ def register(app: typer.Typer) -> None:
         project: Path = ProjectOption,
         force_unlock: str | None = UnlockOption,
         target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
         output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption,
     ) -> None:
@@ -138,7 +147,7 @@ removed ones deleted last."""
             raise InputError("name the new version with --to DIR or --from ARCHIVE (one of them)")
         new_version = to or archive
         assert new_version is not None
-        _operate(project, target, output, name, force_unlock,
+        _operate(project, (target, region, profile), output, name, force_unlock,
                  lambda lc: lc.upgrade(name, new_version, parse_pairs(inputs), repair=repair),
                  concurrency=max_concurrency)
 
@@ -146,20 +155,23 @@ removed ones deleted last."""
     def rollback(name: str = InstanceArgument,
                  to_revision: int | None = typer.Option(None, "--to-revision", help="Revision N."),
                  project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-                 target: str | None = TargetOption, output: Output = OutputOption,
+                 target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Return to revision N exactly (default: undo the last change or a failed one); \
 makes a new revision."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.rollback(name, to_revision),
+        _operate(project, (target, region, profile), output, name, force_unlock,
+                 lambda lc: lc.rollback(name, to_revision),
                  concurrency=max_concurrency)
 
     @group.command()
     def retry(name: str = InstanceArgument,
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-              target: str | None = TargetOption, output: Output = OutputOption,
+              target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Resume the last failed or interrupted operation at its first step not done."""
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.retry(name),
+        _operate(project, (target, region, profile), output, name, force_unlock, lambda lc: lc.retry(name),
                  concurrency=max_concurrency)
 
     @group.command("run")
@@ -170,11 +182,12 @@ makes a new revision."""
         project: Path = ProjectOption,
         force_unlock: str | None = UnlockOption,
         target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
         output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption,
     ) -> None:
         """Run a custom day-2 operation with its inputs."""
-        _operate(project, target, output, name, force_unlock,
+        _operate(project, (target, region, profile), output, name, force_unlock,
                  lambda lc: lc.run(name, operation, parse_pairs(inputs)),
                  concurrency=max_concurrency)
 
@@ -182,24 +195,27 @@ makes a new revision."""
     def scope(name: str = InstanceArgument,
               regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-              target: str | None = TargetOption, output: Output = OutputOption,
+              target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Set the regions of the instance: per-region stacks are added or removed."""
         wanted = [r.strip() for r in regions.split(",") if r.strip()]
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.scope(name, wanted),
+        _operate(project, (target, region, profile), output, name, force_unlock,
+                 lambda lc: lc.scope(name, wanted),
                  concurrency=max_concurrency)
 
     @group.command()
     def delete(name: str = InstanceArgument,
                yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
-               target: str | None = TargetOption, output: Output = OutputOption,
+               target: str | None = TargetOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project import confirm
 
         confirm(f"Delete instance '{name}' and its stacks?", yes)
-        _operate(project, target, output, name, force_unlock, lambda lc: lc.delete(name),
+        _operate(project, (target, region, profile), output, name, force_unlock, lambda lc: lc.delete(name),
                  concurrency=max_concurrency)
 
     @group.command("list")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -82,12 +81,11 @@ def selection(project: Project, stacks: list[str] | None, *, dependencies: bool 
 def connect(project: Project, target_flag: str | None, only: list[str] | None = None) -> Targets:
     """The targets of the project's stacks; each selected stack's pinned account is checked first
     (GetCallerIdentity: a mismatch is exit 2 naming both accounts, before any write)."""
-    from formwright.cloud.session import Targets
+    from formwright.cloud.session import Targets, region_note
 
-    env_region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if project.region and not project_flags.region and env_region and env_region != project.region:
-        note = f"note: the project's region {project.region} is used, not AWS_REGION {env_region}"
-        common.err_console.print(note, highlight=False)
+    note = region_note(project.region, project_flags.region) if project.region else None
+    if note:
+        common.err_console.print(f"note: {note}", highlight=False)
     targets = Targets(target_flag)
     for name in only or project.order():
         targets.get(project.stacks[name].target).check_account(f"stack '{name}'")

@@ -11,7 +11,16 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from formwright.cli.common import Output, OutputOption, TargetOption, console, emit_json, err_console
+from formwright.cli.common import (
+    Output,
+    OutputOption,
+    ProfileOption,
+    RegionOption,
+    TargetOption,
+    console,
+    emit_json,
+    err_console,
+)
 from formwright.errors import InputError
 from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
 from formwright.sync.status_store import UNKNOWN, Record, StatusStore
@@ -20,7 +29,6 @@ from formwright.sync.status_store import UNKNOWN, Record, StatusStore
 DirOption = typer.Argument(Path("."), metavar="[DIR]", show_default=False,
                            help="The folder (or file) with the CloudFormationStack objects; default: here.")
 StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
-RegionOption = typer.Option(None, "--region", help="The AWS region (default: the target's).")
 StackTagsOption = typer.Option(
     None, "--stack-tags", help="Tags for every stack, KEY=VALUE[,KEY=VALUE…] (repeatable): after the "
     "cfn-flux-controller/version|name|namespace tags, before each object's spec.stackTags.")
@@ -124,6 +132,7 @@ def register(app: typer.Typer) -> None:
         state: Path | None = StateOption,
         target: str | None = TargetOption,
         region: str | None = RegionOption,
+        profile: str | None = ProfileOption,
         drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
         requeue_dependency: str = typer.Option(
             "30s", "--requeue-dependency", help="Retry after this long while dependsOn is not Ready."
@@ -151,7 +160,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"--reload-interval: {err}") from None
         tags = parse_stack_tags(stack_tags)
         load_objects(directory)  # bad input first, as one line, before the target is needed
-        tgt = resolve_target(target, region)
+        tgt = resolve_target(target, region, profile=profile)
 
         def log(line: str) -> None:
             stamp = time.strftime("%H:%M:%S")
@@ -218,6 +227,7 @@ def register(app: typer.Typer) -> None:
     def reconcile(name: str = typer.Argument(..., help="The object: name or namespace/name."),
                   directory: Path = DirOption, state: Path | None = StateOption,
                   target: str | None = TargetOption, region: str | None = RegionOption,
+                  profile: str | None = ProfileOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
                   timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
                   macros: Path | None = MacrosOption,
@@ -256,8 +266,10 @@ Exit 1 if not Ready."""
                                      hint="is `formwright sync run` busy or stuck? see its log")
                 via = "daemon"
             else:
-                record = _reconcile_here(objects, obj, store, state_dir, target, region, timeout, macros,
-                                         token, options)
+                from formwright.cloud.session import resolve_target
+
+                tgt = resolve_target(target, region, profile=profile)  # AWS_REGION / the profile's by default
+                record = _reconcile_here(objects, obj, store, state_dir, tgt, timeout, macros, token, options)
                 via = "in-process"
         finally:
             store.close()
@@ -307,16 +319,13 @@ Exit 1 if not Ready."""
         _set_suspend(name, directory, state, False, output)
 
 
-def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path,
-                    target: str | None, region: str | None, timeout: float, macros: Path | None,
-                    token: str, options: dict[str, Any]) -> Record:
+def _reconcile_here(objects: ObjectSet, obj: StackObject, store: StatusStore, state_dir: Path, tgt: Any,
+                    timeout: float, macros: Path | None, token: str, options: dict[str, Any]) -> Record:
     """No daemon: reconcile in this process until the object settles (Ready True or False).
 
     It holds the state folder's writer lock, so a daemon started meanwhile waits its turn (exit 3)."""
-    from formwright.cloud.session import resolve_target
     from formwright.sync.daemon import sync_lock
 
-    tgt = resolve_target(target, region)
     with sync_lock(state_dir, f"sync reconcile {obj.key}"):
         return _reconcile_locked(objects, obj, store, state_dir, tgt, timeout, macros, token, options)
 

@@ -32,6 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
 from formwright.cloud import local
 from formwright.cloud.errors import remember_http_status, set_target_kind
+from formwright.cloud.regions import is_region
 from formwright.errors import InputError
 
 TARGETS = ("local", "aws")
@@ -201,6 +202,16 @@ def default_region(profile: str | None = None) -> str:
         return DEFAULT_REGION  # the session itself reports the missing profile, once, when it is used
 
 
+def region_note(chosen: str, flag: str | None, whose: str = "the project's region") -> str | None:
+    """What to say when a region the user configured (`chosen`, not from --region) wins over AWS_REGION or
+    AWS_DEFAULT_REGION: once per command, so that a silently ignored variable is not a surprise."""
+    name = "AWS_REGION" if os.environ.get("AWS_REGION") else "AWS_DEFAULT_REGION"
+    env = os.environ.get(name)
+    if flag or not env or env == chosen:
+        return None
+    return f"{whose} {chosen} is used, not {name} {env}"
+
+
 def target_kind(kind: str | None) -> str:
     """The kind from the flag, then FORMWRIGHT_TARGET, then local."""
     kind = (kind or os.environ.get("FORMWRIGHT_TARGET") or "local").lower()
@@ -218,6 +229,9 @@ def resolve_target(kind: str | None = None, region: str | None = None, **credent
     """
     kind = target_kind(kind)
     region = region or default_region(credentials.get("profile"))
+    if not is_region(region):
+        raise InputError(f"unknown region '{region}'", hint="a region of an AWS partition, e.g. eu-west-1 "
+                         "(from --region, the project's `region:`, AWS_REGION or the profile)")
     if kind == "local":
         return Target("local", region, local.require().endpoint, **credentials)
     return Target("aws", region, **credentials)  # boto3 honours AWS_ENDPOINT_URL and per-service endpoints

@@ -8,7 +8,7 @@ in its journal row (source snapshot, redacted inputs, regions, graphs), so `retr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,8 @@ class Lifecycle:
 
     def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
                  progress: ProgressCallback = no_progress, max_concurrency: int = 1,
-                 counter: CallCounter | None = None) -> None:
+                 counter: CallCounter | None = None, region: str | None = None,
+                 profile: str | None = None) -> None:
         self.home = Path(home).resolve()
         self.state = self.home / ".formwright"
         self.journal: Journal = open_journal(self.state)
@@ -91,18 +92,50 @@ class Lifecycle:
         self.max_concurrency = max_concurrency
         self.counter = counter or CallCounter()
         self.note: str | None = None
+        self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
+        self.region_note: str | None = None  # the home region won over AWS_REGION
 
     def close(self) -> None:
         """Close the journal."""
         self.journal.close()
 
-    def target(self, region: str | None) -> Any:
-        """The target (resolved on first use, so read-only commands need no cloud)."""
+    def target(self, project: Project, name: str | None = None) -> Any:
+        """The target of the instance's home region, with the project's own keys (profile, role, account)
+        and --region/--profile over them; resolved on first use, so read-only commands need no cloud."""
         if self._target is None:
-            from formwright.cloud.session import resolve_target
+            from formwright.cloud.session import Targets
 
-            self._target = resolve_target(self._target_flag, region)
+            home = self._home(project, name)
+            self._target = Targets(self._target_flag).get(replace(project.target, region=home))
         return self._target
+
+    def _home(self, project: Project, name: str | None) -> str:
+        """The home region: --region or the project's, else where the instance's stacks already are (so an
+        update finds them whatever AWS_REGION says now), else AWS_REGION or the profile's region."""
+        from formwright.cloud.session import default_region, region_note
+
+        recorded = self._recorded_home(name) if name else None
+        if project.region and recorded and project.region != recorded:
+            how = "--region" if self.flags["region"] else "the project's `region:`"
+            raise InputError(f"instance '{name}' has its stacks in {recorded}, not {project.region} ({how})",
+                             where=name, hint=f"use --region {recorded}: an instance does not move between "
+                                              "regions (create a new one there)")
+        if project.region:
+            self.region_note = region_note(project.region, self.flags["region"])
+            return project.region
+        if recorded:
+            self.region_note = region_note(recorded, None, f"the region of instance '{name}',")
+            return recorded
+        return default_region(project.target.profile)
+
+    def _recorded_home(self, name: str) -> str | None:
+        """The region the live instance's stacks that are not per region were deployed to, if any."""
+        inst = self.journal.instance(name)
+        current = self.journal.revision(name) if inst is not None and inst.status != "deleted" else None
+        for element, record in (current.elements if current else {}).items():
+            if "@" not in element and record.get("region"):
+                return str(record["region"])
+        return None
 
     # ---- reading --------------------------------------------------------------------------------
     def instances(self) -> list[Instance]:
@@ -148,12 +181,13 @@ class Lifecycle:
             package = info.to_json()
         src = snapshot(source, self.state)
         try:
-            rough = load_for_instance(src, name, LenientInputs(previous or {}, given))
+            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **self.flags)
             manifest = parse_manifest(rough)
             if any(d.secure for d in manifest.inputs.values()):
                 check_secure_names(src)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
-            project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version)
+            project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version,
+                                        **self.flags)
             manifest = parse_manifest(project)
         except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
             secrets = Redactor(v for k, v in {**(previous or {}), **given}.items() if k in _secure_names(src))
@@ -197,7 +231,7 @@ class Lifecycle:
             raise InputError(f"this project allows a single instance and '{others[0]}' exists",
                              file=loaded.manifest.file, hint="set policies: {multiple_instances: true}")
         check_instance_names(loaded.project)
-        home = loaded.project.region or self.target(loaded.project.region).region
+        home = self.target(loaded.project, name).region
         if not loaded.manifest.multiple_instances:
             workspace = self._workspace(name, loaded)
             check_single_instance(workspace.runner(home).cfn, loaded.project.name, name, str(self.home))
@@ -263,7 +297,7 @@ class Lifecycle:
         old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}))
         loaded = self._load(name, source, given, previous)
         check_input_changes(parse_manifest(old_loaded).inputs, loaded.manifest.inputs, loaded.manifest.file)
-        home = loaded.project.region or self.target(loaded.project.region).region
+        home = self.target(loaded.project, name).region
         elements = elements_of(loaded.project, loaded.manifest, regions, home)
         graph = element_graph(loaded.project, elements)
         workspace = self._workspace(name, loaded)
@@ -410,7 +444,7 @@ class Lifecycle:
         op_inputs = resolve_inputs(custom.inputs, given, file=loaded.manifest.file)
         loaded.inputs = {**loaded.inputs, **op_inputs}
         loaded.secure = sorted(set(loaded.secure) | {n for n, d in custom.inputs.items() if d.secure})
-        home = loaded.project.region or self.target(loaded.project.region).region
+        home = self.target(loaded.project, name).region
         elements = elements_of(loaded.project, loaded.manifest, current.regions, home)
         graph = element_graph(loaded.project, elements)
         main = [Planned(e, "noop", current.elements.get(e, {}).get("stack_name", el.stack_name))
@@ -461,13 +495,19 @@ class Lifecycle:
             home_state=self.state,
             instance=name,
             project=loaded.project,
-            target=self.target(loaded.project.region),
+            target=self._checked_target(name, loaded.project),
             inputs=loaded.inputs,
             properties=self._properties(name),
             version=loaded.project.version,
             progress=self.progress,
             counter=self.counter,
         )
+
+    def _checked_target(self, name: str, project: Project) -> Any:
+        """The target, its pinned account checked (GetCallerIdentity) before anything is written."""
+        target = self.target(project, name)
+        target.check_account(f"instance '{name}'")
+        return target
 
     def _start(self, name: str, kind: str, loaded: _Loaded, regions: list[str], main: list[Planned],
                cleanup: list[Planned], graph: dict[str, list[str]], cleanup_graph: dict[str, list[str]], *,
@@ -538,7 +578,8 @@ class Lifecycle:
         return Outcome(op.instance, op.id, op.kind, "done", revision.number if revision else None,
                        [{"seq": s.seq, "element": s.element, "action": s.action, "phase": s.phase,
                          "stack_name": s.stack_name, "status": s.status, "note": s.note}
-                        for s in (done.steps if done else [])], self.note)
+                        for s in (done.steps if done else [])],
+                       "; ".join(n for n in (self.region_note, self.note) if n) or None)
 
 
 
