@@ -4,7 +4,7 @@ Import and export names are resolved statically, as far as they can be: literals
 parameter, `Fn::Sub` and `Fn::Join`, with the stack's own parameter values (given in the project, or
 the template's defaults) and the pseudo parameters. A name that needs anything else (an output of
 another stack, a resource attribute, Fn::Select …) cannot be matched before deploy: it is reported,
-never guessed.
+never guessed. Exports are per account and region: an import matches an exporter deployed to its own.
 """
 
 from __future__ import annotations
@@ -84,16 +84,23 @@ def _walk_imports(node: Any) -> Iterator[Any]:
 
 def import_edges(stacks: dict[str, Any], region: str, account: str) -> tuple[dict[str, set[str]], list[str]]:
     """For each stack, the project stacks whose exports it imports; and one warning per import or
-    export name that cannot be resolved before deploy."""
+    export name that cannot be resolved before deploy.
+
+    Exports are per account and region (CloudFormation's ListExports and Fn::ImportValue see only their
+    own): an import matches a stack deployed to the same account and region (its own Target; `region` and
+    `account` for a stack without one). When the only stacks exporting that name are elsewhere, the import
+    will fail there: a warning names them.
+    """
     warnings: list[str] = []
-    exporters: dict[str, str] = {}
-    names = {name: _Names(stack, region, account) for name, stack in stacks.items()}
+    places = {name: _place(stack, region, account) for name, stack in stacks.items()}
+    names = {name: _Names(stack, places[name][1], places[name][0]) for name, stack in stacks.items()}
+    exporters: dict[tuple[str, str, str], str] = {}  # (account, region, export name) -> stack
     for name, stack in stacks.items():
         for key, output in (stack.original.get("Outputs") or {}).items():
             export = output.get("Export") if isinstance(output, dict) else None
             if isinstance(export, dict) and "Name" in export:
                 try:
-                    exporters[names[name].resolve(export["Name"])] = name
+                    exporters[(*places[name], names[name].resolve(export["Name"]))] = name
                 except Unresolvable as err:
                     warnings.append(f"stack '{name}': the export name of output '{key}' cannot be resolved "
                                     f"before deploy ({err}); stacks importing it are not ordered after it")
@@ -107,7 +114,25 @@ def import_edges(stacks: dict[str, Any], region: str, account: str) -> tuple[dic
                 warnings.append(f"stack '{name}': Fn::ImportValue {err} cannot be resolved before deploy; "
                                 "deploy order ignores it (add depends_on if it comes from this project)")
                 continue
-            exporter = exporters.get(wanted)
-            if exporter is not None and exporter != name:
-                edges[name].add(exporter)
+            exporter = exporters.get((*places[name], wanted))
+            if exporter is not None:
+                if exporter != name:
+                    edges[name].add(exporter)
+                continue
+            elsewhere = sorted({f"'{s}' ({a}/{r})" for (a, r, n), s in exporters.items() if n == wanted})
+            if elsewhere:
+                where = "/".join(places[name])
+                warnings.append(
+                    f"stack '{name}' ({where}): Fn::ImportValue '{wanted}' is exported only by "
+                    f"{', '.join(elsewhere)}; exports are per account and region, so the import cannot see "
+                    "it (export it where the importer is, or pass the output with !ref, which reads across "
+                    "accounts and regions)")
     return edges, warnings
+
+
+def _place(stack: Any, region: str, account: str) -> tuple[str, str]:
+    """(account, region) a stack deploys to: its own Target's, else the group's."""
+    target = getattr(stack, "target", None)
+    if target is None:
+        return account, region
+    return str(target.account_id()), str(target.region)
