@@ -135,6 +135,12 @@ def test_dev_and_prod_side_by_side_across_accounts_and_regions(estate: Path, run
     assert plan.code == 0, plan.err
     assert f"Upstream <- registry.outputs.QueueName ({SHARED}/eu-west-1)" in plan.out
     assert f"Upstream <- queue@eu-west-1.outputs.Echo ({DEV}/eu-west-1)" in plan.out
+    scoped = run_cli("plan", str(estate), "shared.registry", "--env", "dev", "--output", "json")
+    assert scoped.code == 0, scoped.err
+    assert set(scoped.json()["plans"]) == {"registry"}
+    report = run_cli("outputs", str(estate), "report", "--env", "dev", "--output", "json")
+    assert report.code == 0, report.err
+    assert report.json()["outputs"] == {"report": {"Echo": registry["QueueName"], "Size": "dev"}}
 
     # scopes: status of a group; delete of a stack takes its dependents, listed before the prompt
     status = run_cli("status", str(estate), "app", "--env", "dev", "--output", "json")
@@ -199,3 +205,24 @@ stacks:
     west = boto3.client("cloudformation", region_name="us-west-2", endpoint_url=cloud.endpoint,
                         aws_access_key_id="t", aws_secret_access_key="t")
     assert "r-q" in {s["StackName"] for s in west.describe_stacks()["Stacks"]}
+
+
+def test_var_file_and_var_flags_reach_the_stacks(tmp_path: Path, run_cli, cloud) -> None:
+    (tmp_path / "queue.yaml").write_text(QUEUE)
+    (tmp_path / "vars.yaml").write_text("size: large\nupstream: from-file\n")
+    (tmp_path / "formwright.yaml").write_text("""name: v
+vars: {size: small, upstream: none}
+environments:
+  prod: {vars: {size: medium}}
+stacks:
+  q: {template: queue.yaml, parameters: {Upstream: "{{ var.upstream }}", Size: "{{ var.size }}"}}
+""")
+    # vars:, then the environment's, then each --var-file, then each --var: the later wins
+    result = run_cli("deploy", str(tmp_path), "--env", "prod", "--var-file", str(tmp_path / "vars.yaml"),
+                     "--var", "size=xl", "--yes")
+    assert result.code == 0, result.err
+    assert stacks_in(cloud.endpoint, "123456789012", "us-east-1") == {"v-prod-q": {"Echo": "from-file",
+                                                                                    "Size": "xl"}}
+    # the build folder is the environment's own
+    assert (tmp_path / ".formwright" / "build" / "prod" / "q" / "processed.json").is_file()
+    assert not (tmp_path / ".formwright" / "build" / "q").exists()
