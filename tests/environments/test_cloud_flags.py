@@ -21,10 +21,11 @@ QUEUE = """Resources:
 Outputs:
   Name: {Value: !GetAtt Q.QueueName}
 """
-# the commands that call the cloud; local-cloud, validate, build, graph, expand, package, transform,
-# instance list|show|history and sync status|suspend|resume do not
+# the commands that call the cloud (expand: for AWS::Include from s3://, and the region macros see);
+# local-cloud, validate, build, graph, package, transform, instance list|show|history and
+# sync status|suspend|resume do not
 CLOUD_COMMANDS = [
-    "plan", "deploy", "delete", "status", "outputs", "diff", "events",
+    "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand",
     "instance create", "instance update", "instance upgrade", "instance rollback", "instance retry",
     "instance run", "instance scope", "instance delete", "sync run", "sync reconcile",
 ]

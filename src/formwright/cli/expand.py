@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from formwright import sandbox
-from formwright.cli.common import Output, TargetOption, emit_json
+from formwright.cli.common import Output, ProfileOption, TargetOption, emit_json
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
 from formwright.template import TEMPLATE_BODY_LIMIT, dump, load, plain
@@ -85,15 +85,16 @@ def show_logs(logs: dict[str, tuple[Path, int]]) -> None:
 class _LazyS3:
     """The target's S3 client, made only if an AWS::Include reads from S3."""
 
-    def __init__(self, target: str | None, region: str | None) -> None:
-        self._args = (target, region)
+    def __init__(self, target: str | None, region: str | None, profile: str | None) -> None:
+        self._args = (target, region, profile)
         self._client: Any = None
 
     def __getattr__(self, name: str) -> Any:
         if self._client is None:
             from formwright.cloud.session import resolve_target
 
-            self._client = resolve_target(*self._args).client("s3")
+            target, region, profile = self._args
+            self._client = resolve_target(target, region, profile=profile).client("s3")
         return getattr(self._client, name)
 
 
@@ -115,7 +116,10 @@ def register(app: typer.Typer) -> None:
             Output.text, "--output", help="text: the template; json: with macros_run."
         ),
         target: str = TargetOption,
-        region: str = typer.Option(None, "--region", help="The region macros see (default: the target's)."),
+        region: str | None = typer.Option(None, "--region", metavar="REGION",
+                                          help="The region macros see and S3 includes are read in (default: "
+                                               "AWS_REGION, then the profile's)."),
+        profile: str | None = ProfileOption,
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Show on stderr what macro handlers printed (their log)."
         ),
@@ -126,6 +130,10 @@ def register(app: typer.Typer) -> None:
         if macros == "remote":
             raise InputError("--macros remote leaves expansion to CloudFormation; expand runs macros locally",
                              hint="give a folder of macros, or leave --macros out")
+        if region is None:  # as every cloud command: AWS_REGION, then the profile's
+            from formwright.cloud.session import default_region
+
+            region = default_region(profile)
         sandbox.anchor(template.resolve().parent)
         document = load(template)
         project = project_macros(template)
@@ -138,7 +146,7 @@ def register(app: typer.Typer) -> None:
         logs = handler_logs(registry)
         try:
             expansion = run(document, registry=registry, parameter_values=parse_params(param),
-                            region=region or "us-east-1", s3_client=_LazyS3(target, region),
+                            region=region, s3_client=_LazyS3(target, region, profile),
                             file=str(template), base_dir=template.parent)
         finally:
             if verbose:
