@@ -168,6 +168,11 @@ stacks:
     assert result.code == 2
     assert result.err.strip().count("\n") == 0, result.err
     assert "123456789012" in result.err and PROD in result.err and "Traceback" not in result.err
+    # an instance of the project is held to the same pin
+    instance = run_cli("instance", "create", "a", str(tmp_path))
+    assert instance.code == 2 and instance.err.strip().count("\n") == 0, instance.err
+    assert (f"instance 'a': the default credentials are in account 123456789012, but the project pins "
+            f"account {PROD}") in instance.err
     assert stacks_in(cloud.endpoint, "123456789012", "us-east-1") == {}  # refused before any write
 
 

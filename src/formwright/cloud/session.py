@@ -101,9 +101,9 @@ class Target:
     def check_account(self, what: str) -> None:
         """Refuse (exit 2) when the credentials' account is not the pinned one; both are named."""
         if self.pinned_account and self.account_id() != self.pinned_account:
-            how = f"role {self.role_arn}" if self.role_arn else f"profile {self.profile}" if self.profile \
-                else "the default credentials"
-            raise InputError(f"{what}: {how} is in account {self.account_id()}, but the project pins account "
+            how = (f"role {self.role_arn} is" if self.role_arn
+                   else f"profile {self.profile} is" if self.profile else "the default credentials are")
+            raise InputError(f"{what}: {how} in account {self.account_id()}, but the project pins account "
                              f"{self.pinned_account}", hint="use the profile or role_arn of that account")
 
     def client(self, service: str, *, max_attempts: int = 8) -> Any:
