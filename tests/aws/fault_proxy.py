@@ -4,7 +4,8 @@ moto executes change sets synchronously and never throttles. Real CloudFormation
 this proxy (loopback only, bounded in requests, body size and lifetime) adds what AWS does:
 
 - the next DescribeStacks of a stack after an ExecuteChangeSet is answered with the stack as it was
-  before the execution (DescribeStacks is eventually consistent: aws-cdk-cli#1802);
+  before the execution (DescribeStacks is eventually consistent: aws-cdk-cli#1802); a DescribeStacks
+  without a name (a listing) answers each of its stacks the same way;
 - a new change set answers CREATE_PENDING for `change_set_pending` seconds;
 - after an ExecuteChangeSet the stack answers CREATE_/UPDATE_IN_PROGRESS, with its old outputs, for
   `stack_in_progress` seconds;
@@ -73,13 +74,15 @@ class _Execution:
 
 @dataclass
 class FaultProxy:
-    """Forwards to `upstream`; see the module docstring. `calls` counts CloudFormation actions."""
+    """Forwards to `upstream`; see the module docstring. `calls` counts CloudFormation actions (those
+    that reached the local cloud), `stack_reads` those DescribeStacks by name (or id) and listings."""
 
     upstream: str
     faults: Faults = field(default_factory=Faults)
     max_requests: int = 200_000
     max_seconds: float = 1800.0
     calls: Counter[str] = field(default_factory=Counter)
+    stack_reads: Counter[str] = field(default_factory=Counter)
     injected: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
@@ -191,6 +194,7 @@ class FaultProxy:
         elif action == "DescribeChangeSet":
             data = self._describe_change_set(params, data)
         elif action == "DescribeStacks":
+            self.stack_reads["by name" if params.get("StackName") else "listing"] += 1
             data = self._describe_stacks(params, data)
         return status, data, reply_headers
 
@@ -230,23 +234,52 @@ class FaultProxy:
         snapshot = b""
         if stack_id and action != "CreateStack":
             snapshot = self._cfn({"Action": "DescribeStacks", "StackName": stack_id}, headers)
+        xml = snapshot.decode() if snapshot else ""
+        kind = "CREATE" if action == "CreateStack" or _tag(xml, "StackStatus") == "REVIEW_IN_PROGRESS" \
+            else "UPDATE"
+        execution = _Execution(stack_id or "", _tag(xml, "StackName") or params.get("StackName", ""), kind,
+                               snapshot, self.faults.stale_after_execute and bool(snapshot),
+                               float("inf"), change_set)
+        keys = {k for k in (stack_id, execution.name) if k}
+        with self._lock:  # in place before the local cloud executes (synchronously): no read sees it done
+            previous = {k: self._executions.get(k) for k in keys}
+            self._executions.update(dict.fromkeys(keys, execution))
         status, data, reply_headers = self._forward("POST", path, headers, body)
-        if status == 200 and stack_id:
-            xml = snapshot.decode() if snapshot else ""
-            kind = "CREATE" if action == "CreateStack" or _tag(xml, "StackStatus") == "REVIEW_IN_PROGRESS" \
-                else "UPDATE"
-            stack_id = _tag(data.decode(), "StackId") or stack_id
-            execution = _Execution(stack_id, _tag(xml, "StackName") or params.get("StackName", ""), kind,
-                                   snapshot, self.faults.stale_after_execute and bool(snapshot),
-                                   time.monotonic() + self.faults.stack_in_progress, change_set)
-            with self._lock:
-                self._executions[stack_id] = execution
-                self._executions[execution.name] = execution
+        with self._lock:
+            if status != 200:  # not executed: as before
+                for key, was in previous.items():
+                    if was is None:
+                        self._executions.pop(key, None)
+                    else:
+                        self._executions[key] = was
+                return status, data, reply_headers
+            execution.running_until = time.monotonic() + self.faults.stack_in_progress
+            execution.stack_id = _tag(data.decode(), "StackId") or execution.stack_id
+            self._executions[execution.stack_id] = execution
         return status, data, reply_headers
 
     def _describe_stacks(self, params: dict[str, str], data: bytes) -> bytes:
+        if not params.get("StackName"):  # a listing of every stack: each one as it would be answered
+            xml = data.decode()
+            found = re.search(r"<Stacks>(.*)</Stacks>", xml, re.S)
+            if not found:
+                return data
+            members = [m for m in re.split(r"(?=<member><StackId>)", found.group(1)) if m]
+            answered = "".join(self._member(m, _tag(m, "StackId") or "") for m in members)
+            return (xml[:found.start(1)] + answered + xml[found.end(1):]).encode()
+        return self._member_of(params["StackName"], data)
+
+    def _member(self, member: str, stack_id: str) -> str:
+        """One stack of a listing, as a DescribeStacks of that stack would answer it now."""
+        answer = self._member_of(stack_id, f"<Stacks>{member}</Stacks>".encode()).decode()
+        found = re.search(r"<Stacks>(.*)</Stacks>", answer, re.S)
+        return found.group(1) if found else member
+
+    def _member_of(self, stack: str, data: bytes) -> bytes:
+        """The answer about one stack (by name or id): stale once after an execution, then in
+        progress with the old outputs while the execution runs."""
         with self._lock:
-            execution = self._executions.get(params.get("StackName", ""))
+            execution = self._executions.get(stack)
             if execution is None:
                 return data
             if execution.stale_pending:

@@ -98,7 +98,10 @@ def expect_change_set(stubber: Stubber, kind: str, changes: list | None = None) 
 
 
 def test_waits_for_an_operation_in_progress_at_the_cadence(harness) -> None:
+    from formwright.engine.cfn import Cadence
+
     runner, stack, stubber, sleeps, events = harness
+    runner.cfn.cadence = Cadence(events_interval=0)  # the sleeps are recorded, not slept: no time passes
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
     stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS"), {"StackName": "p-s"})
@@ -329,11 +332,26 @@ def test_throttling_past_all_retries_is_one_line(harness, cloud) -> None:
     assert "\n" not in result.error
 
 
+def test_resource_events_wait_for_their_interval(harness) -> None:
+    runner, stack, stubber, _, _ = harness
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
+    expect_change_set(stubber, "UPDATE")
+    for _ in range(8):  # 8 polls in less than events_interval (2 s): no DescribeStackEvents at all
+        stubber.add_response("describe_stacks", stack_response("UPDATE_IN_PROGRESS", updated=LATER), BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated", result.error
+
+
 def test_the_cadence_grows_with_the_wait_and_is_capped() -> None:
     from formwright.engine.cfn import Cadence
 
     cadence = Cadence()
     assert 0.18 <= cadence.delay(0) <= 0.22  # a fresh wait reads every 0.2 s
+    assert 0.09 <= cadence.delay(0, cadence.quick) <= 0.11  # a change set from 0.1 s
+    assert 0.18 <= cadence.delay(1, cadence.quick) <= 0.22  # … growing as any wait
     assert 1.8 <= cadence.delay(10) <= 2.2  # after 10 s: every 2 s (a fifth of the time waited)
     assert 4.5 <= cadence.delay(3600) <= 5.5  # a long operation: every 5 s at most
     assert all(0 < cadence.retry_delay(n) <= cadence.cap * 4 for n in range(1, 30))

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import error_code, error_message, is_transient
+from formwright.engine.watch import StackReads, StackWatch
 from formwright.errors import CloudError
 
 T = TypeVar("T")
@@ -131,25 +132,34 @@ class StackInfo:
 
 @dataclass(frozen=True)
 class Cadence:
-    """How often a wait reads. The next read comes after `fraction` of the time waited so far,
-    within [`minimum`, `cap`] and ±`jitter`: quick answers are seen quickly, a long operation is read
-    every `cap` seconds. The first read waits `first` seconds (0 on the synchronous local cloud; on AWS
-    nothing is ever done at once). Resource events are read on every `events_every`-th poll only. A failed
-    read (throttled, 5xx, dropped) is retried after an exponential, jittered delay; a wait that
-    meets nothing but failures for `give_up_after` seconds ends with an error."""
+    """How often a wait reads (docs/architecture.md, "Polling cadence"). The next read comes after
+    `fraction` of the time waited so far, within [`minimum`, `cap`] and ±`jitter`: quick answers are
+    seen quickly, a long operation is read every `cap` seconds. A change set, quick to make, is read
+    from `quick` seconds on. The first read waits `first` seconds (0 on the synchronous local cloud; on
+    AWS nothing is ever done at once). Stacks waited on together share one listing, read at most every
+    `shared_minimum` seconds (engine/watch.py). Resource events are read on every `events_every`-th
+    poll, and `events_interval` seconds apart at least. A failed read (throttled, 5xx, dropped) is
+    retried after an exponential, jittered delay; a wait that meets nothing but failures for
+    `give_up_after` seconds ends with an error."""
 
     minimum: float = 0.2
     fraction: float = 0.2
     first: float = 0.0
     cap: float = 5.0
     jitter: float = 0.1
+    quick: float = 0.1
+    shared_minimum: float = 0.1
     events_every: int = 4
+    events_interval: float = 2.0
     give_up_after: float = 600.0
 
-    def delay(self, waited: float) -> float:
-        """Seconds until the next read of a wait that has lasted `waited` seconds."""
-        base = min(self.cap, max(self.minimum, self.fraction * waited))
-        return base * random.uniform(1 - self.jitter, 1 + self.jitter)  # noqa: S311 - jitter, not crypto
+    def base(self, waited: float, minimum: float | None = None) -> float:
+        """The delay before the next read of a wait that has lasted `waited` seconds, without jitter."""
+        return min(self.cap, max(self.minimum if minimum is None else minimum, self.fraction * waited))
+
+    def delay(self, waited: float, minimum: float | None = None) -> float:
+        """Seconds until the next read of a wait that has lasted `waited` seconds (jittered)."""
+        return self.base(waited, minimum) * random.uniform(1 - self.jitter, 1 + self.jitter)  # noqa: S311
 
     def retry_delay(self, failures: int) -> float:
         """Seconds before retrying after `failures` failed reads in a row (equal jitter)."""
@@ -166,12 +176,13 @@ class CloudFormation:
 
     def __init__(self, client: Any, counter: CallCounter | None = None,
                  sleep: Callable[[float], None] = time.sleep, *, poll_client: Any = None,
-                 cadence: Cadence | None = None) -> None:
+                 cadence: Cadence | None = None, shared_reads: bool = False) -> None:
         self.client = client
         self.poll_client = poll_client or client
         self.counter = counter or CallCounter()
         self.sleep = sleep
         self.cadence = cadence or Cadence()
+        self.watch = StackWatch(self) if shared_reads else None
 
     def call(self, operation: str, **kwargs: Any) -> Any:
         """Call `operation` on the client and count it."""
@@ -197,23 +208,27 @@ class CloudFormation:
         return StackInfo.from_api(stacks[0])
 
     def poll(self, read: Callable[[], T], done: Callable[[T], bool], *, what: str,
-             timeout: float | None = None) -> T:
+             timeout: float | None = None, minimum: float | None = None,
+             pause: Callable[[float | None, float], None] | None = None) -> T:
         """Call `read` at the cadence until `done` says yes; return that value.
 
-        A transient failure (throttling, 5xx, a dropped connection) is retried with backoff and jitter;
-        only a wait past its bound (`timeout` seconds, or the `bounded` block's deadline) or failing for
-        the cadence's `give_up_after` seconds ends in error. Past the bound it raises WaitTimeout with
-        the last status read.
+        Between reads `pause(waited, limit)` sleeps (default: the cadence's delay, from `minimum`
+        seconds; `waited` None before the first read). A transient failure (throttling, 5xx, a dropped
+        connection) is retried with backoff and jitter; only a wait past its bound (`timeout` seconds,
+        or the `bounded` block's deadline) or failing for the cadence's `give_up_after` seconds ends in
+        error. Past the bound it raises WaitTimeout with the last status read.
         """
         started = time.monotonic()
-        deadline, why = started + timeout if timeout is not None else float("inf"), f"{timeout or 0:.0f} s"
-        bound = _DEADLINE.get()
-        if bound is not None and bound[0] < deadline:
-            deadline, why = bound
+        deadline, why = self.deadline(timeout)
+        if pause is None:
+            def pause(waited: float | None, limit: float) -> None:
+                first = self.cadence.first if minimum is None else min(self.cadence.first, minimum)
+                wanted = first if waited is None else self.cadence.delay(waited, minimum)
+                if wanted:
+                    self.sleep(min(wanted, limit))
         failures, failing_since = 0, 0.0
         last: Any = _NOTHING
-        if self.cadence.first:
-            self.sleep(min(self.cadence.first, max(0.0, deadline - started)))
+        pause(None, max(0.0, deadline - started))
         while True:
             try:
                 value = read()
@@ -236,21 +251,49 @@ class CloudFormation:
             now = time.monotonic()
             if now >= deadline:
                 raise _timeout(what, why, last, None)
-            self.sleep(min(self.cadence.delay(now - started), deadline - now))
+            pause(now - started, deadline - now)
+
+    @staticmethod
+    def deadline(timeout: float | None = None) -> tuple[float, str]:
+        """When a wait starting now must end (monotonic; inf: never) and what set it: `timeout`
+        seconds, or the `bounded` block's deadline when sooner."""
+        deadline = time.monotonic() + timeout if timeout is not None else float("inf")
+        why = f"{timeout or 0:.0f} s"
+        bound = _DEADLINE.get()
+        if bound is not None and bound[0] < deadline:
+            deadline, why = bound
+        return deadline, why
+
+    def _stack_reads(self, stack_id: str, timeout: float | None,
+                     on_poll: Callable[[StackInfo | None], None] | None) -> tuple[StackReads, Callable]:
+        """The reads of one stack's wait (shared listing or by id) and the read function for `poll`."""
+        reads = StackReads(self, stack_id, self.deadline(timeout)[0])
+
+        def read() -> StackInfo | None:
+            info = reads.read()
+            if on_poll:
+                on_poll(info)
+            return info
+
+        return reads, read
 
     def wait_stack(self, stack_name: str, on_poll: Callable[[StackInfo | None], None] | None = None,
                    timeout: float | None = None) -> StackInfo | None:
         """Poll until the stack is no longer *_IN_PROGRESS (CloudFormation ends every operation; a
         `timeout` in seconds gives up earlier); None when it is gone."""
+        reads, read = self._stack_reads(stack_name, timeout, on_poll)
+        with self._waiting():
+            return self.poll(read, lambda info: info is None or not info.in_progress,
+                             what=f"waiting for {stack_name}", timeout=timeout, pause=reads.pause)
 
-        def read() -> StackInfo | None:
-            info = self.describe(stack_name, polling=True)
-            if on_poll:
-                on_poll(info)
-            return info
-
-        return self.poll(read, lambda info: info is None or not info.in_progress,
-                         what=f"waiting for {stack_name}", timeout=timeout)
+    @contextmanager
+    def _waiting(self) -> Iterator[None]:
+        """Count a stack wait towards the shared listing (engine/watch.py) while it lasts."""
+        if self.watch is None:
+            yield
+            return
+        with self.watch.waiting():
+            yield
 
     def create_change_set(self, **kwargs: Any) -> str:
         """Create a change set; return its id."""
@@ -261,7 +304,7 @@ class CloudFormation:
         return self.poll(lambda: self.describe_change_set(change_set_id, polling=True),
                          lambda desc: desc["Status"] in ("CREATE_COMPLETE", "FAILED", "DELETE_COMPLETE",
                                                          "DELETE_FAILED"),
-                         what="waiting for the change set", timeout=timeout)
+                         what="waiting for the change set", timeout=timeout, minimum=self.cadence.quick)
 
     def describe_change_set(self, change_set_id: str, *, polling: bool = False) -> dict[str, Any]:
         """The change set with every page of its Changes."""
@@ -300,12 +343,7 @@ class CloudFormation:
         """
         seen = {"stale": 0, "after_report": 0}
         patience = self.cadence.events_every
-
-        def read() -> StackInfo | None:
-            info = self.describe(stack_id, polling=True)
-            if on_poll:
-                on_poll(info)
-            return info
+        reads, read = self._stack_reads(stack_id, timeout, on_poll)
 
         def done(info: StackInfo | None) -> bool:
             if info is None:  # read by stack id: DELETE_COMPLETE (a delete, or a failed create deleted)
@@ -325,7 +363,8 @@ class CloudFormation:
             return False
 
         name = stack_id.split("/")[-2] if stack_id.count("/") >= 2 else stack_id  # …:stack/<name>/<id>
-        return self.poll(read, done, what=f"waiting for {name}", timeout=timeout)
+        with self._waiting():
+            return self.poll(read, done, what=f"waiting for {name}", timeout=timeout, pause=reads.pause)
 
     def _execution_over(self, change_set_id: str) -> bool:
         """True when the change set reports its execution finished (or is gone with its stack)."""

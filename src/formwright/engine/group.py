@@ -113,10 +113,12 @@ class StackGroup:
         """The runner (CloudFormation client, applied cache) of one target, made once."""
         runner = self._runners.get(id(target))
         if runner is None:
-            # the local cloud finishes every operation synchronously: read at once there, not on AWS
-            cadence = Cadence(first=0.0 if target.kind == "local" else Cadence.minimum)
+            # the local cloud finishes every operation synchronously: read at once there, and one stack
+            # at a time; on AWS nothing is done at once, and stacks waited on together share a listing
+            local = target.kind == "local"
+            cadence = Cadence(first=0.0 if local else Cadence.minimum)
             cfn = CloudFormation(target.client("cloudformation"), self.counter,
-                                 poll_client=poll_client(target), cadence=cadence)
+                                 poll_client=poll_client(target), cadence=cadence, shared_reads=not local)
             cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
             runner = StackRunner(self.project, target, cfn, cache, self.progress)
             self._runners[id(target)] = runner

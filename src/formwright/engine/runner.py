@@ -463,17 +463,21 @@ class StackRunner:
 
 class _Polls:
     """The progress of one operation's wait: the status on every poll, the latest resource event of
-    this operation (by its token) only on every `events_every`-th poll while it is in progress."""
+    this operation (by its token) only on every `events_every`-th poll while it is in progress, and
+    `events_interval` seconds after the wait began or the last events read at the soonest."""
 
     def __init__(self, runner: StackRunner, stack: Stack, phase: str, token: str) -> None:
         self.runner, self.stack, self.phase, self.token = runner, stack, phase, token
         self.count = 0
         self.message = ""
+        self.events_read = time.monotonic()
 
     def __call__(self, info: StackInfo | None) -> None:
         self.count += 1
         cfn = self.runner.cfn
-        if info is not None and info.in_progress and self.count % cfn.cadence.events_every == 0:
+        due = time.monotonic() - self.events_read >= cfn.cadence.events_interval
+        if info is not None and info.in_progress and self.count % cfn.cadence.events_every == 0 and due:
+            self.events_read = time.monotonic()
             try:
                 events = cfn.operation_events(info.stack_id, self.token, polling=True, limit_pages=1)
             except Exception:  # noqa: BLE001 - progress only: a failed read must not end the wait

@@ -1,0 +1,165 @@
+"""One DescribeStacks listing for every stack being waited on through one client.
+
+A DescribeStacks without a name returns every stack of the region (page by page). While more stacks
+wait than the listing has pages, one listing serves them all: it is read as often as the waits' own
+cadences would have read in sum (`pages / sum(1 / delay)`, never more often than every
+`Cadence.shared_minimum` seconds), so the read budget stays that of the waits while each of them sees
+a newer answer. Fewer waits than pages, or a stack the listing does not show (deleted, or not yet
+visible), are read by stack id as before.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from formwright.engine.cfn import CloudFormation, StackInfo
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One DescribeStacks listing: its number, the stacks by id, or what it failed with."""
+
+    generation: int
+    started: float  # monotonic: when its first page was asked for
+    stacks: dict[str, StackInfo]
+    error: Exception | None = None
+
+
+class StackWatch:
+    """The shared listing of one CloudFormation client; thread-safe."""
+
+    def __init__(self, cfn: CloudFormation) -> None:
+        self.cfn = cfn
+        self._cond = threading.Condition()
+        self._waits: dict[int, float] = {}  # wait -> when it began (monotonic)
+        self._next_id = 0
+        self._generation = 0  # listings completed
+        self._started = 0.0  # when the latest one began
+        self._stacks: dict[str, StackInfo] = {}  # stack id and name -> as the latest listing showed it
+        self._error: Exception | None = None  # what the latest listing failed with
+        self._running = False
+        self._pages = 1
+
+    @contextmanager
+    def waiting(self) -> Iterator[int]:
+        """Count one wait for as long as the block runs; yields its id."""
+        with self._cond:
+            self._next_id += 1
+            wait_id = self._next_id
+            self._waits[wait_id] = time.monotonic()
+        try:
+            yield wait_id
+        finally:
+            with self._cond:
+                self._waits.pop(wait_id, None)
+
+    def shared(self) -> bool:
+        """True while a listing is cheaper than one read per waiting stack."""
+        with self._cond:
+            return len(self._waits) > self._pages
+
+    def next_listing(self, after: int, since: float, until: float) -> Listing | None:
+        """The first listing after listing number `after` that began at `since` or later (monotonic):
+        a listing asked for before an execution returned tells nothing of it. This thread makes it
+        when it is due and nobody else is; None when `until` comes first."""
+        with self._cond:
+            while self._generation <= after or self._started < since:
+                now = time.monotonic()
+                if now >= until:
+                    return None
+                # the next listing's time, from the waits there are now (a new one may hasten it)
+                next_start = self._started + self._interval(now)
+                if not self._running and now >= next_start:
+                    self._running = True
+                    break
+                due = next_start - now if not self._running else 1.0  # woken when it is done
+                self._cond.wait(max(0.005, min(due, until - now)))
+            else:
+                return self._answer()
+        self._list()
+        with self._cond:
+            return self._answer()
+
+    def _answer(self) -> Listing:
+        return Listing(self._generation, self._started, self._stacks, self._error)
+
+    def _list(self) -> None:
+        """Read every page of DescribeStacks (this thread was chosen to)."""
+        from formwright.engine.cfn import StackInfo
+
+        started = time.monotonic()
+        stacks: dict[str, StackInfo] = {}
+        error: Exception | None = None
+        pages = 0
+        try:
+            kwargs: dict[str, Any] = {}
+            while True:
+                page = self.cfn.read("describe_stacks", **kwargs)
+                pages += 1
+                for data in page.get("Stacks") or []:
+                    info = StackInfo.from_api(data)
+                    stacks[info.stack_id] = stacks[info.name] = info  # active stacks' names are unique
+                if not page.get("NextToken"):
+                    break
+                kwargs["NextToken"] = page["NextToken"]
+        except Exception as err:  # noqa: BLE001 - handed to every waiter, whose wait loop judges it
+            error = err
+        finally:
+            with self._cond:
+                self._generation += 1
+                self._started = started
+                self._running = False
+                if error is None:
+                    self._stacks, self._pages = stacks, max(1, pages)
+                self._error = error
+                self._cond.notify_all()
+
+    def _interval(self, now: float) -> float:
+        """Seconds between listings: the waits' summed read rate, paid in pages."""
+        cadence = self.cfn.cadence
+        rate = sum(1 / cadence.base(now - began) for began in self._waits.values())
+        return max(cadence.shared_minimum, self._pages / rate) if rate else cadence.shared_minimum
+
+
+class StackReads:
+    """The reads of one stack's wait: from the shared listing while it pays, else by stack id.
+
+    `pause` comes between reads (the wait loop's sleep); `read` blocks for the next listing in shared
+    mode, whose own schedule paces the wait.
+    """
+
+    def __init__(self, cfn: CloudFormation, stack_id: str, until: float) -> None:
+        self.cfn, self.stack_id, self.until = cfn, stack_id, until
+        self.watch = cfn.watch
+        self.seen = 0  # the latest listing this wait has read
+        self.since = time.monotonic()  # listings begun before the wait tell nothing of it
+        self.shared = self.watch is not None and self.watch.shared()
+
+    def read(self) -> StackInfo | None:
+        """The stack as the next listing shows it, or as DescribeStacks by id shows it."""
+        if self.shared and self.watch is not None:
+            listing = self.watch.next_listing(self.seen, self.since, self.until)
+            if listing is not None:
+                self.seen = listing.generation
+                if listing.error is not None:  # throttled, 5xx …: the wait loop retries with backoff
+                    raise listing.error
+                info = listing.stacks.get(self.stack_id)
+                if info is not None:
+                    return info
+        return self.cfn.describe(self.stack_id, polling=True)
+
+    def pause(self, waited: float | None, limit: float) -> None:
+        """Sleep the cadence's delay (`waited` None: before the first read) ahead of a read by id;
+        none ahead of a shared read, which waits for the listing's turn."""
+        self.shared = self.watch is not None and self.watch.shared()
+        if not self.shared:
+            cadence = self.cfn.cadence
+            wanted = cadence.first if waited is None else cadence.delay(waited)
+            if wanted:
+                self.cfn.sleep(min(wanted, limit))

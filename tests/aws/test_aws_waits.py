@@ -1,0 +1,82 @@
+"""Stacks waited on together share one DescribeStacks listing (engine/watch.py), through the fault proxy:
+the answers stay right (stale reads, in-progress states, throttled listings) while the reads by name
+fall to about one per stack, and the listing spends no more reads than the waits would have alone."""
+
+from __future__ import annotations
+
+import json
+
+from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
+from formwright.engine.group import StackGroup
+from formwright.engine.stack import prepare_stacks
+from formwright.engine.watch import StackWatch
+from formwright.model import load_project
+
+from .fault_proxy import FaultProxy, Faults
+
+TEMPLATE = {"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+            "Outputs": {"Name": {"Value": {"Ref": "AWS::StackName"}}}}
+
+
+class ProxiedTarget:
+    """The aws target through the proxy (the local cloud behind it): shared reads are on."""
+
+    kind = "aws"
+    region = "us-east-1"
+
+    def __init__(self, endpoint: str) -> None:
+        import boto3
+        from botocore.config import Config
+
+        self._clients = {}
+        self.endpoint = endpoint
+        self._boto = boto3
+        self._config = Config
+
+    def client(self, service: str, max_attempts: int = 8):
+        key = (service, max_attempts)
+        if key not in self._clients:
+            self._clients[key] = self._boto.client(
+                service, endpoint_url=self.endpoint, region_name=self.region, aws_access_key_id="t",
+                aws_secret_access_key="t",
+                config=self._config(retries={"mode": "standard", "max_attempts": max_attempts},
+                                    max_pool_connections=32))
+        return self._clients[key]
+
+    def account_id(self) -> str:
+        return "123456789012"
+
+
+def test_stacks_waited_on_together_share_one_listing(cloud, tmp_path) -> None:
+    (tmp_path / "stack.json").write_text(json.dumps(TEMPLATE))
+    names = [f"s{i}" for i in range(6)]
+    (tmp_path / "formwright.yaml").write_text(
+        "name: w\nstacks:\n" + "".join(f"  {n}: {{template: stack.json}}\n" for n in names))
+    project = load_project(tmp_path)
+    faults = Faults(change_set_pending=0.2, stack_in_progress=1.5, throttle=0.1, seed=5)
+    with FaultProxy(cloud.endpoint, faults) as proxy:
+        target = ProxiedTarget(proxy.endpoint)
+        stacks = prepare_stacks(project, target=target)
+        results = StackGroup(project, stacks, target, max_concurrency=6).deploy()
+    assert {n: r.outcome for n, r in results.items()} == dict.fromkeys(names, "created")
+    assert all(r.outputs == {"Name": f"w-{n}"} for n, r in results.items())
+    assert proxy.stack_reads["listing"] >= 3  # the waits were served by listings …
+    # … and by name for the first look at each stack and while a stack waited alone (alone, each of the
+    # 1.5 s waits reads ~9 times by id)
+    assert proxy.stack_reads["by name"] <= 3 * len(names), proxy.stack_reads
+    assert proxy.injected["stale read"] >= len(names)  # each execution met its stale answer in a listing
+
+
+def test_the_listing_spends_the_waits_read_budget() -> None:
+    import time
+
+    cadence = Cadence()
+    watch = StackWatch(CloudFormation(object(), CallCounter(), cadence=cadence))
+    now = time.monotonic()
+    watch._waits = {i: now for i in range(10)}  # ten fresh waits would read 10 x 5 times a second
+    assert watch._interval(now) == cadence.shared_minimum  # … so the listing comes at its floor
+    watch._waits = {1: now - 600, 2: now - 600}  # two long waits read every 5 s each
+    assert abs(watch._interval(now) - 2.5) < 1e-6  # one listing every 2.5 s: the same two reads per 5 s
+    watch._pages = 3  # a listing of three pages costs three reads: it comes three times as seldom
+    watch._waits = {i: now - 600 for i in range(6)}
+    assert abs(watch._interval(now) - 2.5) < 1e-6
