@@ -80,3 +80,33 @@ def test_the_listing_spends_the_waits_read_budget() -> None:
     watch._pages = 3  # a listing of three pages costs three reads: it comes three times as seldom
     watch._waits = {i: now - 600 for i in range(6)}
     assert abs(watch._interval(now) - 2.5) < 1e-6
+
+
+class ChangeSets:
+    """A poll client whose change set is pending for its first `pending` reads (a stand-in: how long
+    AWS takes cannot be chosen)."""
+
+    def __init__(self, pending: int) -> None:
+        self.pending, self.reads = pending, 0
+
+    def describe_change_set(self, **_):
+        self.reads += 1
+        status = "CREATE_PENDING" if self.reads <= self.pending else "CREATE_COMPLETE"
+        return {"Status": status, "Changes": []}
+
+
+def test_a_change_set_wait_sleeps_through_what_earlier_ones_took() -> None:
+    sleeps: list[float] = []
+    cadence = Cadence(first=0.2)  # as on AWS
+    cfn = CloudFormation(ChangeSets(0), CallCounter(), sleep=sleeps.append, cadence=cadence)
+    for _ in range(3):
+        cfn.change_sets.add(0.9, 1.1)  # earlier change sets took about a second
+    cfn.poll_client = ChangeSets(2)
+    cfn.wait_change_set("cs")
+    assert abs(sleeps[0] - cadence.lead * 1.0) < 1e-9  # the first read at 80 % of that
+    assert all(0.09 <= s <= 0.11 for s in sleeps[1:])  # then every 0.1 s, as the wait starts over there
+    assert cfn.poll_client.reads == 3
+    fresh = CloudFormation(ChangeSets(0), CallCounter(), sleep=sleeps.append, cadence=cadence)
+    sleeps.clear()
+    fresh.wait_change_set("cs")
+    assert sleeps == [0.1]  # nothing learnt yet: the first read after 0.1 s

@@ -7,7 +7,6 @@ throttled or fails with 5xx is retried with backoff and jitter inside the wait, 
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import error_code, error_message, is_transient
+from formwright.engine.cadence import Cadence, Durations
 from formwright.engine.watch import StackReads, StackWatch
 from formwright.errors import CloudError
 
@@ -130,43 +130,6 @@ class StackInfo:
                                "IMPORT_COMPLETE", "IMPORT_ROLLBACK_COMPLETE"}
 
 
-@dataclass(frozen=True)
-class Cadence:
-    """How often a wait reads (docs/architecture.md, "Polling cadence"). The next read comes after
-    `fraction` of the time waited so far, within [`minimum`, `cap`] and ±`jitter`: quick answers are
-    seen quickly, a long operation is read every `cap` seconds. A change set, quick to make, is read
-    from `quick` seconds on. The first read waits `first` seconds (0 on the synchronous local cloud; on
-    AWS nothing is ever done at once). Stacks waited on together share one listing, read at most every
-    `shared_minimum` seconds (engine/watch.py). Resource events are read on every `events_every`-th
-    poll, and `events_interval` seconds apart at least. A failed read (throttled, 5xx, dropped) is
-    retried after an exponential, jittered delay; a wait that meets nothing but failures for
-    `give_up_after` seconds ends with an error."""
-
-    minimum: float = 0.2
-    fraction: float = 0.2
-    first: float = 0.0
-    cap: float = 5.0
-    jitter: float = 0.1
-    quick: float = 0.1
-    shared_minimum: float = 0.1
-    events_every: int = 4
-    events_interval: float = 2.0
-    give_up_after: float = 600.0
-
-    def base(self, waited: float, minimum: float | None = None) -> float:
-        """The delay before the next read of a wait that has lasted `waited` seconds, without jitter."""
-        return min(self.cap, max(self.minimum if minimum is None else minimum, self.fraction * waited))
-
-    def delay(self, waited: float, minimum: float | None = None) -> float:
-        """Seconds until the next read of a wait that has lasted `waited` seconds (jittered)."""
-        return self.base(waited, minimum) * random.uniform(1 - self.jitter, 1 + self.jitter)  # noqa: S311
-
-    def retry_delay(self, failures: int) -> float:
-        """Seconds before retrying after `failures` failed reads in a row (equal jitter)."""
-        ceiling = min(self.cap * 4, self.minimum * 2 ** failures)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)  # noqa: S311 - jitter, not crypto
-
-
 class CloudFormation:
     """The CloudFormation calls the engine makes, counted, with waits.
 
@@ -183,6 +146,7 @@ class CloudFormation:
         self.sleep = sleep
         self.cadence = cadence or Cadence()
         self.watch = StackWatch(self) if shared_reads else None
+        self.change_sets = Durations()  # how long this target's change sets took to make
 
     def call(self, operation: str, **kwargs: Any) -> Any:
         """Call `operation` on the client and count it."""
@@ -300,11 +264,35 @@ class CloudFormation:
         return str(self.call("create_change_set", **kwargs)["Id"])
 
     def wait_change_set(self, change_set_id: str, timeout: float = 1800.0) -> dict[str, Any]:
-        """Poll until the change set is CREATE_COMPLETE or FAILED; return its full description."""
-        return self.poll(lambda: self.describe_change_set(change_set_id, polling=True),
-                         lambda desc: desc["Status"] in ("CREATE_COMPLETE", "FAILED", "DELETE_COMPLETE",
-                                                         "DELETE_FAILED"),
-                         what="waiting for the change set", timeout=timeout, minimum=self.cadence.quick)
+        """Poll until the change set is CREATE_COMPLETE or FAILED; return its full description.
+
+        The first read comes at `Cadence.lead` of the time earlier change sets took (`Durations`), the
+        next ones from `Cadence.quick` seconds apart, growing: the end is seen soon, with few reads."""
+        began = time.monotonic()
+        # (the synchronous local cloud, read at once, has nothing to sleep through)
+        head = self.cadence.lead * self.change_sets.expected() if self.cadence.first else 0.0
+        asked = {"going": 0.0, "last": 0.0}  # seconds into the wait: the latest read finding it going
+
+        def read() -> dict[str, Any]:
+            asked["last"] = time.monotonic() - began
+            desc = self.describe_change_set(change_set_id, polling=True)
+            if desc["Status"] in ("CREATE_PENDING", "CREATE_IN_PROGRESS"):
+                asked["going"] = asked["last"]
+            return desc
+
+        def pause(waited: float | None, limit: float) -> None:
+            if waited is None:
+                wanted = head or min(self.cadence.first, self.cadence.quick)
+            else:
+                wanted = self.cadence.delay(max(0.0, waited - head), self.cadence.quick)
+            if wanted:
+                self.sleep(min(wanted, limit))
+
+        desc = self.poll(read, lambda desc: desc["Status"] in ("CREATE_COMPLETE", "FAILED", "DELETE_COMPLETE",
+                                                               "DELETE_FAILED"),
+                         what="waiting for the change set", timeout=timeout, pause=pause)
+        self.change_sets.add(asked["going"], asked["last"])
+        return desc
 
     def describe_change_set(self, change_set_id: str, *, polling: bool = False) -> dict[str, Any]:
         """The change set with every page of its Changes."""
