@@ -5,7 +5,10 @@ real git repositories.
 kmock's emulator keeps objects as plain JSON: it never sets `metadata.resourceVersion`, `generation` or
 `uid`. kopf removes its finalizer with a JSON patch guarded by a `test` of `/metadata/resourceVersion`, so
 the objects are created here with a fixed resourceVersion (the emulator never changes it, so the guard holds).
-The test also sets `metadata.generation` itself when it changes the spec, as the API server would.
+Each object gets its own `uid` here, as the API server gives it: kopf keeps its per-object memory (the body a
+timer sees) by uid, so objects without one are one object to kopf (a CloudFormationStack's timer then ran on
+the GitRepository's body). The test also sets `metadata.generation` itself when it changes the spec, as the
+API server would.
 """
 
 from __future__ import annotations
@@ -177,11 +180,12 @@ def ready_of(obj: dict | None) -> dict:
 def add_objects(cluster: Cluster, url: str, name: str, **spec) -> None:
     cluster.request("POST", SOURCES, {
         "apiVersion": f"{op.SOURCE_GROUP}/{op.SOURCE_VERSION}", "kind": "GitRepository",
-        "metadata": {"name": "repo", "namespace": "default", "resourceVersion": "1"},
+        "metadata": {"name": "repo", "namespace": "default", "resourceVersion": "1", "uid": "uid-repo"},
         "spec": {"url": url, "ref": {"branch": "main"}, "interval": "1s"}})
     cluster.request("POST", STACKS, {
         "apiVersion": f"{op.STACK_API_GROUP}/{op.VERSION}", "kind": "CloudFormationStack",
-        "metadata": {"name": name, "namespace": "default", "generation": 1, "resourceVersion": "1"},
+        "metadata": {"name": name, "namespace": "default", "generation": 1, "resourceVersion": "1",
+                     "uid": f"uid-{name}"},
         "spec": {"sourceRef": {"kind": "GitRepository", "name": "repo"}, "interval": "1s",
                  "pollInterval": "1s", "retryInterval": "1s", **spec}})
 

@@ -1,17 +1,17 @@
 """The operator woken as the Flux controller's watches wake it: by `reconcile.fluxcd.io/requestedAt` and by a
 new artifact revision of its source; its events posted as Kubernetes events.
 
-The annotation and the events run for real under kopf against kmock's Kubernetes API emulation (see
-test_k8s_kmock.py), with the local cloud and real git repositories. The source watch is driven by calling
-its handler as kopf does: kmock 0.8 delivers a PATCHed GitRepository into the CloudFormationStack watch
-stream too (kopf then runs the stack timer on a GitRepository body), so a source change cannot be made
-through it faithfully. The objects' interval is an hour: only a wake-up explains a pass.
+Both wake-ups run for real: the operator under kopf (kopf.testing.KopfRunner: discovery, watch streams,
+indices, timers, status patches) against kmock's Kubernetes API emulation on 127.0.0.1 (see
+test_k8s_kmock.py), with the local cloud and real git repositories. What is faked: the API server (kmock)
+and Flux's source-controller, whose only part here is the GitRepository's `status.artifact.revision`, which
+the test PATCHes through the status subresource as source-controller does. The objects' interval is an
+hour: only a wake-up explains a pass.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 
 import kopf
 import pytest
@@ -21,6 +21,7 @@ from formwright.engine.cfn import CloudFormation
 from .conftest import QUEUE
 from .harness import wait_for
 from .test_k8s_kmock import (  # noqa: F401 - fixtures
+    SOURCES,
     STACKS,
     add_objects,
     cluster,
@@ -42,10 +43,20 @@ def test_requested_at_wakes_the_operator_and_its_events_are_posted(
     add_objects(cluster, repo.url, "app", stackName="sync-app", interval="1h")
     with run_operator(registry) as runner:
         wait_for(lambda: ready_of(cluster.get("app")).get("status") == "True", "Ready=True")
-        events = cluster.request("GET", "/api/v1/namespaces/default/events") or {}
-        messages = [e.get("message", "") for e in events.get("items", [])]
-        assert any(m.startswith("Creation of stack 'sync-app' in progress (change set arn:")
-                   and m.endswith(f"(revision main@sha1:{sha})") for m in messages), messages
+        # the controller's event(): the revision in the annotation `<group>/revision`, not in the message;
+        # the reason is Flux's severity (internal/controllers/util.go, fluxcd/pkg/runtime AnnotatedEventf)
+        events = (cluster.request("GET", "/api/v1/namespaces/default/events") or {}).get("items", [])
+        created = [e for e in events if e.get("message", "").startswith(
+            "Creation of stack 'sync-app' in progress (change set arn:")]
+        assert len(created) == 1, [e.get("message") for e in events]
+        assert created[0]["metadata"]["annotations"] == {
+            "cloudformation.contrib.fluxcd.io/revision": f"main@sha1:{sha}"}
+        assert created[0]["type"] == "Normal" and created[0]["reason"] == "info"
+        assert created[0]["message"].endswith(")") and "revision" not in created[0]["message"]
+        assert created[0]["involvedObject"]["kind"] == "CloudFormationStack"
+        assert created[0]["involvedObject"]["name"] == "app"
+        assert any(e["message"].startswith("Change set execution started for stack 'sync-app'")
+                   for e in events)
         passes = operator.store.get("default/app").status.last_reconcile
 
         # `flux reconcile`: the annotation is handled at once and recorded
@@ -55,6 +66,28 @@ def test_requested_at_wakes_the_operator_and_its_events_are_posted(
                  == "2026-11-22T12:00:00Z", "lastHandledReconcileAt set")
         assert operator.store.get("default/app").status.last_reconcile > passes
     assert runner.exit_code == 0, runner.output
+
+
+def test_a_new_git_repository_revision_wakes_the_operator_through_its_watch(
+    cluster, registry, operator, repo, cloud  # noqa: F811 - fixtures
+):
+    sha = repo.commit({"template.yaml": QUEUE})
+    add_objects(cluster, repo.url, "app", stackName="sync-app", interval="1h")
+    cfn = CloudFormation(cloud.client("cloudformation"))
+    with run_operator(registry) as runner:
+        wait_for(lambda: ready_of(cluster.get("app")).get("status") == "True", "Ready=True")
+        assert cluster.get("app")["status"]["lastAppliedRevision"] == f"main@sha1:{sha}"
+
+        # a new commit, and source-controller publishing it as the GitRepository's artifact revision
+        sha2 = repo.commit({"template.yaml": TWO_QUEUES}, "second queue")
+        cluster.request("PATCH", f"{SOURCES}/repo/status", {"status": {"artifact": {
+            "revision": f"main@sha1:{sha2}"}}}, MERGE)
+        wait_for(lambda: (cluster.get("app")["status"] or {}).get("lastAppliedRevision")
+                 == f"main@sha1:{sha2}", "the new revision applied long before the object's interval (1h)")
+        resources = cfn.client.describe_stack_resources(StackName="sync-app")["StackResources"]
+        assert {r["LogicalResourceId"] for r in resources} == {"Queue", "Second"}
+    assert runner.exit_code == 0, runner.output
+    assert f"GitRepository default/repo is at main@sha1:{sha2}: reconciling default/app" in runner.output
 
 
 def test_a_new_source_revision_wakes_only_the_objects_that_have_not_attempted_it(repo, cloud, tmp_path,
@@ -78,10 +111,27 @@ def test_a_new_source_revision_wakes_only_the_objects_that_have_not_attempted_it
     source = {"status": {"artifact": {"revision": f"main@sha1:{sha2}"}}}
     op.git_revision(body=source, namespace="default", name="repo", logger=logger)
     assert instance.due("default/app")
-    time.sleep(1.1)  # the GitRepository's own interval (1s) before formwright fetches it again
-    patch = kopf.Patch()
+    patch = kopf.Patch()  # woken: cloned now, not after the GitRepository's interval
     instance.reconcile(body, patch, index(repo.url))
     assert patch["status"]["lastAppliedRevision"] == f"main@sha1:{sha2}"
     resources = CloudFormation(cloud.client("cloudformation")).client.describe_stack_resources(
         StackName="sync-app")["StackResources"]
     assert {r["LogicalResourceId"] for r in resources} == {"Queue", "Second"}
+
+
+def test_an_event_body_carries_the_revision_as_the_controller_annotates_it():
+    from formwright.sync.k8s.events import event_body
+    from formwright.sync.status_store import Event
+
+    body = {"apiVersion": "cloudformation.contrib.fluxcd.io/v1alpha1", "kind": "CloudFormationStack",
+            "metadata": {"name": "app", "namespace": "team", "uid": "u1"}}
+    failed = Event("Warning", "Stack 'x' is in a failed state", "main@sha1:abc")
+    warning = event_body(body, failed, "formwright")
+    assert warning["type"] == "Warning" and warning["reason"] == "error"
+    assert warning["metadata"]["annotations"] == {
+        "cloudformation.contrib.fluxcd.io/revision": "main@sha1:abc"}
+    assert warning["metadata"]["namespace"] == "team" and warning["metadata"]["name"].startswith("app.")
+    assert warning["involvedObject"] == {"apiVersion": body["apiVersion"], "kind": "CloudFormationStack",
+                                         "name": "app", "namespace": "team", "uid": "u1"}
+    normal = event_body(body, Event("Normal", "Started deletion of stack 'x'"), "formwright")
+    assert normal["reason"] == "info" and "annotations" not in normal["metadata"]  # no revision, none

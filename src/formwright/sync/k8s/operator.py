@@ -7,7 +7,8 @@ watches do; a timer per object runs the next pass when it is due (its interval, 
 progress, retryInterval after errors); delete (behind the controller's own finalizer
 `finalizers.cloudformation.contrib.fluxcd.io`, so objects move between the two) destroys the stack only
 with `destroyStackOnDeletion` and never for a suspended object. Status goes to the object's `.status`
-in the Flux controller's shape and each pass's events become Kubernetes events. Sources: a Flux
+in the Flux controller's shape and each pass's events become Kubernetes events annotated with the revision
+(k8s/events.py). A wake-up that arrives during a pass runs the object again at the next tick. Sources: a Flux
 source-controller artifact (`status.artifact.url` + `digest`, verified) when the source has one; a
 GitRepository without one is cloned from `spec.url` by formwright itself. The status store in
 FORMWRIGHT_SYNC_STATE (an emptyDir) holds the
@@ -28,6 +29,7 @@ from typing import Any
 import kopf
 
 from formwright.errors import FormwrightError
+from formwright.sync.k8s import events
 from formwright.sync.naming import source_ref
 from formwright.sync.objects import STACK_API_GROUP, GitRepository, StackObject, parse_document
 from formwright.sync.passes import Outcome
@@ -57,6 +59,14 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _artifact_revision(obj: StackObject, git_repositories: Any, buckets: Any, oci_repositories: Any) -> str:
+    """The revision of the artifact the source-controller published for `obj`'s source ("" when none)."""
+    index = {"GitRepository": git_repositories, "Bucket": buckets,
+             "OCIRepository": oci_repositories}[obj.spec.source_ref.kind]
+    entry = _first(index, tuple(obj.source_key.split("/", 1))) or {}  # type: ignore[arg-type]
+    return str(((entry.get("status") or {}).get("artifact") or {}).get("revision") or "")
+
+
 def _first(index: Any, key: tuple[str, str]) -> Any:
     """The first value a kopf index holds for `key` (None when it has none)."""
     if index is None:
@@ -78,6 +88,9 @@ class Operator:
         #: which objects use which source (`Kind/namespace/name`), for the source watches
         self.users: dict[str, set[str]] = {}
         self.next_run: dict[str, float] = {}
+        #: when each object was last woken by its source (monotonic): a wake during a pass is not lost
+        self.woken: dict[str, float] = {}
+        self._started: dict[str, float] = {}  # when each object's last pass began (monotonic)
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -139,14 +152,22 @@ class Operator:
         obj = self.parse(body)
         annotations = (body.get("metadata") or {}).get("annotations") or {}
         with self._lock(obj.key):
+            started = time.monotonic()
+            # woken by a new revision since the last pass began: clone now, not after the GitRepository's
+            # interval (the controller reads the artifact source-controller just published)
+            woken = self.woken.get(obj.key)
+            fetch_now = woken is not None and woken >= self._started.get(obj.key, float("-inf"))
+            self._started[obj.key] = started
             record = self._record(obj, body.get("status"))
             try:
                 repository, artifact, problem = self.source(obj, git_repositories, buckets, oci_repositories)
-            except FormwrightError as err:
+            except FormwrightError as err:  # the artifact could not be downloaded, verified or unpacked
                 st = record.status
-                st.set_ready(FALSE, "ArtifactFailed",
-                             f"Source '{source_ref(obj)}' is not ready, artifact not found: {err}")
-                self._write(obj.key, st, obj.retry_interval, patch)
+                published = _artifact_revision(obj, git_repositories, buckets, oci_repositories)
+                st.last_attempted_revision = published or st.last_attempted_revision
+                st.set_ready(FALSE, "ArtifactFailed", f"Failed to load template '{obj.template_path}' from "
+                             f"source '{source_ref(obj)}': {err}")
+                self._write(obj.key, st, obj.retry_interval, patch, started)
                 return obj.retry_interval
 
             def ready_of(key: str) -> Status | None:
@@ -164,8 +185,9 @@ class Operator:
                 ready_of=ready_of,
                 requested_at=str(annotations.get(REQUESTED_AT) or ""),
                 source_problem=problem,
+                force_fetch=fetch_now,
             )
-            self._write(obj.key, outcome.status, outcome.requeue, patch)
+            self._write(obj.key, outcome.status, outcome.requeue, patch, started)
             post_events(body, outcome)
             return outcome.requeue
 
@@ -177,13 +199,16 @@ class Operator:
             if record is not None and record.status.last_attempted_revision == revision:
                 continue
             self.next_run[key] = 0.0
+            self.woken[key] = time.monotonic()
             woken.append(key)
         return woken
 
-    def _write(self, key: str, st: Status, requeue: float | None, patch: Any) -> None:
+    def _write(self, key: str, st: Status, requeue: float | None, patch: Any, started: float) -> None:
         st.next_run = time.time() + requeue if requeue is not None else None
         self.store.save(key, st)
-        if requeue is None:
+        if self.woken.get(key, float("-inf")) >= started:
+            self.next_run[key] = 0.0  # its source moved while this pass ran: run again at the next tick
+        elif requeue is None:
             self.next_run[key] = float("inf")  # suspended: the update handler wakes it
         else:
             self.next_run[key] = time.monotonic() + requeue
@@ -233,14 +258,9 @@ class Operator:
 
 
 def post_events(body: Mapping, outcome: Outcome) -> None:
-    """The pass's events as Kubernetes events on the object (reason: Flux's severity, info or error)."""
-    for event in outcome.events:
-        message = event.message + (f" (revision {event.revision})" if event.revision else "")
-        try:
-            kopf.event(plain(body), type=event.type, reason="error" if event.type == "Warning" else "info",
-                       message=message)
-        except LookupError:  # called outside `kopf run` (a handler called directly): no API to post to
-            return
+    """The pass's events as Kubernetes events on the object, annotated with the revision (k8s/events.py)."""
+    if outcome.events:
+        events.post_events(plain(body), outcome.events)
 
 
 OPERATOR: Operator | None = None

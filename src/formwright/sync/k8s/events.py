@@ -1,0 +1,104 @@
+"""A pass's events as Kubernetes events, annotated with the source revision as the Flux controller does.
+
+The controller's `event()` (internal/controllers/util.go) calls fluxcd/pkg/runtime's
+`AnnotatedEventf(stack, {"cloudformation.contrib.fluxcd.io/revision": revision}, type, severity, msg)`:
+the revision goes into the event's `metadata.annotations` (not into its message), the reason is the
+severity (`info` or `error`) and the type Normal, or Warning for `error`.
+
+`kopf.event` cannot carry annotations, so the event is posted here through kopf's own API client on
+kopf's event loop (kopf's credentials, retries and settings); a kopf without those internals falls back
+to `kopf.event` with the revision in the message, and says so once in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import kopf
+
+from formwright.sync.objects import STACK_API_GROUP
+from formwright.sync.status_store import Event
+
+#: `cfnv1.GroupVersion.Group + "/revision"` in the controller
+REVISION_ANNOTATION = f"{STACK_API_GROUP}/revision"
+POST_TIMEOUT = 30.0
+log = logging.getLogger("formwright.sync.k8s")
+_warned: list[bool] = []
+
+
+def event_body(body: Mapping, event: Event, component: str) -> dict[str, Any]:
+    """The core/v1 Event for `event` on the object `body`, in the shape the controller's recorder posts."""
+    meta = body.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    involved = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"), "name": meta.get("name"),
+                "namespace": namespace, "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion")}
+    now = datetime.datetime.now(datetime.UTC).isoformat()
+    # client-go's recorder names an event `<object name>.<unix nanoseconds in hex>` (tools/record, makeEvent)
+    metadata: dict[str, Any] = {"namespace": namespace, "name": f"{meta.get('name')}.{time.time_ns():x}"}
+    if event.revision:
+        metadata["annotations"] = {REVISION_ANNOTATION: event.revision}
+    return {
+        "apiVersion": "v1", "kind": "Event", "metadata": metadata,
+        "involvedObject": {k: v for k, v in involved.items() if v},
+        "type": event.type, "reason": severity(event), "message": event.message,
+        "source": {"component": component}, "reportingComponent": component,
+        "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+    }
+
+
+def severity(event: Event) -> str:
+    """Flux's event severity, the controller's event reason: `error` for a Warning, else `info`."""
+    return "error" if event.type == "Warning" else "info"
+
+
+def post_events(body: Mapping, events: list[Event]) -> None:
+    """Post `events` on the object; nothing outside `kopf run` (a handler called directly has no API)."""
+    try:
+        from kopf._cogs.clients import api
+        from kopf._core.engines import posting
+    except ImportError:  # a kopf that moved its internals: the revision goes into the message
+        _fallback(body, events)
+        return
+    try:
+        loop, settings = posting.event_queue_loop_var.get(), posting.settings_var.get()
+    except LookupError:
+        return
+    component = settings.posting.reporting_component
+    for event in events:
+        payload = event_body(body, event, component)
+        url = f"/api/v1/namespaces/{payload['metadata']['namespace']}/events"
+        call = api.post(url, payload=payload, headers={"Content-Type": "application/json"}, settings=settings,
+                        logger=log)
+        try:
+            if _running_loop() is loop:  # an async handler: post without waiting
+                loop.create_task(call)
+                continue
+            asyncio.run_coroutine_threadsafe(call, loop).result(POST_TIMEOUT)
+        except Exception as err:  # noqa: BLE001 - events are auxiliary: a failed post never fails a pass
+            log.warning(f"Failed to post an event ({event.type} {severity(event)}: {event.message}): {err}")
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _fallback(body: Mapping, events: list[Event]) -> None:
+    if not _warned:
+        _warned.append(True)
+        log.warning("this kopf has no API client to post annotated events: the revision goes into the "
+                    "event's message instead of its %s annotation", REVISION_ANNOTATION)
+    for event in events:
+        message = event.message + (f" (revision {event.revision})" if event.revision else "")
+        try:
+            kopf.event(body, type=event.type, reason=severity(event), message=message)
+        except LookupError:
+            return
