@@ -1,9 +1,10 @@
 """GitRepository `secretRef` in the daemon: HTTPS basic auth against a real git server (git http-backend
-behind a small HTTP server on 127.0.0.1 that asks for a password), and the SSH key set-up.
+behind a small HTTP server on 127.0.0.1 that asks for a password), and the SSH key set-up (a real clone over
+SSH against sshd: test_git_ssh.py).
 
 Flux's git Secret keys (source-controller docs, "Secret reference"): `username` and `password` for HTTPS
-basic auth; `identity` (a private key) and `known_hosts` for SSH. No SSH server runs here: the SSH test
-checks the command git is given and the key file's permissions, not a connection.
+basic auth; `identity` (a private key) and `known_hosts` for SSH. The SSH test here checks the command git
+is given and the key file's permissions.
 """
 
 from __future__ import annotations
@@ -140,3 +141,13 @@ stringData:
     assert env["GIT_SSH_COMMAND"] == (f"ssh -i {key} -o IdentitiesOnly=yes -o BatchMode=yes "
                                       f"-o UserKnownHostsFile={hosts} -o StrictHostKeyChecking=yes")
     assert key.stat().st_mode & 0o777 == 0o600 and "BEGIN OPENSSH" in key.read_text()
+
+
+def test_git_errors_keep_the_reason_before_git_s_fatal_line():
+    from formwright.sync.source import git_error
+
+    ssh = ("Host key verification failed.\nfatal: Could not read from remote repository.\n\n"
+           "Please make sure you have the correct access rights\nand the repository exists.\n")
+    assert git_error(ssh) == "Host key verification failed.; Could not read from remote repository."
+    assert git_error("hint: x\nfatal: repository 'https://h/r' not found\n") == \
+        "repository 'https://h/r' not found"

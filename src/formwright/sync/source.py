@@ -68,10 +68,29 @@ def run_git(args: list[str], *, cwd: Path | None = None, timeout: float = GIT_TI
     except subprocess.TimeoutExpired:
         raise SourceError(f"git {args[0]} timed out after {timeout:.0f} s") from None
     if done.returncode != 0:
-        lines = [ln for ln in done.stderr.decode(errors="replace").splitlines() if ln.strip()]
-        message = lines[-1].strip() if lines else f"exit code {done.returncode}"
-        raise SourceError(f"git {args[0]} failed: {message.removeprefix('fatal: ')}")
+        message = git_error(done.stderr.decode(errors="replace")) or f"exit code {done.returncode}"
+        raise SourceError(f"git {_subcommand(args)} failed: {message}")
     return done.stdout
+
+
+def git_error(stderr: str) -> str:
+    """git's reason on one line: what came before its first `fatal:`/`error:` line, and that line (ssh says
+    "Host key verification failed." before git's "fatal: Could not read from remote repository.")."""
+    lines = [ln.strip() for ln in stderr.splitlines()
+             if ln.strip() and not ln.startswith(("hint:", "warning:"))]
+    for at, line in enumerate(lines):
+        if line.startswith(("fatal:", "error:")):
+            lines = lines[:at + 1]
+            break
+    return "; ".join(ln.removeprefix("fatal: ") for ln in lines)
+
+
+def _subcommand(args: list[str]) -> str:
+    """The git command of `args` (after options such as `--git-dir DIR` and `-c KEY=VALUE`)."""
+    at = 0
+    while at < len(args) and args[at].startswith("-"):
+        at += 2 if args[at] in ("--git-dir", "-c", "-C") else 1
+    return args[at] if at < len(args) else "git"
 
 
 def _safe_members(members: list[tarfile.TarInfo], dest: str) -> list[tarfile.TarInfo]:
