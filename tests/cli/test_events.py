@@ -26,3 +26,29 @@ def test_events_oldest_first_and_follow_ends_once_settled(tmp_path: Path, run_cl
     assert [json.loads(line)["status"] for line in followed.out.splitlines()][-1] == "CREATE_COMPLETE"
     unknown = run_cli("events", str(tmp_path), "-s", "nope", "--output", "json")
     assert unknown.code == 2 and "unknown stack 'nope'" in unknown.json()["errors"][0]["message"]
+
+
+BROKEN = """\
+Resources:
+  Fine:
+    Type: AWS::SQS::Queue
+  Broken:
+    Type: AWS::EC2::Subnet
+    Properties:
+      VpcId: vpc-0000000000doesnotexist
+      CidrBlock: 10.9.0.0/24
+"""
+
+
+def test_a_failed_deploy_names_the_failing_resource_and_its_reason(tmp_path: Path, run_cli, cloud) -> None:
+    # the local cloud fails the subnet as CloudFormation does (InvalidVpcID.NotFound) and rolls back
+    (tmp_path / "t.yaml").write_text(BROKEN)
+    (tmp_path / "formwright.yaml").write_text("name: evfail\nstacks:\n  net: {template: t.yaml}\n")
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 1, result.out + result.err
+    error = result.json()["stacks"]["net"]["error"]
+    assert "Broken: " in error and "does not exist" in error  # the resource and its reason, not only ROLLBACK
+    text = run_cli("deploy", str(tmp_path), "-y")
+    assert text.code == 1
+    summary = text.out[text.out.index("summary"):]
+    assert "Broken: " in summary and "does not exist" in summary
