@@ -119,15 +119,22 @@ def make_group(project: Project, targets: Targets, only: list[str] | None, max_c
 def deployed(project: Project, targets: Targets,
              only: list[str] | None = None) -> dict[str, StackInfo | None]:
     """What describe_stacks says of the stacks, each in its own account and region, in dependency order
-    (None: not deployed)."""
+    (None: not deployed). Several stacks are asked at once (8 at a time): 30 stacks cost about the
+    time of 4 calls, not 30."""
     from formwright.engine.cfn import CloudFormation
 
-    result = {}
-    for name in project.order():
-        if only is None or name in only:
-            cfn = CloudFormation(targets.get(project.stacks[name].target).client("cloudformation"))
-            result[name] = cfn.describe(project.stacks[name].stack_name)
-    return result
+    names = [name for name in project.order() if only is None or name in only]
+
+    def describe(name: str) -> StackInfo | None:
+        config = project.stacks[name]
+        return CloudFormation(targets.get(config.target).client("cloudformation")).describe(config.stack_name)
+
+    if len(names) <= 1:
+        return {name: describe(name) for name in names}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(8, len(names))) as pool:
+        return dict(zip(names, pool.map(describe, names), strict=True))
 
 
 def references(project: Project, targets: Targets, name: str) -> list[dict[str, str]]:
