@@ -69,3 +69,31 @@ def test_a_tosca_stack_that_deploy_accepts_validates(tmp_path: Path, run_cli) ->
     assert result.code == 0, result.out + result.err
     assert result.json()["ok"] is True
     assert all("processed.json" not in f["file"] for f in result.json()["findings"])
+
+
+def test_linting_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    # cfn-lint takes ~1.5 s to load: a terminal sees what validate is doing meanwhile (a real pty)
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "shared.yaml").write_text(SHARED.replace("      Bogus: 1\n", ""))
+    (tmp_path / "formwright.yaml").write_text(
+        "name: tty\nstacks:\n  s: {template: shared.yaml, parameters: {Env: e}}\n")
+    primary, secondary = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "formwright", "validate", str(tmp_path)],
+                            stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary,
+                            env={**os.environ, "TERM": "xterm", "COLUMNS": "120"})
+    os.close(secondary)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(primary)
+    assert proc.wait(timeout=120) == 0, seen
+    assert b"linting 1 template" in seen and b"1 distinct templates linted, 0 errors" in seen
