@@ -102,10 +102,11 @@ class PlainRuntimeParam(RuntimeParam):
 
 
 def plain_runtime_param(descriptor: Any) -> RuntimeParam | None:
-    """A PlainRuntimeParam for a parameter of a plain type without parser, bounds or file opening."""
+    """A PlainRuntimeParam for a parameter of a plain type without parser, click type, bounds or file
+    opening (those stay with typer)."""
     info = descriptor.parameter_info
     if descriptor.file_annotation is not None or info.parser is not None or info.min is not None \
-            or info.max is not None:
+            or info.max is not None or getattr(info, "click_type", None) is not None:
         return None
     annotation, many = descriptor.annotation, get_origin(descriptor.annotation) is list
     if many:
