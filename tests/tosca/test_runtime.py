@@ -1,24 +1,17 @@
-"""The artifact runs the application: each host's cfn-init config sets, run in order in a temporary root.
-
-What cfn-init would do on the instance is done here for real (documented cfn-init semantics: config sets
-in order, within a config packages → files → commands → services, commands in alphabetical order of
-their names, each with its `env` and `cwd`); the real `formwright-run` wrapper and the node's real
-scripts run in child processes. Mocked because they cannot run here: the package and service managers
-(`apt-get`, `yum`, `systemctl`, `service`) and the instance metadata service (`curl`) are recording
-shims on PATH, and CloudFormation's `Ref`/`Fn::GetAtt` values are rendered as readable stand-ins.
+"""The artifact runs the application: each host's cfn-init config sets, run in order in a temporary root
+(`harness.Host`: what is real there, and what is a recording shim).
 """
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from formwright.transform.cloudformation import transform_tosca
+
+from .harness import Host
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
@@ -98,52 +91,6 @@ SCRIPTS = {
     "worker/bin/run.sh": 'echo "worker started" >> "$FW_LOG"\nexec sleep 3600\n',
     "my_db/schema.sql": "CREATE TABLE orders (id INT);\n",
 }
-SHIM = '#!/bin/sh\necho "{name} $*" >> "$FW_SHIMS"\n{extra}'
-
-
-def _render(value, params: dict[str, str]):
-    """CloudFormation values as stand-ins: Ref → parameter value (or `ref:X`), GetAtt → `X.Attr`."""
-    if isinstance(value, dict) and len(value) == 1:
-        ((name, args),) = value.items()
-        if name == "Ref":
-            return params.get(args, f"ref:{args}")
-        if name == "Fn::GetAtt":
-            return ".".join(args)
-        if name == "Fn::Join":
-            return args[0].join(str(_render(a, params)) for a in args[1])
-        if name == "Fn::Sub":
-            return re.sub(r"\$\{([^}]+)\}", lambda m: params.get(m.group(1), m.group(1)), args)
-    return value
-
-
-def _run_host(instance: dict, out: Path, root: Path, env: dict[str, str],
-              params: dict[str, str]) -> list[str]:
-    """Apply the instance's default config set the way cfn-init does; return the configs run."""
-    init = instance["Metadata"]["AWS::CloudFormation::Init"]
-    done = []
-    for name in init["configSets"]["default"]:
-        config = init[name]
-        for family, packages in config.get("packages", {}).items():
-            subprocess.run([f"{family}-get" if family == "apt" else family, "install", "-y", *packages],
-                           env=env, check=True)
-        for path, spec in config.get("files", {}).items():
-            key = _render(spec["source"], {}).split(".amazonaws.com/", 1)[1]
-            target = root / path.lstrip("/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(out / "files" / key, target)
-            target.chmod(int(spec["mode"], 8))
-        for _, command in sorted(config.get("commands", {}).items()):
-            text = command["command"].replace("/opt/formwright", f"{root}/opt/formwright")
-            run_env = {**env, **{k: str(_render(v, params)) for k, v in command.get("env", {}).items()}}
-            cwd = root / command.get("cwd", "/").lstrip("/")
-            subprocess.run(["bash", "-c", text], env=run_env, cwd=cwd, check=True, timeout=60)
-        for services in config.get("services", {}).values():
-            for service in services:
-                subprocess.run(["service", service, "start"], env=env, check=True)
-        done.append(name)
-    return done
-
-
 def test_each_host_runs_its_configs_in_order(tmp_path: Path):
     src = tmp_path / "src"
     src.mkdir()
@@ -155,24 +102,12 @@ def test_each_host_runs_its_configs_in_order(tmp_path: Path):
     result = transform_tosca(src / "service.yaml", out, inputs={"db_password": "s3cret-password"})
     template = result.template
 
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    mysql = ('echo "mysql-env $DB_HOST $DB_PORT $DB_USER $DB_NAME $MYSQL_PWD" >> "$FW_SHIMS"\n'
-             'cat >> "$FW_SHIMS"\n')
-    for name, extra in {"apt-get": "", "yum": "", "service": "", "systemctl": "", "mysql": mysql,
-                        "curl": "exit 22\n"}.items():
-        (shims / name).write_text(SHIM.format(name=name, extra=extra))
-        (shims / name).chmod(0o755)
-    root = tmp_path / "root"
-    log, shim_log = tmp_path / "run.log", tmp_path / "shims.log"
-    env = {"PATH": f"{shims}:{os.environ['PATH']}", "FORMWRIGHT_ROOT": str(root), "FW_LOG": str(log),
-           "FW_SHIMS": str(shim_log), "HOME": str(tmp_path)}
-    (root / "opt" / "formwright").mkdir(parents=True)
-
+    host = Host(tmp_path, out, result.parameter_values, template)
     instances = {k: v for k, v in template["Resources"].items() if v["Type"] == "AWS::EC2::Instance"}
     assert len(instances) == 1, list(instances)  # db_host became the RDS instance
     server = next(iter(instances.values()))
-    configs = _run_host(server, out, root, env, result.parameter_values)
+    configs = host.run(server)
+    root = host.root
 
     # Order: the wrapper, then per node its files and create → configure → start, hosts before hosted.
     assert configs[0] == "FormwrightRuntime"
@@ -180,7 +115,7 @@ def test_each_host_runs_its_configs_in_order(tmp_path: Path):
     assert app == ["MyAppFiles", "MyAppCreate", "MyAppConfigure", "MyAppStart"]
     assert configs.index("ApacheInstall") < configs.index("MyAppCreate") < configs.index("WorkerStart")
 
-    lines = log.read_text().splitlines()
+    lines = host.log()
     app_dir = root / "opt" / "formwright" / "my_app" / "my_app"
     # Each script runs in its own folder (the `mv index.php` next to it worked) ...
     assert lines[0] == f"create cwd={app_dir}"
@@ -198,7 +133,7 @@ def test_each_host_runs_its_configs_in_order(tmp_path: Path):
     worker_dir = root / "opt" / "formwright" / "worker" / "worker" / "bin"
     assert f"WorkingDirectory={worker_dir}" in unit and "KillMode=process" in unit
     assert f"ExecStart=/bin/bash {worker_dir}/run.sh" in unit
-    shim_calls = shim_log.read_text().splitlines()
+    shim_calls = host.log("shims.log")
     assert "apt-get install -y apache2 php libapache2-mod-php php-mysql" in shim_calls
     assert "systemctl enable --now formwright-worker.service" in shim_calls
     assert "worker started" not in lines  # systemd (a shim here) runs it, not cfn-init

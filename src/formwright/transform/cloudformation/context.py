@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import troposphere
 from troposphere import Parameter, Template
@@ -21,6 +21,9 @@ from formwright.tosca.diagnostics import Problem, ToscaErrors
 from formwright.tosca.functions import Resolver
 from formwright.tosca.model import EffectiveModel, Location
 from formwright.transform.cloudformation.prepare import Plan
+
+if TYPE_CHECKING:
+    from formwright.transform.cloudformation.outputs import Published
 
 BUCKET_PARAMETER = "ArtifactBucket"
 DIGEST_CHARS = 16      # hex digits of the SHA-256 naming a file's folder under files/ (and in the bucket)
@@ -105,6 +108,7 @@ class Build:
     source_files: dict[str, bool] = field(default_factory=dict)  # relative path -> is a file (asked once)
 
     replaced_inputs: dict[str, str] = field(default_factory=dict)  # input -> parameter every reference uses
+    published: dict[tuple[str, str], Published] = field(default_factory=dict)  # (node, operation) -> outputs
 
     def warn(self, message: str, where: Location | None, hint: str | None = None) -> None:
         """A tolerated problem of the topology: a warning of the transform, an error with --strict."""

@@ -6,7 +6,8 @@ instance, `/opt/formwright/<node>/<path in the source>`, is the node's own, in t
 then one per operation in create → configure → start order, each running the script through the
 `formwright-run` wrapper with the operation's inputs as environment variables (from the script's own
 folder; `start` as a systemd unit, see the wrapper). Start inputs are the node's environment even when
-`start` has no script.
+`start` has no script. An output another host reads is sent right after its operation ran, by a config
+of its own (`add_publications`, see `outputs`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import urllib.parse
 from importlib import resources
 from pathlib import PurePosixPath
 
+from troposphere import Ref
+
 from formwright.errors import InputError
 from formwright.tosca.functions import Context
 from formwright.tosca.model import Location, Node, Operation
@@ -30,6 +33,7 @@ DEPLOY_OPERATIONS = ("create", "configure", "start")
 BASE = "/opt/formwright"
 RUNNER = f"{BASE}/bin/formwright-run"
 AUTH = "ArtifactAccess"
+WAIT_TIMEOUT = "1800"  # seconds a WaitCondition waits for outputs: the instances' CreationPolicy's PT30M
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -123,4 +127,28 @@ def add_operations(build: Build, node: Node, compute: str) -> None:
             "env": env,
             "cwd": BASE,
         }
-        build.add_config(compute, f"{camel(node.name)}{camel(op.name)}", {"commands": {"run": command}})
+        config: dict = {"files": renderer.signal_files} if renderer.signal_files else {}
+        config["commands"] = {"run": command}  # cfn-init writes the files (outputs of other hosts) first
+        renderer.signal_files = {}
+        build.add_config(compute, f"{camel(node.name)}{camel(op.name)}", config)
+
+
+def add_publications(build: Build) -> None:
+    """For each operation whose outputs other hosts read: its WaitCondition (with its handle), and on its
+    host, right after the operation's config, the config that sends them (see `outputs`)."""
+    from troposphere.cloudformation import WaitCondition, WaitConditionHandle
+
+    for published in build.published.values():
+        args = [RUNNER, "--publish", published.node, published.operation, *published.names]
+        config = {"commands": {"publish": {"command": " ".join(shlex.quote(a) for a in args),
+                                           "env": {"FW_SIGNAL_URL": {"Ref": published.handle}}, "cwd": BASE}}}
+        configs = build.init_configs[published.host]
+        after = f"{camel(published.node)}{camel(published.operation)}"
+        index = next(i for i, (name, _) in enumerate(configs) if name == after)
+        configs.insert(index + 1, (f"{after}Outputs", config))
+        build.template.add_resource(WaitConditionHandle(published.handle))
+        # what the producing instance waits for, so that the timeout starts when the instance is created
+        depends = sorted(build.depends_on.get(build.plan.instances[published.host], ()))
+        build.template.add_resource(WaitCondition(
+            published.wait, Handle=Ref(published.handle), Timeout=WAIT_TIMEOUT, Count=len(published.names),
+            **({"DependsOn": depends} if depends else {})))

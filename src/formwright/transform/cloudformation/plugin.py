@@ -12,6 +12,8 @@ from formwright.tosca.model import EffectiveModel, Node
 from formwright.transform.cloudformation import kinds, network
 from formwright.transform.cloudformation.check import check_supported
 from formwright.transform.cloudformation.context import LIMITS, Build
+from formwright.transform.cloudformation.lifecycle import add_publications
+from formwright.transform.cloudformation.outputs import check_order
 from formwright.transform.cloudformation.parameters import add_input_parameters, add_outputs
 from formwright.transform.cloudformation.prepare import Plan, prepare_plan
 from formwright.transform.cloudformation.visitors import compute, visitor_for
@@ -129,6 +131,8 @@ class CloudFormationPlugin(Plugin):
                 visit = visitor_for(self.model.nodes[name])
                 if visit is not None:
                     visit(build, self._at(self.model.nodes[name]))
+        template.where = None
+        add_publications(build)
         for compute_name in self.plan.instances:
             compute.assemble(build, self._at(self.model.nodes[compute_name]))
         template.where = None
@@ -137,6 +141,7 @@ class CloudFormationPlugin(Plugin):
         add_outputs(build)
         check_limits(build)
         self.template = ordered(template.to_dict())
+        check_order(build, self.template)
 
     def _at(self, node: Node) -> Node:
         """`node`, noted as the element being transformed (named if the template goes over a limit)."""

@@ -3,7 +3,8 @@
 Inputs become `Ref`s to parameters, addresses become `Fn::GetAtt` of the instance, the RDS endpoint
 or the Beanstalk environment's host, `concat` becomes `Fn::Join`. On the instance that runs an
 operation, its own address is a placeholder the run wrapper fills in (a resource cannot refer to
-itself), and so is the output of an operation run earlier on the same host.
+itself), and so is the output of an operation run earlier on the same host; an output made on another
+host arrives through a WaitCondition (`outputs`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from formwright.errors import InputError
 from formwright.tosca.functions import AttributeRef, Concat, Context, InputRef, OperationOutputRef
 from formwright.tosca.model import Location, Node
-from formwright.transform.cloudformation import kinds
+from formwright.transform.cloudformation import kinds, outputs
 from formwright.transform.cloudformation.context import Build
 from formwright.transform.cloudformation.prepare import app_port
 
@@ -38,6 +39,7 @@ class Renderer:
     def __init__(self, build: Build, run_host: str | None = None) -> None:
         self.build = build
         self.run_host = run_host
+        self.signal_files: dict[str, dict] = {}  # cfn-init files holding outputs sent by other hosts
 
     def value(self, raw: Any, ctx: Context) -> Any:
         """Resolve the TOSCA value `raw` in `ctx` and render it."""
@@ -74,14 +76,17 @@ class Renderer:
         raise InputError(message, file=where.file if where else None, line=where.line if where else None)
 
     def operation_output(self, ref: OperationOutputRef, where: Location | None) -> str:
-        """A placeholder for an earlier operation's output on the same host."""
+        """A placeholder for an operation's output: run earlier on this host, or sent by another one."""
         host = self.build.plan.host_of.get(ref.node)
-        if self.run_host is None or host != self.run_host:
+        if self.run_host is None:
             raise InputError(
-                f"get_operation_output of node '{ref.node}' can only be used by operations on the same host",
+                f"get_operation_output of node '{ref.node}' can only be used by operations on instances",
                 file=where.file if where else None, line=where.line if where else None,
-                hint="host both nodes on one Compute, or pass the value as an input; outputs across hosts "
-                     "are not carried (see docs/architecture.md)")
+                hint="pass the value as an input instead")
+        if host != self.run_host:
+            placeholder, path, entry = outputs.consume(self.build, ref, self.run_host, where)
+            self.signal_files[path] = entry
+            return placeholder
         return f"@@FW_OUTPUT:{ref.node}/{ref.operation}/{ref.output}@@"
 
     def rds_address(self, owner: str, attribute: str) -> dict:
