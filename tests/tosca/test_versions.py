@@ -190,6 +190,70 @@ def test_strict_makes_the_warnings_errors(tmp_path: Path):
     assert "'prot'" in text and "database_endpoint" in text and "boot_time" in text
 
 
+CAPABILITY_TYPOS = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+      capabilities:
+        host:
+          properties:
+            num_cpu: 2
+            mem_size: 2 GB
+        os:
+          properties:
+            distro: ubuntu
+            type: linux
+    web:
+      type: tosca.nodes.WebServer
+      capabilities:
+        data_endpoint:
+          properties:
+            port: 8080
+            protocl: http
+      requirements:
+        - host: vm
+"""
+
+
+def test_unknown_capability_properties_are_warnings_with_did_you_mean(tmp_path: Path):
+    # TOSCAna accepted unknown property names, capabilities' included (issue 13); tosca-parser words
+    # them as unknown fields of the template's "properties", like a node property.
+    src = _write(tmp_path, CAPABILITY_TYPOS)
+    result = transform_tosca(src, None)
+    shown = [str(w) for w in result.warnings]
+    assert shown == [
+        f"{src}:10: node template 'vm': capability 'host' has no property 'num_cpu' in its type (ignored) "
+        "(did you mean 'num_cpus'?)",
+        f"{src}:14: node template 'vm': capability 'os' has no property 'distro' in its type (ignored) "
+        "(did you mean 'distribution'?)",
+        f"{src}:22: node template 'web': capability 'data_endpoint' has no property 'protocl' in its type "
+        "(ignored) (did you mean 'protocol'?)",
+    ]
+    # the known properties of the same capabilities still count: 2 GB of memory
+    (instance,) = [r for r in result.template["Resources"].values() if r["Type"] == "AWS::EC2::Instance"]
+    assert instance["Properties"]["InstanceType"] == "t3.small"
+
+
+def test_strict_makes_unknown_capability_properties_errors(tmp_path: Path):
+    src = _write(tmp_path, CAPABILITY_TYPOS)
+    with pytest.raises(ToscaErrors) as err:
+        transform_tosca(src, None, strict=True)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 3 and lines[0].startswith(f"{src}:10:") and "'num_cpu'" in lines[0]
+
+
+def test_cli_warns_and_strict_exits_2(tmp_path: Path, run_cli):
+    src = _write(tmp_path / "src", CAPABILITY_TYPOS)
+    tolerant = run_cli("transform", "tosca", str(src), "-o", str(tmp_path / "out"))
+    assert tolerant.code == 0, tolerant.err
+    assert f"warning: {src}:14:" in tolerant.err and "did you mean 'distribution'?" in tolerant.err
+    strict = run_cli("transform", "tosca", str(src), "-o", str(tmp_path / "strict"), "--strict")
+    assert strict.code == 2 and "Traceback" not in strict.err
+    assert f"error: {src}:10:" in strict.err and "did you mean 'num_cpus'?" in strict.err
+    assert not (tmp_path / "strict").exists()
+
+
 def test_1_2_interface_inputs_and_storage_name(tmp_path: Path):
     body = """
     topology_template:

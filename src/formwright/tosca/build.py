@@ -129,7 +129,8 @@ def _requirements(name: str, node_type: str, tpl: dict, doc: Document, registry:
             properties = dict(value["relationship"].get("properties") or {})
         rel_type = rel_type or "tosca.relationships.DependsOn"
         out.append(Relationship(
-            source=name, target=str(target), requirement=req, type=rel_type, types=registry.chain(rel_type),
+            source=name, target=str(target), requirement=req, type=rel_type,
+            types=registry.chain(rel_type, "relationship_types"),
             capability=value.get("capability") if isinstance(value, dict) else None,
             properties=properties, location=Location(doc.shown, line_of(item) or line_of(tpl)),
         ))

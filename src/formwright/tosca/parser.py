@@ -3,7 +3,8 @@
 tosca-parser validates the topology against the types (required properties, constraints, capabilities,
 relationships). Its log lines and prints are swallowed. Every exception it collected becomes a
 `Problem` at the `file:line` of the template element its message names, and all are raised together;
-what TOSCAna tolerated (an unknown property name) becomes a warning and is left out of a second pass.
+what TOSCAna tolerated (an unknown property name, of a node or of a capability) becomes a warning and is
+left out of a second pass.
 
 Two constructs are kept from tosca-parser because it cannot take them although they are valid
 TOSCA, and formwright checks them itself (`precheck`, `functions`): outputs (1.2 gives them `type`,
@@ -176,8 +177,9 @@ def _message(err: BaseException) -> str:
 
 def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
               diagnostics: Diagnostics) -> bool:
-    """Turn an unknown property or requirement name of a node template into a warning and drop it from
-    `tpl` (the requirement still becomes a relationship, see `build`); True if done."""
+    """Turn an unknown property name of a node template or of one of its capabilities, or an unknown
+    requirement name, into a warning and drop it from `tpl` (the requirement still becomes a
+    relationship, see `build`); True if done."""
     match = _UNKNOWN_FIELD.match(message.split(": ", 1)[-1])
     if not match:
         return False
@@ -185,13 +187,15 @@ def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
     raw = doc.data["topology_template"]["node_templates"].get(node) or {}
     node_type = str(raw.get("type"))
     parsed = tpl["topology_template"]["node_templates"][node]
-    if section == "properties":
+    if section == "properties" and name in (parsed.get("properties") or {}):
         known = list(registry.merged(node_type, "properties"))
         diagnostics.warn(Problem(
             f"node template '{node}' has no property '{name}' in its type (ignored)", doc.shown,
             line_of(raw.get("properties"), name) or line_of(raw), did_you_mean(name, known)))
-        (parsed.get("properties") or {}).pop(name, None)
+        parsed["properties"].pop(name)
         return True
+    if section == "properties":  # tosca-parser words an unknown capability property the same way
+        return _tolerate_capability_property(node, name, raw, parsed, doc, registry, diagnostics)
     known = registry.requirement_names(node_type)
     line = next((line_of(item) for item in raw.get("requirements") or []
                  if isinstance(item, dict) and name in item), None) or line_of(raw)
@@ -201,6 +205,25 @@ def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
     parsed["requirements"] = [item for item in parsed.get("requirements") or []
                               if not (isinstance(item, dict) and name in item)]
     return True
+
+
+def _tolerate_capability_property(node: str, name: str, raw: dict, parsed: dict, doc: Document,
+                                  registry: TypeRegistry, diagnostics: Diagnostics) -> bool:
+    """The unknown property `name` of one of node `node`'s capabilities as a warning (see `_tolerate`)."""
+    node_type = str(raw.get("type"))
+    for capability, assignment in (parsed.get("capabilities") or {}).items():
+        properties = assignment.get("properties") if isinstance(assignment, dict) else None
+        known = registry.capability_properties(node_type, capability)
+        if not isinstance(properties, dict) or name not in properties or name in known:
+            continue
+        raw_properties = ((raw.get("capabilities") or {}).get(capability) or {}).get("properties")
+        diagnostics.warn(Problem(
+            f"node template '{node}': capability '{capability}' has no property '{name}' in its type "
+            "(ignored)",
+            doc.shown, line_of(raw_properties, name) or line_of(raw), did_you_mean(name, known)))
+        properties.pop(name)
+        return True
+    return False
 
 
 def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: Diagnostics) -> Any:

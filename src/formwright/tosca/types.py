@@ -18,7 +18,8 @@ from formwright.errors import InputError
 from formwright.tosca.documents import Document, Documents
 
 PROFILE_PATH = Path(str(resources.files("formwright.tosca") / "profiles" / "formwright.yaml"))
-KINDS = {"node_types": "tosca.nodes.", "relationship_types": "tosca.relationships."}
+KINDS = {"node_types": "tosca.nodes.", "relationship_types": "tosca.relationships.",
+         "capability_types": "tosca.capabilities."}
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 64  # derived_from levels; the normative chains are under 10
 
@@ -67,7 +68,7 @@ class TypeRegistry:
 
     def __init__(self, documents: Documents) -> None:
         self._types: dict[str, TypeDef] = {}
-        self._merged: dict[tuple[str, str], dict[str, Any]] = {}
+        self._merged: dict[tuple[str, str, str], dict[str, Any]] = {}
         for kind, name, definition in _builtin_definitions():
             self._types[name] = TypeDef(name, kind, definition.get("derived_from"), definition)
         for doc in documents.all():
@@ -106,24 +107,24 @@ class TypeRegistry:
 
     def canonical(self, name: str, kind: str = "node_types") -> str | None:
         """The full name of type `name` (accepting `tosca:X` and `X` short forms), or None if unknown."""
-        if name in self._types:
+        if name in self._types and self._types[name].kind == kind:
             return name
         short = name.split(":", 1)[1] if name.startswith("tosca:") else name
         full = KINDS[kind] + short
-        return full if full in self._types else None
+        return full if full in self._types and self._types[full].kind == kind else None
 
     def get(self, name: str) -> TypeDef:
         """The definition of a known type."""
         return self._types[self.canonical(name) or name]
 
-    def chain(self, name: str) -> list[str]:
+    def chain(self, name: str, kind: str = "node_types") -> list[str]:
         """`name` and its ancestors, nearest first; stops at an unknown parent or a cycle."""
         out: list[str] = []
-        current: str | None = self.canonical(name)
+        current: str | None = self.canonical(name, kind)
         while current is not None and current not in out:
             out.append(current)
             parent = self._types[current].derived_from
-            current = self.canonical(parent) if parent else None
+            current = self.canonical(parent, self._types[current].kind) if parent else None
         return out
 
     def is_a(self, name: str, base: str) -> bool:
@@ -144,19 +145,30 @@ class TypeRegistry:
         return [name for t in self.chain(node_type) for item in self._types[t].data.get("requirements") or []
                 if isinstance(item, dict) for name in item]
 
-    def merged(self, node_type: str, section: str) -> dict[str, Any]:
+    def capability_properties(self, node_type: str, capability: str) -> list[str]:
+        """The property names capability `capability` of a node of `node_type` takes: those of its
+        capability type (along its chain) and those its definition in the node type adds."""
+        definition = self.merged(node_type, "capabilities").get(capability)
+        if not isinstance(definition, dict):
+            return []
+        names = set(definition.get("properties") or {})
+        if definition.get("type"):
+            names |= set(self.merged(str(definition["type"]), "properties", "capability_types"))
+        return sorted(names)
+
+    def merged(self, type_name: str, section: str, kind: str = "node_types") -> dict[str, Any]:
         """A section (`properties`, `attributes`, `interfaces`, `artifacts` …) merged along the chain.
 
         Computed once per type and section; each caller gets its own (shallow) copy.
         """
-        key = (node_type, section)
+        key = (type_name, section, kind)
         if key not in self._merged:
-            self._merged[key] = self._merge(node_type, section)
+            self._merged[key] = self._merge(type_name, section, kind)
         return dict(self._merged[key])
 
-    def _merge(self, node_type: str, section: str) -> dict[str, Any]:
+    def _merge(self, type_name: str, section: str, kind: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        for name in reversed(self.chain(node_type)):
+        for name in reversed(self.chain(type_name, kind)):
             value = self._types[name].data.get(section) or {}
             if isinstance(value, dict):
                 for key, item in value.items():
