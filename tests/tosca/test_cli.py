@@ -64,3 +64,19 @@ def test_malformed_input_flag(tmp_path: Path):
     assert isinstance(result.exception, InputError) and "--input 'x' must be KEY=VALUE" in str(
         result.exception
     )
+
+
+def test_transform_imports_no_aws_sdk(tmp_path: Path):
+    """Start-up is most of a small transform (bench/tosca.py): botocore (~0.1 s to import) is for
+    deploying, and a transform does not load it. Checked in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    src, inputs = EXAMPLES["nodejs"]
+    code = ("import sys; from formwright.cli.main import main; sys.argv = ['formwright', 'transform', 'tosca', "
+            f"{str(src)!r}, '-o', {str(tmp_path / 'out')!r}]\n"
+            "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+            "assert 'botocore' not in sys.modules, 'botocore imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "template.yaml").is_file()

@@ -39,11 +39,12 @@ class TypeDef:
 @functools.cache
 def _builtin_definitions() -> tuple[tuple[str, str, dict], ...]:
     """(kind, name, definition) for the normative types and the shipped profile (read once)."""
-    import toscaparser.elements  # the normative definitions ship with tosca-parser
+    # The normative definitions ship with tosca-parser, which parses them when imported: read (never
+    # changed) from there rather than parsed a second time.
+    from toscaparser.elements.entity_type import EntityType
 
-    normative_path = Path(toscaparser.elements.__file__).parent / "TOSCA_definition.yaml"
     out = []
-    normative = yaml.load(normative_path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+    normative = EntityType.TOSCA_DEF_LOAD_AS_IS
     for data in (normative, _profile()):
         for kind in KINDS:
             for name, definition in (data.get(kind) or {}).items():

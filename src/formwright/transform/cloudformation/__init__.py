@@ -16,7 +16,6 @@ from typing import Any
 from formwright.tosca import load_model, open_source
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER
 from formwright.transform.cloudformation.plugin import CloudFormationPlugin
-from formwright.transform.cloudformation.upload import upload_files
 from formwright.transform.collector import collector_paused
 from formwright.transform.plugin import run_plugin
 
@@ -97,6 +96,8 @@ def prepare_stack(
         if bucket:
             parameters[BUCKET_PARAMETER] = bucket
         if s3_client is not None and bucket:
+            from formwright.transform.cloudformation.upload import upload_files  # botocore: deploys only
+
             upload_files(s3_client, bucket, out_dir / "files", region, bucket_owner)
     return PreparedStack(template=result.template, parameters=parameters, capabilities=result.capabilities,
                          generated=list(result.generated_secrets))

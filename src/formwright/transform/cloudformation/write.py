@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import shlex
 import shutil
@@ -23,12 +24,26 @@ SCRIPTS = {
 }
 
 
+def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:
+    """Jinja's per-user cache folder (in the temp directory, owner-only), so the scripts' templates are
+    compiled once rather than on every run (the file names carry the syntax options, which the compiled
+    code depends on); none when that folder cannot be made safe."""
+    options = (env.trim_blocks, env.lstrip_blocks, env.keep_trailing_newline, env.comment_start_string,
+               env.comment_end_string, jinja2.__version__)
+    tag = hashlib.sha256(repr(options).encode()).hexdigest()[:12]
+    try:
+        return jinja2.FileSystemBytecodeCache(pattern=f"__formwright_{tag}_%s.cache")
+    except (RuntimeError, OSError):
+        return None
+
+
 @functools.cache
 def _environment() -> jinja2.Environment:
     loader = jinja2.PackageLoader("formwright.transform.cloudformation", "scripts")
     env = jinja2.Environment(loader=loader, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              autoescape=False, undefined=jinja2.StrictUndefined,  # noqa: S701 - shell, not HTML
                              comment_start_string="{##", comment_end_string="##}")  # bash uses ${#array}
+    env.bytecode_cache = _bytecode_cache(env)
     env.filters["q"] = lambda value: shlex.quote(str(value))
     return env
 
