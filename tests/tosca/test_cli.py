@@ -72,11 +72,13 @@ def test_transform_imports_no_aws_sdk(tmp_path: Path):
     import subprocess
     import sys
 
-    src, inputs = EXAMPLES["nodejs"]
-    code = ("import sys; from formwright.cli.main import main; sys.argv = ['formwright', 'transform', 'tosca', "
-            f"{str(src)!r}, '-o', {str(tmp_path / 'out')!r}]\n"
+    src, _ = EXAMPLES["nodejs"]
+    out = tmp_path / "out"
+    code = ("import sys; from formwright.cli.main import main\n"
+            f"sys.argv = ['formwright', 'transform', 'tosca', {str(src)!r}, '-o', {str(out)!r}]\n"
             "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
             "assert 'botocore' not in sys.modules, 'botocore imported'")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          check=False)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "template.yaml").is_file()
