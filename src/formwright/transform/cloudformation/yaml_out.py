@@ -18,7 +18,25 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from formwright.template import dump_yaml
 from formwright.template.document import LONG_FORM_TAGS, Mapping, Sequence, _is_simple_getatt
 
-_Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_BaseDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
+    """The C emitter, remembering which tag each scalar would resolve to: it asks twice per scalar
+    (pure-Python regular expressions), and a template repeats most of its keys and values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._resolved: dict[tuple, str] = {}
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        if kind is not ScalarNode:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = self._resolved.get(key)
+        if tag is None:
+            tag = self._resolved[key] = super().resolve(kind, value, implicit)
+        return tag
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
