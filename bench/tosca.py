@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from startup import compile_bytecode  # bench/ is the script's folder: the one bytecode helper
+
 HERE = Path(__file__).resolve().parent
 HEAT_VENV = HERE / ".venv-heat"
 GROUP = 5  # nodes per group
@@ -193,17 +195,6 @@ def time_cli(command: list[str]) -> tuple[float, str]:
     return elapsed, done.stderr
 
 
-def compile_formwright() -> None:
-    """Byte-compile formwright's modules, as `pip install` does for an installed package (and did for
-    heat-translator's venv): an editable checkout under PYTHONDONTWRITEBYTECODE would otherwise compile
-    every module on every run."""
-    import compileall
-
-    import formwright
-
-    compileall.compile_dir(Path(formwright.__file__).parent, quiet=1)
-
-
 def main() -> None:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -258,7 +249,7 @@ def print_cli_comparison(
 ) -> None:
     """What a user waits for: each CLI run as a process (start-up included), per size the median of
     `repeat` runs, the two tools' runs interleaved so that a change of load hits both alike."""
-    compile_formwright()
+    compile_bytecode()
     formwright_cli = shutil.which("formwright") or str(Path(sys.executable).parent / "formwright")
     heat_cli = str(HEAT_VENV / "bin" / "heat-translator")
     print(f"\n{'nodes':>6} {'formwright CLI s':>17} {'heat-translator CLI s':>22} {'heat/fw':>8}")
