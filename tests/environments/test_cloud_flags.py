@@ -145,3 +145,25 @@ def test_sync_reconcile_uses_the_flags(tmp_path: Path, run_cli, cloud, aws_confi
     assert north.code == 0, north.err
     assert live_stacks(cloud.endpoint, "eu-north-1") == {"sync-app"}
     assert live_stacks(cloud.endpoint, "us-east-1") == set()
+
+
+def test_retry_of_a_create_goes_to_the_region_it_was_started_in(tmp_path: Path, run_cli, cloud) -> None:
+    # the second stack imports an export nobody has yet: the create fails there (CloudFormation refuses the
+    # import), the export is then made in eu-west-1 out of band, and a retry without --region must resume
+    # in eu-west-1, where the import now resolves
+    (tmp_path / "queue.yaml").write_text(QUEUE)
+    (tmp_path / "importer.yaml").write_text("Resources:\n  Q: {Type: AWS::SQS::Queue}\n"
+                                            "Outputs:\n  Up: {Value: !ImportValue late-export}\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: r\nstacks:\n  first: {template: queue.yaml}\n"
+        "  second: {template: importer.yaml, depends_on: [first]}\n")
+    made = run_cli("instance", "create", "a", str(tmp_path), "--region", "eu-west-1")
+    assert made.code != 0 and "late-export" in made.err, made.err
+    west = boto3.client("cloudformation", region_name="eu-west-1", endpoint_url=cloud.endpoint,
+                        aws_access_key_id="t", aws_secret_access_key="t")
+    west.create_stack(StackName="exporter", TemplateBody="Resources:\n  Q: {Type: AWS::SQS::Queue}\n"
+                      "Outputs:\n  U: {Value: !Ref Q, Export: {Name: late-export}}\n")
+    retried = run_cli("instance", "retry", "a", str(tmp_path))
+    assert retried.code == 0, retried.err
+    assert live_stacks(cloud.endpoint, "eu-west-1") == {"exporter", "r-first", "r-second"}
+    assert live_stacks(cloud.endpoint, "us-east-1") == set()

@@ -129,13 +129,18 @@ class Lifecycle:
         return default_region(project.target.profile)
 
     def _recorded_home(self, name: str) -> str | None:
-        """The region the live instance's stacks that are not per region were deployed to, if any."""
+        """The region the live instance's stacks that are not per region were deployed to, else the home
+        its last operation was started with (a create that has not finished), if any."""
         inst = self.journal.instance(name)
-        current = self.journal.revision(name) if inst is not None and inst.status != "deleted" else None
+        if inst is None or inst.status == "deleted":
+            return None
+        current = self.journal.revision(name)
         for element, record in (current.elements if current else {}).items():
             if "@" not in element and record.get("region"):
                 return str(record["region"])
-        return None
+        last = self.journal.last_operation(name)
+        home = last.params.get("home") if last is not None else None
+        return str(home) if home else None
 
     # ---- reading --------------------------------------------------------------------------------
     def instances(self) -> list[Instance]:
@@ -527,7 +532,8 @@ class Lifecycle:
                   "version": loaded.project.version, "regions": regions,
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
-                  "event": EVENTS.get(kind, ""), **(extra or {})}
+                  "event": EVENTS.get(kind, ""), "home": self.target(loaded.project, name).region,
+                  **(extra or {})}
         creating = [p for p in main if p.action in ("create", "replace", "share")]
         if creating:
             workspace = self._workspace(name, loaded)
