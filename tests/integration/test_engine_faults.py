@@ -352,6 +352,12 @@ def test_the_cadence_grows_with_the_wait_and_is_capped() -> None:
     assert 0.18 <= cadence.delay(0) <= 0.22  # a fresh wait reads every 0.2 s
     assert 0.09 <= cadence.delay(0, cadence.quick) <= 0.11  # a change set from 0.1 s
     assert 0.18 <= cadence.delay(1, cadence.quick) <= 0.22  # … growing as any wait
+    # a wait whose kind of operation took ~2 s before: a read at 80 % of that, then every 0.1 s until
+    # 3 s, never later than the plain cadence (so a long expectation never delays a quick answer)
+    assert abs(cadence.expecting(1.5, 2.0) - 0.1) < 1e-9
+    assert 0.09 <= cadence.expecting(2.2, 2.0) <= 0.11
+    assert 0.54 <= cadence.expecting(3.0, 2.0) <= 0.66  # past 1.5x: the plain cadence again
+    assert cadence.expecting(0.5, 600) <= cadence.minimum * 1.1
     assert 1.8 <= cadence.delay(10) <= 2.2  # after 10 s: every 2 s (a fifth of the time waited)
     assert 4.5 <= cadence.delay(3600) <= 5.5  # a long operation: every 5 s at most
     assert all(0 < cadence.retry_delay(n) <= cadence.cap * 4 for n in range(1, 30))

@@ -44,6 +44,17 @@ class Cadence:
         """Seconds until the next read of a wait that has lasted `waited` seconds (jittered)."""
         return self.base(waited, minimum) * random.uniform(1 - self.jitter, 1 + self.jitter)  # noqa: S311
 
+    def expecting(self, waited: float, expected: float) -> float:
+        """The delay of a wait whose kind of operation took about `expected` seconds before: never
+        longer than `delay`, with a read at `lead` of `expected` and reads `quick` seconds (or a
+        twentieth of it) apart from there until half again past it."""
+        plain = self.delay(waited)
+        if expected <= 0 or waited >= 1.5 * expected:
+            return plain
+        if waited < self.lead * expected:
+            return min(plain, self.lead * expected - waited)
+        return min(plain, max(self.quick, expected / 20))
+
     def retry_delay(self, failures: int) -> float:
         """Seconds before retrying after `failures` failed reads in a row (equal jitter)."""
         ceiling = min(self.cap * 4, self.minimum * 2 ** failures)

@@ -147,6 +147,7 @@ class CloudFormation:
         self.cadence = cadence or Cadence()
         self.watch = StackWatch(self) if shared_reads else None
         self.change_sets = Durations()  # how long this target's change sets took to make
+        self.executions = Durations()  # … and to execute
 
     def call(self, operation: str, **kwargs: Any) -> Any:
         """Call `operation` on the client and count it."""
@@ -229,9 +230,10 @@ class CloudFormation:
         return deadline, why
 
     def _stack_reads(self, stack_id: str, timeout: float | None,
-                     on_poll: Callable[[StackInfo | None], None] | None) -> tuple[StackReads, Callable]:
+                     on_poll: Callable[[StackInfo | None], None] | None,
+                     durations: Durations | None = None) -> tuple[StackReads, Callable]:
         """The reads of one stack's wait (shared listing or by id) and the read function for `poll`."""
-        reads = StackReads(self, stack_id, self.deadline(timeout)[0])
+        reads = StackReads(self, stack_id, self.deadline(timeout)[0], durations)
 
         def read() -> StackInfo | None:
             info = reads.read()
@@ -331,7 +333,8 @@ class CloudFormation:
         """
         seen = {"stale": 0, "after_report": 0}
         patience = self.cadence.events_every
-        reads, read = self._stack_reads(stack_id, timeout, on_poll)
+        reads, read = self._stack_reads(stack_id, timeout, on_poll,
+                                        self.executions if change_set_id else None)
 
         def done(info: StackInfo | None) -> bool:
             if info is None:  # read by stack id: DELETE_COMPLETE (a delete, or a failed create deleted)
@@ -352,7 +355,9 @@ class CloudFormation:
 
         name = stack_id.split("/")[-2] if stack_id.count("/") >= 2 else stack_id  # …:stack/<name>/<id>
         with self._waiting():
-            return self.poll(read, done, what=f"waiting for {name}", timeout=timeout, pause=reads.pause)
+            final = self.poll(read, done, what=f"waiting for {name}", timeout=timeout, pause=reads.pause)
+        reads.record()
+        return final
 
     def _execution_over(self, change_set_id: str) -> bool:
         """True when the change set reports its execution finished (or is gone with its stack)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from formwright.engine.cadence import Durations
     from formwright.engine.cfn import CloudFormation, StackInfo
 
 
@@ -131,35 +132,55 @@ class StackReads:
     """The reads of one stack's wait: from the shared listing while it pays, else by stack id.
 
     `pause` comes between reads (the wait loop's sleep); `read` blocks for the next listing in shared
-    mode, whose own schedule paces the wait.
+    mode, whose own schedule paces the wait. With `durations` (of operations like this one) a wait by
+    id reads most often near the time they took (`Cadence.expecting`), and `record` adds this one.
     """
 
-    def __init__(self, cfn: CloudFormation, stack_id: str, until: float) -> None:
-        self.cfn, self.stack_id, self.until = cfn, stack_id, until
+    def __init__(self, cfn: CloudFormation, stack_id: str, until: float,
+                 durations: Durations | None = None) -> None:
+        self.cfn, self.stack_id, self.until, self.durations = cfn, stack_id, until, durations
         self.watch = cfn.watch
         self.seen = 0  # the latest listing this wait has read
         self.since = time.monotonic()  # listings begun before the wait tell nothing of it
         self.shared = self.watch is not None and self.watch.shared()
+        self.asked = {"going": 0.0, "last": 0.0}  # seconds into the wait: latest read finding it going
 
     def read(self) -> StackInfo | None:
         """The stack as the next listing shows it, or as DescribeStacks by id shows it."""
+        info: StackInfo | None = None
+        asked = time.monotonic()
         if self.shared and self.watch is not None:
             listing = self.watch.next_listing(self.seen, self.since, self.until)
             if listing is not None:
                 self.seen = listing.generation
                 if listing.error is not None:  # throttled, 5xx …: the wait loop retries with backoff
                     raise listing.error
-                info = listing.stacks.get(self.stack_id)
-                if info is not None:
-                    return info
-        return self.cfn.describe(self.stack_id, polling=True)
+                info, asked = listing.stacks.get(self.stack_id), listing.started
+        if info is None:
+            asked = time.monotonic()
+            info = self.cfn.describe(self.stack_id, polling=True)
+        self.asked["last"] = asked - self.since
+        if info is not None and info.in_progress:
+            self.asked["going"] = self.asked["last"]
+        return info
 
     def pause(self, waited: float | None, limit: float) -> None:
         """Sleep the cadence's delay (`waited` None: before the first read) ahead of a read by id;
         none ahead of a shared read, which waits for the listing's turn."""
         self.shared = self.watch is not None and self.watch.shared()
-        if not self.shared:
-            cadence = self.cfn.cadence
-            wanted = cadence.first if waited is None else cadence.delay(waited)
-            if wanted:
-                self.cfn.sleep(min(wanted, limit))
+        if self.shared:
+            return
+        cadence = self.cfn.cadence
+        if waited is None:
+            wanted = cadence.first
+        elif self.durations is not None and cadence.first:  # (not on the synchronous local cloud)
+            wanted = cadence.expecting(waited, self.durations.expected())
+        else:
+            wanted = cadence.delay(waited)
+        if wanted:
+            self.cfn.sleep(min(wanted, limit))
+
+    def record(self) -> None:
+        """Add this wait's operation to `durations`."""
+        if self.durations is not None:
+            self.durations.add(self.asked["going"], self.asked["last"])
