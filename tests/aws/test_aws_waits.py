@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from botocore.exceptions import ClientError
+
 from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
 from formwright.engine.group import StackGroup
 from formwright.engine.stack import prepare_stacks
@@ -110,3 +113,36 @@ def test_a_change_set_wait_sleeps_through_what_earlier_ones_took() -> None:
     sleeps.clear()
     fresh.wait_change_set("cs")
     assert sleeps == [0.1]  # nothing learnt yet: the first read after 0.1 s
+
+
+class FlakyListings:
+    """A poll client whose listings fail `failing` times in a row, then show one stack complete."""
+
+    def __init__(self, failing: int) -> None:
+        self.failing, self.listings = failing, 0
+
+    def describe_stacks(self, **kwargs):
+        if kwargs.get("StackName"):
+            raise AssertionError("read by name while the listing was to serve")
+        self.listings += 1
+        if self.listings <= self.failing:
+            raise ClientError({"Error": {"Code": "Throttling", "Message": "Rate exceeded"},
+                               "ResponseMetadata": {"HTTPStatusCode": 400}}, "DescribeStacks")
+        return {"Stacks": [{"StackName": "s", "StackId": "id-s", "StackStatus": "CREATE_COMPLETE"}]}
+
+
+def test_waits_sit_out_a_few_failed_listings_and_back_off_after() -> None:
+    from formwright.engine.watch import PATIENCE, StackReads
+
+    for failing in (PATIENCE, PATIENCE + 1):
+        client = FlakyListings(failing)
+        cfn = CloudFormation(client, CallCounter(), cadence=Cadence(first=0.2), shared_reads=True)
+        assert cfn.watch is not None
+        with cfn.watch.waiting(), cfn.watch.waiting():  # two waits: the listing pays
+            reads = StackReads(cfn, "id-s", until=float("inf"))
+            if failing == PATIENCE:  # the failed listings are sat out, not raised
+                assert reads.read().status == "CREATE_COMPLETE"
+                assert client.listings == PATIENCE + 1
+            else:
+                with pytest.raises(ClientError):  # failing on: the wait loop's backoff takes over
+                    reads.read()

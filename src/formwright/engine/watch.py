@@ -5,7 +5,8 @@ wait than the listing has pages, one listing serves them all: it is read as ofte
 cadences would have read in sum (`pages / sum(1 / delay)`, never more often than every
 `Cadence.shared_minimum` seconds), so the read budget stays that of the waits while each of them sees
 a newer answer. Fewer waits than pages, or a stack the listing does not show (deleted, or not yet
-visible), are read by stack id as before.
+visible), are read by stack id as before. A failed listing (throttled, 5xx) is sat out by the waits
+up to PATIENCE in a row; after that they and the listings back off as failed reads do.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from formwright.engine.cfn import CloudFormation, StackInfo
 
 
+PATIENCE = 2  # failed listings in a row that waits sit out before they back off as failed reads
+
+
 @dataclass(frozen=True)
 class Listing:
     """One DescribeStacks listing: its number, the stacks by id, or what it failed with."""
@@ -30,6 +34,7 @@ class Listing:
     started: float  # monotonic: when its first page was asked for
     stacks: dict[str, StackInfo]
     error: Exception | None = None
+    failures: int = 0  # listings failed in a row, this one included
 
 
 class StackWatch:
@@ -44,6 +49,7 @@ class StackWatch:
         self._started = 0.0  # when the latest one began
         self._stacks: dict[str, StackInfo] = {}  # stack id and name -> as the latest listing showed it
         self._error: Exception | None = None  # what the latest listing failed with
+        self._failures = 0  # listings failed in a row
         self._running = False
         self._pages = 1
 
@@ -88,7 +94,7 @@ class StackWatch:
             return self._answer()
 
     def _answer(self) -> Listing:
-        return Listing(self._generation, self._started, self._stacks, self._error)
+        return Listing(self._generation, self._started, self._stacks, self._error, self._failures)
 
     def _list(self) -> None:
         """Read every page of DescribeStacks (this thread was chosen to)."""
@@ -119,13 +125,18 @@ class StackWatch:
                 if error is None:
                     self._stacks, self._pages = stacks, max(1, pages)
                 self._error = error
+                self._failures = self._failures + 1 if error is not None else 0
                 self._cond.notify_all()
 
     def _interval(self, now: float) -> float:
-        """Seconds between listings: the waits' summed read rate, paid in pages."""
+        """Seconds between listings: the waits' summed read rate, paid in pages; after more than
+        PATIENCE failed listings in a row, the backoff of a failed read as well."""
         cadence = self.cfn.cadence
         rate = sum(1 / cadence.base(now - began) for began in self._waits.values())
-        return max(cadence.shared_minimum, self._pages / rate) if rate else cadence.shared_minimum
+        interval = max(cadence.shared_minimum, self._pages / rate) if rate else cadence.shared_minimum
+        if self._failures > PATIENCE:
+            interval = max(interval, cadence.retry_delay(self._failures - PATIENCE))
+        return interval
 
 
 class StackReads:
@@ -149,13 +160,17 @@ class StackReads:
         """The stack as the next listing shows it, or as DescribeStacks by id shows it."""
         info: StackInfo | None = None
         asked = time.monotonic()
-        if self.shared and self.watch is not None:
+        while self.shared and self.watch is not None:
             listing = self.watch.next_listing(self.seen, self.since, self.until)
-            if listing is not None:
-                self.seen = listing.generation
-                if listing.error is not None:  # throttled, 5xx …: the wait loop retries with backoff
+            if listing is None:
+                break
+            self.seen = listing.generation
+            if listing.error is not None:  # throttled, 5xx …: the next listing comes at its time;
+                if listing.failures > PATIENCE:  # failing on, the wait loop retries with backoff
                     raise listing.error
-                info, asked = listing.stacks.get(self.stack_id), listing.started
+                continue
+            info, asked = listing.stacks.get(self.stack_id), listing.started
+            break
         if info is None:
             asked = time.monotonic()
             info = self.cfn.describe(self.stack_id, polling=True)
