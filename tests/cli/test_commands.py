@@ -124,3 +124,13 @@ def test_status_prints_plain_columns(tmp_path: Path, run_cli) -> None:
     assert header.split() == ["STACK", "CLOUD", "NAME", "STATUS", "UPDATED"]
     assert row.split() == ["never-deployed", "columns-check-never-deployed", "NOT_DEPLOYED"]
     assert row.index("NOT_DEPLOYED") == header.index("STATUS")
+
+
+def test_package_takes_dir_or_finds_the_project_upward(tiny: Path, tmp_path: Path, run_cli) -> None:
+    with (tiny / "formwright.yaml").open("a") as project_file:
+        project_file.write('version: "1.0"\n')
+    inside = run_cli("package", "-o", str(tmp_path / "a.tar.gz"), "--output", "json", cwd=tiny / "templates")
+    assert inside.code == 0, inside.out + inside.err
+    given = run_cli("package", str(tiny), "-o", str(tmp_path / "b.tar.gz"), "--output", "json", cwd=tmp_path)
+    assert given.code == 0 and given.json()["ok"] is True
+    assert inside.json()["digest"] == given.json()["digest"] and inside.json()["name"] == "tiny"

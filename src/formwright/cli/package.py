@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from formwright.cli.common import Output, OutputOption, console, emit_json
+from formwright.cli.common import DirArgument, Output, OutputOption, console, emit_json, project_dir
 
 
 def register(app: typer.Typer) -> None:
@@ -14,8 +14,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def package(
-        directory: Path = typer.Argument(Path("."), help="The project folder (with formwright.yaml)."),
-        out: Path | None = typer.Option(None, "-o", "--out",
+        directory: Path | None = DirArgument,
+        out: Path | None = typer.Option(None, "-o", "--out", metavar="PATH",
                                         help="The archive to write (default: ./NAME-VERSION.tar.gz)."),
         output: Output = OutputOption,
     ) -> None:
@@ -23,9 +23,9 @@ def register(app: typer.Typer) -> None:
         `formwright instance create NAME --from ARCHIVE` (or `instance upgrade NAME --from ARCHIVE`)."""
         from formwright.lifecycle.package import build_package
 
-        path, info = build_package(directory, out)
+        path, info = build_package(project_dir(directory), out)
         if output is Output.json:
-            emit_json({"archive": str(path), **info.to_json()})
+            emit_json({"ok": True, "archive": str(path), **info.to_json()})
             return
         console.print(f"packaged {info.name} {info.version}: {path} ({info.files} files, {info.digest})",
                       highlight=False)
