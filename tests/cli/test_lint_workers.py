@@ -10,7 +10,7 @@ from cfnlint.api import ManualArgs
 from cfnlint.api import lint as cfn_lint
 
 from formwright.template.lint import lint
-from formwright.template.lint_workers import LintWorkers
+from formwright.template.lint_workers import MORE_WORKERS_FROM, LintWorkers
 
 GOOD = "Resources:\n  Topic:\n    Type: AWS::SNS::Topic\n"
 BAD = """\
@@ -38,16 +38,22 @@ def test_rules_loaded_once_find_what_cfn_lints_own_api_finds() -> None:
 
 def test_several_templates_come_back_in_order() -> None:
     workers = LintWorkers().start()
+    jobs = [(BAD, "a.yaml", "us-east-1"),
+            (GOOD, "b.yaml", "us-east-1"),
+            ("Resources: [1", "c.yaml", "eu-west-1"),
+            (GOOD, "d.yaml", "eu-west-1"),
+            (BAD, "e.yaml", "us-west-2")]
+    assert len(jobs) >= MORE_WORKERS_FROM  # a second worker joins once it has loaded cfn-lint
     try:
         done: list[int] = []
-        results = workers.run([(BAD, "a.yaml", "us-east-1"), (GOOD, "b.yaml", "us-east-1"),
-                               ("Resources: [1", "c.yaml", "eu-west-1")], progress=done.append)
+        results = workers.run(jobs, progress=done.append)
     finally:
         workers.close()
-    assert done == [1, 2, 3]
+    assert done == [1, 2, 3, 4, 5]
     assert {f.file for f in results[0]} == {"a.yaml"} and {f.rule for f in results[0]} >= {"E3012", "E3002"}
-    assert results[1] == []
+    assert results[1] == [] and results[3] == []
     assert [f.rule for f in results[2]] == ["E0000"]  # not even YAML: cfn-lint's parse error
+    assert [(f.rule, f.line) for f in results[4]] == [(f.rule, f.line) for f in results[0]]
 
 
 def test_a_failure_in_a_worker_is_raised_in_the_parent() -> None:

@@ -3,7 +3,7 @@
 Importing cfn-lint and loading its rules takes ~1.5 s, longer than loading and expanding a project of
 thirty stacks. `LintWorkers.start()` forks a worker that does it at once, so that it overlaps with the
 project's preparation; `run()` then lints each template in a worker (more workers, up to the CPU count,
-when there are several templates) and returns the findings in the order of the templates.
+when there are enough templates to repay their loading) and returns the findings in template order.
 
 Workers are daemonic: a command that fails before linting exits without waiting for them.
 """
@@ -21,6 +21,10 @@ from typing import Any
 from formwright.template.lint import LintFinding
 
 Job = tuple[str, str, str]  # (text, file, region)
+READY = "ready"  # what a worker says once cfn-lint is loaded
+#: Fewer templates than this are linted by the first worker alone: another would spend ~1.5 s loading
+#: cfn-lint for work the first one finishes sooner.
+MORE_WORKERS_FROM = 4
 
 
 def _serve(conn: Connection) -> None:
@@ -29,6 +33,7 @@ def _serve(conn: Connection) -> None:
 
     with contextlib.suppress(Exception):  # a failure shows again, with its reason, in the first lint()
         rules()
+    conn.send(READY)
     while True:
         try:
             job = conn.recv()
@@ -50,6 +55,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.busy = False
+        self.ready = False  # cfn-lint loaded: only then is it given work
 
 
 class LintWorkers:
@@ -68,31 +74,37 @@ class LintWorkers:
         return self
 
     def run(self, jobs: list[Job], progress: Callable[[int], None] | None = None) -> list[list[LintFinding]]:
-        """The findings of each job, in order; `progress(done)` after each. A worker's exception is raised
+        """The findings of each job, in order; `progress(done)` after each. A job goes to the first worker
+        that is ready and free (a worker still loading cfn-lint takes none). A worker's exception is raised
         here as a RuntimeError with its traceback."""
         self.start()
-        wanted = min(len(jobs), os.cpu_count() or 1)
+        wanted = min(len(jobs), os.cpu_count() or 1) if len(jobs) >= MORE_WORKERS_FROM else 1
         while len(self._workers) < wanted:
             self._workers.append(_Worker(self._context))
         results: dict[int, list[LintFinding]] = {}
         todo = list(enumerate(jobs))
         while len(results) < len(jobs):
             for worker in self._workers:
-                if not worker.busy and todo:
+                if worker.ready and not worker.busy and todo:
                     worker.conn.send(todo.pop(0))
                     worker.busy = True
-            by_conn = {worker.conn: worker for worker in self._workers if worker.busy}
-            by_sentinel = {worker.process.sentinel: worker for worker in self._workers if worker.busy}
+            waiting = [worker for worker in self._workers if worker.busy or not worker.ready]
+            by_conn = {worker.conn: worker for worker in waiting}
+            by_sentinel = {worker.process.sentinel: worker for worker in waiting}
             for ready in wait([*by_conn, *by_sentinel]):
                 worker = by_conn.get(ready) or by_sentinel[ready]  # type: ignore[call-overload]
                 try:
                     if ready in by_sentinel and not worker.conn.poll():
                         raise EOFError
-                    index, findings, error = worker.conn.recv()
+                    message = worker.conn.recv()
                 except EOFError:
                     worker.process.join()
                     code = worker.process.exitcode
                     raise RuntimeError(f"a cfn-lint worker died (exit code {code})") from None
+                if message == READY:
+                    worker.ready = True
+                    continue
+                index, findings, error = message
                 worker.busy = False
                 if error is not None:
                     raise RuntimeError(f"cfn-lint failed: {error}")
