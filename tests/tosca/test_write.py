@@ -84,3 +84,15 @@ def test_same_content_under_other_paths_is_one_file_and_same_names_differing_are
         "commands"
     ]
     assert run["run"]["command"].endswith(" app_1 create b/setup.sh")  # the node's own path on the instance
+
+
+def test_a_bytecode_cache_that_cannot_be_saved_does_not_fail_the_transform(tmp_path: Path):
+    """The scripts' compiled templates are cached between runs; a cache that cannot be written (a full or
+    missing temp folder) only means compiling again."""
+    import jinja2
+
+    from formwright.transform.cloudformation.write import _BestEffortCache
+
+    cache = _BestEffortCache(directory=str(tmp_path / "missing"))
+    env = jinja2.Environment(bytecode_cache=cache, loader=jinja2.DictLoader({"t": "{{ x }}"}))
+    assert env.get_template("t").render(x=1) == "1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 
 from formwright.transform.cloudformation.context import BUCKET_PARAMETER, Build
 from formwright.transform.cloudformation.yaml_out import template_yaml
@@ -24,6 +26,14 @@ SCRIPTS = {
 }
 
 
+class _BestEffortCache(jinja2.FileSystemBytecodeCache):
+    """A cache that never fails a transform: compiled code that cannot be saved is compiled next time."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
 def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:
     """Jinja's per-user cache folder (in the temp directory, owner-only), so the scripts' templates are
     compiled once rather than on every run (the file names carry the syntax options, which the compiled
@@ -32,7 +42,7 @@ def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:
                env.comment_end_string, jinja2.__version__)
     tag = hashlib.sha256(repr(options).encode()).hexdigest()[:12]
     try:
-        return jinja2.FileSystemBytecodeCache(pattern=f"__formwright_{tag}_%s.cache")
+        return _BestEffortCache(pattern=f"__formwright_{tag}_%s.cache")
     except (RuntimeError, OSError):
         return None
 
