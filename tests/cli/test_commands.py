@@ -134,3 +134,18 @@ def test_package_takes_dir_or_finds_the_project_upward(tiny: Path, tmp_path: Pat
     given = run_cli("package", str(tiny), "-o", str(tmp_path / "b.tar.gz"), "--output", "json", cwd=tmp_path)
     assert given.code == 0 and given.json()["ok"] is True
     assert inside.json()["digest"] == given.json()["digest"] and inside.json()["name"] == "tiny"
+
+
+def test_graph_in_json_is_nodes_and_edges(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "q.yaml").write_text(ONE_QUEUE)
+    (tmp_path / "app.yaml").write_text(
+        "Parameters:\n  Name: {Type: String}\nResources:\n  T:\n    Type: AWS::SNS::Topic\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: g\nstacks:\n  queue: {template: q.yaml}\n"
+        "  app: {template: app.yaml, parameters: {Name: !ref queue.outputs.QueueName}}\n")
+    result = run_cli("graph", str(tmp_path), "--output", "json")
+    assert result.code == 0, result.err
+    answer = result.json()
+    assert answer["ok"] is True
+    assert {n["name"]: n["stack_name"] for n in answer["nodes"]} == {"queue": "g-queue", "app": "g-app"}
+    assert answer["edges"] == [{"from": "queue", "to": "app"}]
