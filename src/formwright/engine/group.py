@@ -20,6 +20,7 @@ from formwright.cloud.errors import translate
 from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
 from formwright.engine.imports import import_edges
 from formwright.engine.results import (
+    SETTLED_PLANS,
     ProgressCallback,
     ProgressEvent,
     StackPlan,
@@ -225,7 +226,11 @@ class StackGroup:
                 outputs[name] = info.outputs
 
     def plan(self, *, keep: bool = False) -> dict[str, StackPlan]:
-        """A plan per stack, in dependency order; outputs come from what is deployed now."""
+        """A plan per stack, in dependency order; outputs come from what is deployed now.
+
+        The outputs of a stack the plan changes are known only after it is applied: a stack taking
+        them is planned with those parameters "(known after apply)", never as unchanged on their old
+        values (a replaced VPC gets a new id its dependents will receive)."""
         outputs: dict[str, dict[str, str]] = {}
         self._seed_outputs(outputs)
         plans: dict[str, StackPlan] = {}
@@ -235,7 +240,9 @@ class StackGroup:
                 info = self.runner_for(stack).cfn.describe(stack.stack_name)
                 if info is not None:
                     outputs[stack.name] = info.outputs
-                plan = self.runner_for(stack).plan(stack, outputs, info, keep=keep)
+                changing = {name for name, plan in list(plans.items()) if plan.kind not in SETTLED_PLANS}
+                known = {name: values for name, values in outputs.items() if name not in changing}
+                plan = self.runner_for(stack).plan(stack, known, info, keep=keep)
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
                 error = translate(err, where=stack.name, target=getattr(self.target, "kind", None))
                 self.progress(ProgressEvent(stack.name, "failed", "", str(error)))

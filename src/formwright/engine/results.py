@@ -113,6 +113,9 @@ class ValueChange:
     new: str | None
 
 
+SETTLED_PLANS = ("unchanged", "no changes")  # plan kinds after which a stack's outputs stay as they are
+
+
 @dataclass
 class StackPlan:
     """What deploying one stack would do."""

@@ -41,6 +41,7 @@ from formwright.engine.results import (
 )
 from formwright.engine.stack import UNKNOWN, Stack, managed_bucket_name
 from formwright.errors import CloudError, FormwrightError
+from formwright.model import OutputRef
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
 from formwright.template import check_size, needs_upload
@@ -280,7 +281,9 @@ class StackRunner:
 
     def _plan_from_template(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> StackPlan:
         unknown = sorted(k for k, v in prep.parameters.items() if v == UNKNOWN)
-        note = f"parameters known after apply: {', '.join(unknown)}"
+        sources = {key: stack.config.parameters.get(key) for key in unknown}
+        note = "parameters known after apply: " + ", ".join(
+            f"{key} ({source})" if isinstance(source, OutputRef) else key for key, source in sources.items())
         if info is not None:
             return StackPlan(
                 stack.name,
