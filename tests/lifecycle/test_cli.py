@@ -141,3 +141,20 @@ def test_manifest_errors_carry_file_and_line(tmp_path: Path, h) -> None:
         with pytest.raises(Exception, match=message) as err:
             parse_manifest(load_for_instance(src, "x", {}))
         assert ":" in err.value.location() and err.value.exit_code == 2
+
+
+def test_a_stack_with_its_own_target_is_refused_not_overridden(cloud, tmp_path: Path, h) -> None:
+    """An instance deploys every stack with the project's target; a stack's own `region:` would be
+    silently ignored, so it is refused before anything is written (issue 11: targets flow
+    project -> group -> stack; an instance cannot honour a per-stack target)."""
+    home = h.write_project(tmp_path / "home", {"a": {}, "b": {}}, stack_triggers=False)
+    text = (home / "formwright.yaml").read_text()
+    text = text.replace("  b:\n", "  b:\n    region: eu-west-1\n", 1)
+    (home / "formwright.yaml").write_text(text)
+    line = text.splitlines().index("  b:") + 1
+    proc = h.cli(["instance", "create", "i1"], home)
+    code, _, err = proc.wait(timeout=120), *proc.communicate()
+    assert code == 2, err
+    assert f"{home.resolve()}/formwright.yaml:{line}: stack 'b' sets its own region" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert h.cfn_stacks(cloud) == {}

@@ -32,7 +32,7 @@ from formwright.lifecycle.ownership import check_names_free, check_single_instan
 from formwright.lifecycle.package import install_package, is_package
 from formwright.lifecycle.sources import SecretStore, snapshot, source_hash
 from formwright.lifecycle.upgrade import NewElement, Planned, check_input_changes, plan_drift
-from formwright.lifecycle.workspace import Workspace
+from formwright.lifecycle.workspace import Workspace, refuse_stack_targets
 from formwright.model.project import Project, find_project_file
 from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
 
@@ -194,6 +194,7 @@ class Lifecycle:
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version,
                                         **self.flags)
             manifest = parse_manifest(project)
+            refuse_stack_targets(project)
         except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
             secrets = Redactor(v for k, v in {**(previous or {}), **given}.items() if k in _secure_names(src))
             err.message = secrets.text(err.message)

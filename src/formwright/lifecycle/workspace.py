@@ -15,6 +15,7 @@ from formwright.engine.group import target_key
 from formwright.engine.results import ProgressCallback
 from formwright.engine.runner import StackRunner
 from formwright.engine.stack import Stack, prepare_stacks
+from formwright.errors import ProjectError
 from formwright.lifecycle.actions import Redactor
 from formwright.lifecycle.elements import split_id
 from formwright.lifecycle.manifest import load_for_instance, uses_properties
@@ -35,6 +36,23 @@ class MaskedCache(AppliedCache):
         """Record what was applied, secrets masked."""
         record.outputs = {k: self.redactor.text(str(v)) for k, v in record.outputs.items()}
         super().put(stack, record)
+
+
+def refuse_stack_targets(project: Project) -> None:
+    """An instance deploys every stack with the project's target (its account, role and home region;
+    `regions:` for copies): a group or stack that sets its own is refused, never silently overridden."""
+    for config in project.stacks.values():
+        own = config.target if config.regions is None else dataclasses.replace(
+            config.target, region=project.target.region)
+        if config.definition != config.name or own == project.target:
+            continue
+        keys = [f.name for f in dataclasses.fields(own)
+                if getattr(own, f.name) != getattr(project.target, f.name)]
+        raise ProjectError(
+            f"stack '{config.name}' sets its own {', '.join(keys)} (here or in its group): an instance "
+            "deploys every stack with the project's account, credentials and region",
+            file=config.file, line=config.line,
+            hint="set these keys at the project level, or deploy this project with `formwright deploy`")
 
 
 class Workspace:
