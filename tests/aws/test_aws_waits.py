@@ -65,8 +65,9 @@ def test_stacks_waited_on_together_share_one_listing(cloud, tmp_path) -> None:
     assert all(r.outputs == {"Name": f"w-{n}"} for n, r in results.items())
     assert proxy.stack_reads["listing"] >= 3  # the waits were served by listings …
     # … and by name for the first look at each stack and while a stack waited alone (alone, each of the
-    # 1.5 s waits reads ~9 times by id)
-    assert proxy.stack_reads["by name"] <= 3 * len(names), proxy.stack_reads
+    # 1.5 s waits reads ~9 times by id). The count depends on scheduling (19 seen under a full suite on 2
+    # cores), so the bound is 4 a stack: still under half of what the waits alone would read.
+    assert proxy.stack_reads["by name"] <= 4 * len(names), proxy.stack_reads
     assert proxy.injected["stale read"] >= len(names)  # each execution met its stale answer in a listing
 
 

@@ -233,6 +233,9 @@ def _yaml_error(err: yaml.YAMLError, file: str | None) -> TemplateError:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else None
         problem = err.problem or str(err)
+        if "maximum nesting depth" in problem:  # libyaml's own limit (PyYAML >= 6.0.3's C parser)
+            return TemplateError(f"nested more than {MAX_DEPTH} levels deep", file=file, line=line,
+                                 hint="flatten the structure")
         if "could not determine a constructor for the tag" in str(err):
             problem = f"unknown tag {str(err).split('tag')[-1].strip().splitlines()[0]}"
         return TemplateError(f"not valid YAML/JSON: {problem}", file=file, line=line)
