@@ -48,7 +48,12 @@ class Harness:
                                             ready_of=lambda k: records[k].status if k in records else None,
                                             force_fetch=True)
         self.store.save(obj.key, outcome.status)
+        self.store.add_events(obj.key, outcome.events)
         return outcome
+
+    def events(self, name: str) -> list[tuple[str, str]]:
+        """(type, message) of every event of default/<name> kept so far, oldest first."""
+        return [(e.type, e.message) for _, e in self.store.events(f"default/{name}")]
 
     def settle(self, name: str, passes: int = 10) -> Status:
         """Passes until Ready is True or False (the local cloud is synchronous, so no waiting)."""

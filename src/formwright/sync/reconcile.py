@@ -53,7 +53,7 @@ from formwright.sync.inventory import StackInventory
 from formwright.sync.messages import IN_PROGRESS, SUCCEEDED
 from formwright.sync.naming import change_set_name, source_ref
 from formwright.sync.objects import GitRepository, StackObject
-from formwright.sync.passes import NORMAL, WARNING, Outcome
+from formwright.sync.passes import NORMAL, WARNING, CallFailed, Outcome, calling
 from formwright.sync.project_sync import ProjectSteps
 from formwright.sync.source import Artifact, Sources
 from formwright.sync.stack_status import APPLIED
@@ -172,10 +172,13 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                     return self._not_ready(st, obj, "ArtifactFailed", f"Failed to load template "
                                            f"'{obj.template_path}' from source '{ref}': {err}")
                 return self._reconcile_template(obj, generation, st, artifact, desired)
-        except (ClientError, BotoCoreError, ResponseParserError) as err:
-            return self._api_failed(st, obj, str(translate(err, where=spec.stack_name)))
+        except CallFailed as failed:
+            return self._api_failed(st, obj, failed)
+        except (ClientError, BotoCoreError, ResponseParserError) as err:  # a call no step labelled
+            detail = str(translate(err, where=spec.stack_name))
+            return self._api_failed(st, obj, CallFailed(detail, detail))
         except FormwrightError as err:
-            return self._api_failed(st, obj, str(err))
+            return self._api_failed(st, obj, CallFailed(str(err), str(err)))
 
     def delete(self, key: str, stack_name: str, destroy: bool, status: Status, *, suspended: bool = False,
                poll_interval: float = 5.0, retry_interval: float = 60.0) -> Outcome:
@@ -194,7 +197,8 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
             return Outcome(st, None)
         revision = st.last_attempted_revision
         try:
-            info = self.cfn.describe(stack_name)
+            with calling(say.describe_stack_failed(stack_name), stack_name):
+                info = self.cfn.describe(stack_name)
             if info is None or info.status == "REVIEW_IN_PROGRESS":
                 st.set_ready(TRUE, "Succeeded", SUCCEEDED)
                 return Outcome(st, None)
@@ -205,21 +209,21 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                 self._event(WARNING, f"Stack '{stack_name}' failed to delete, retrying", revision)
             st.phase = "deleting"
             self.save_status(key, st)
-            self.cfn.call("delete_stack", StackName=info.stack_id)
+            with calling(say.delete_stack_failed(stack_name), stack_name):
+                self.cfn.call("delete_stack", StackName=info.stack_id)
             message = f"Started deletion of stack '{stack_name}'"
             self._event(NORMAL, message, revision)
-            after = self.cfn.describe(info.stack_id)
+            with calling(say.describe_stack_failed(stack_name), stack_name):
+                after = self.cfn.describe(info.stack_id)
             if after is None:
                 st.set_ready(TRUE, "Succeeded", SUCCEEDED)
                 return Outcome(st, None)
             st.set_ready(UNKNOWN, "Progressing", message)
             return Outcome(st, poll_interval)
-        except (ClientError, BotoCoreError, ResponseParserError) as err:
-            detail = str(translate(err, where=stack_name))
-            self._event(WARNING, f"Failed to reconcile stack: {detail}", revision)
+        except CallFailed as failed:  # reconcileDelete: the error in the event, the call's text in Ready
+            self._event(WARNING, say.reconcile_failed(failed.detail), revision)
             st.failures += 1
-            st.set_ready(FALSE, "CloudFormationApiCallFailed",
-                         f"Failed to delete the stack '{stack_name}': {detail}")
+            st.set_ready(FALSE, failed.reason, failed.message)
             return Outcome(st, retry_interval)
 
     # ---- one template -------------------------------------------------------------------------
@@ -230,13 +234,20 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         revision = artifact.revision
         name = change_set_name(generation, revision) + (f"-c{st.correction}" if st.correction else "")
         name = name[:128]
-        info = self._current(stack_name, st, desired, obj)
+        with calling(say.describe_stack_failed(stack_name), stack_name):
+            info = self._current(stack_name, st, desired, obj)
         if info is not None and info.in_progress:
             st.last_attempted_revision = revision
             st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
         if st.phase == "executing":
-            return self._after_execute(obj, generation, st, artifact, desired, info)
+            if st.change_set_name == name:
+                return self._after_execute(obj, generation, st, artifact, desired, info)
+            # the change set of an earlier generation or revision has run: the controller goes on to the
+            # current one (reconcileStack: the desired name differs) and never reports the earlier one
+            # applied, so neither is it recorded here as this revision's
+            st.phase, st.applied_digest = "", ""
+        st.last_attempted_revision = revision  # reconcileStack's every branch records it (SourceRevision)
         if info is not None and info.status not in APPLIED and info.status != "REVIEW_IN_PROGRESS":
             failed = self._failed_stack(obj, st, info, revision)
             if failed is not None:
