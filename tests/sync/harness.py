@@ -45,7 +45,8 @@ class Harness:
         records = self.store.all()
         outcome = self.reconciler.reconcile(obj, record.generation, record.status, suspended=suspended,
                                             repository=objects.sources.get(obj.source_key),
-                                            ready_of=lambda k: records[k].status if k in records else None,
+                                            ready_of=lambda k: (records[k].generation, records[k].status)
+                                            if k in records and k in objects.stacks else None,
                                             force_fetch=True)
         self.store.save(obj.key, outcome.status)
         self.store.add_events(obj.key, outcome.events)

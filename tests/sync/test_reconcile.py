@@ -100,8 +100,8 @@ def test_broken_template_then_fixed_by_next_commit(tmp_path, repo, cloud):
     repo.commit({"template.yaml": "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n    Properties:\n"
                                   "      QueueName: !GetAtt Nope.Arn\n"})
     st = h.settle("app")
-    # the local cloud refuses the change set itself (ValidationError), as CloudFormation does: the controller's
-    # CloudFormationApiCallFailed "Failed to create a change set", the error itself in its Warning event
+    # the local cloud refuses the change set itself (ValidationError), as CloudFormation does: the
+    # controller's CloudFormationApiCallFailed "Failed to create a change set", the error in its Warning event
     # "Failed to reconcile stack: …" (cloudformationstack_controller.go, reconcile)
     assert (st.ready, st.reason) == ("False", "CloudFormationApiCallFailed"), st.message
     assert st.message == "Failed to create a change set for stack 'sync-app'"

@@ -25,6 +25,7 @@ from formwright.template.document import Mapping, Sequence, TemplateLoader
 STACK_API_GROUP = "cloudformation.contrib.fluxcd.io"
 STACK_API_VERSION = f"{STACK_API_GROUP}/v1alpha1"
 STACK_KIND = "CloudFormationStack"
+STACK_PLURAL = "cloudformationstacks"
 SOURCE_API_GROUP = "source.toolkit.fluxcd.io"
 SOURCE_KIND = "GitRepository"
 DEFAULT_NAMESPACE = "default"

@@ -52,7 +52,7 @@ from formwright.sync.change_sets import ChangeSetSteps
 from formwright.sync.inventory import StackInventory
 from formwright.sync.messages import IN_PROGRESS, SUCCEEDED
 from formwright.sync.naming import change_set_name, source_ref
-from formwright.sync.objects import GitRepository, StackObject
+from formwright.sync.objects import STACK_API_GROUP, STACK_PLURAL, GitRepository, StackObject
 from formwright.sync.passes import NORMAL, WARNING, CallFailed, Outcome, calling
 from formwright.sync.project_sync import ProjectSteps
 from formwright.sync.source import Artifact, Sources
@@ -61,6 +61,8 @@ from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Event, Status
 from formwright.sync.templates import Desired, Named
 
 DEPENDENCY_REQUEUE = 30.0
+#: A dependsOn object's generation (None: not known) and status by `namespace/name`; None: no such object
+ReadyOf = Callable[[str], "tuple[int | None, Status] | None"]
 
 
 class Reconciler(ChangeSetSteps, ProjectSteps):
@@ -100,12 +102,13 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
     # ---- entry points -------------------------------------------------------------------------
     def reconcile(self, obj: StackObject, generation: int, status: Status, *, suspended: bool = False,
                   repository: GitRepository | None = None,
-                  ready_of: Callable[[str], Status | None] = lambda key: None,
+                  ready_of: ReadyOf = lambda key: None,
                   artifact: Artifact | None = None, force_fetch: bool = False,
                   requested_at: str = "", source_problem: str = "") -> Outcome:
         """One pass over `obj`; never raises for cloud, source or template errors.
 
-        `requested_at` is the object's reconcile.fluxcd.io/requestedAt (recorded as
+        `ready_of` gives each dependsOn object's generation and status. `requested_at` is the object's
+        reconcile.fluxcd.io/requestedAt (recorded as
         lastHandledReconcileAt); `source_problem` says why the source has no artifact (the operator's
         source-controller status), else a missing `repository` and `artifact` means "not found".
         """
@@ -121,7 +124,7 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         return outcome
 
     def _reconcile(self, obj: StackObject, generation: int, st: Status, repository: GitRepository | None,
-                   ready_of: Callable[[str], Status | None], artifact: Artifact | None, force_fetch: bool,
+                   ready_of: ReadyOf, artifact: Artifact | None, force_fetch: bool,
                    requested_at: str, source_problem: str) -> Outcome:
         spec = obj.spec
         if requested_at:
@@ -154,9 +157,10 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                 except FormwrightError as err:
                     return self._not_ready(st, obj, "ArtifactFailed",
                                            f"Source '{ref}' is not ready, artifact not found: {err}")
-            waiting = [dep for dep in obj.dependencies if not _dependency_ready(ready_of(dep))]
+            problems = (_dependency_problem(dep, ready_of(dep)) for dep in obj.dependencies)
+            waiting = next((why for why in problems if why), None)
             if waiting:
-                msg = f"Dependencies do not meet ready condition (dependency '{waiting[0]}' is not ready)"
+                msg = f"Dependencies do not meet ready condition ({waiting})"
                 self._event(NORMAL, msg, artifact.revision)
                 st.last_attempted_revision = artifact.revision
                 st.set_ready(FALSE, "DependencyNotReady", msg)
@@ -234,10 +238,10 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         revision = artifact.revision
         name = change_set_name(generation, revision) + (f"-c{st.correction}" if st.correction else "")
         name = name[:128]
+        st.last_attempted_revision = revision  # reconcileStack's every branch records it (SourceRevision)
         with calling(say.describe_stack_failed(stack_name), stack_name):
             info = self._current(stack_name, st, desired, obj)
         if info is not None and info.in_progress:
-            st.last_attempted_revision = revision
             st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
         if st.phase == "executing":
@@ -247,7 +251,6 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
             # current one (reconcileStack: the desired name differs) and never reports the earlier one
             # applied, so neither is it recorded here as this revision's
             st.phase, st.applied_digest = "", ""
-        st.last_attempted_revision = revision  # reconcileStack's every branch records it (SourceRevision)
         if info is not None and info.status not in APPLIED and info.status != "REVIEW_IN_PROGRESS":
             failed = self._failed_stack(obj, st, info, revision)
             if failed is not None:
@@ -273,7 +276,14 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         return self.cfn.describe(stack_name)
 
 
-def _dependency_ready(status: Status | None) -> bool:
-    """A dependency is ready when Ready=True and it is not in the middle of applying a new revision."""
-    return status is not None and status.is_ready and not status.phase and \
-        status.last_applied_revision == status.last_attempted_revision
+def _dependency_problem(key: str, found: tuple[int | None, Status] | None) -> str | None:
+    """Why the dependency `key` (its generation and status, None when there is no such object) is not ready,
+    in the controller's words (checkDependencies); None when it is ready: Ready=True for its current
+    generation, and (formwright) not in the middle of applying a new revision."""
+    if found is None:
+        name = key.split("/", 1)[-1]
+        return f"unable to get '{key}' dependency: {STACK_PLURAL}.{STACK_API_GROUP} \"{name}\" not found"
+    generation, status = found
+    current = generation is None or generation == status.observed_generation
+    settled = not status.phase and status.last_applied_revision == status.last_attempted_revision
+    return None if current and status.is_ready and settled else f"dependency '{key}' is not ready"

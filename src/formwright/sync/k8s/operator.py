@@ -31,14 +31,14 @@ import kopf
 from formwright.errors import FormwrightError
 from formwright.sync.k8s import events
 from formwright.sync.naming import source_ref
-from formwright.sync.objects import STACK_API_GROUP, GitRepository, StackObject, parse_document
+from formwright.sync.objects import STACK_API_GROUP, STACK_PLURAL, GitRepository, StackObject, parse_document
 from formwright.sync.passes import Outcome
 from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Artifact, Sources, fetch_artifact
 from formwright.sync.status_store import FALSE, Status, StatusStore
 
 VERSION = "v1alpha1"
-PLURAL = "cloudformationstacks"
+PLURAL = STACK_PLURAL
 SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL = "source.toolkit.fluxcd.io", "v1", "gitrepositories"
 # The controller watches Bucket and OCIRepository in source.toolkit.fluxcd.io/v1beta2
 SOURCE_BETA = "v1beta2"
@@ -170,10 +170,12 @@ class Operator:
                 self._write(obj.key, st, obj.retry_interval, patch, started)
                 return obj.retry_interval
 
-            def ready_of(key: str) -> Status | None:
+            def ready_of(key: str) -> tuple[int | None, Status] | None:
                 namespace, name = key.split("/", 1)
                 found = _first(cloudformation_stacks, (namespace, name))
-                return Status.from_k8s(found) if found is not None else None
+                if found is None:
+                    return None
+                return found.get("generation"), Status.from_k8s(found.get("status"))
 
             outcome = self.reconciler.reconcile(
                 obj,
@@ -318,9 +320,9 @@ def oci_repositories(namespace: str | None, name: str, spec: Mapping, status: Ma
 
 
 @kopf.index(STACK_API_GROUP, VERSION, PLURAL)
-def cloudformation_stacks(namespace: str | None, name: str, status: Mapping, **_: Any) -> dict:
-    """CloudFormationStack statuses by (namespace, name), for dependsOn."""
-    return {(namespace, name): plain(status or {})}
+def cloudformation_stacks(namespace: str | None, name: str, meta: Mapping, status: Mapping, **_: Any) -> dict:
+    """CloudFormationStacks' generation and status by (namespace, name), for dependsOn."""
+    return {(namespace, name): {"generation": meta.get("generation"), "status": plain(status or {})}}
 
 
 def _pass(body: Mapping, patch: Any, indices: dict[str, Any]) -> None:
