@@ -299,9 +299,27 @@ def schema_fields(schema: dict, path: str = "") -> dict[str, dict]:
     return found
 
 
+# the same CRD's names, scope, version and printer columns (kubectl get cfnstack)
+CONTROLLER_NAMES = {"kind": "CloudFormationStack", "listKind": "CloudFormationStackList",
+                    "plural": "cloudformationstacks", "shortNames": ["cfnstack"],
+                    "singular": "cloudformationstack"}
+READY = '.status.conditions[?(@.type=="Ready")]'
+CONTROLLER_COLUMNS = [{"jsonPath": f"{READY}.status", "name": "Ready", "type": "string"},
+                      {"jsonPath": f"{READY}.message", "name": "Status", "type": "string"},
+                      {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"}]
+EXTRA_COLUMNS = [{"jsonPath": ".spec.stackName", "name": "Stack", "type": "string"}]
+
+
 def test_crd_matches_the_controllers_field_by_field():
     crd = yaml.safe_load((Path(__file__).parents[2] / "deploy" / "k8s" / "crd.yaml").read_text())
-    ours = schema_fields(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+    assert crd["metadata"]["name"] == "cloudformationstacks.cloudformation.contrib.fluxcd.io"
+    assert (crd["spec"]["group"], crd["spec"]["scope"], crd["spec"]["names"]) == (
+        "cloudformation.contrib.fluxcd.io", "Namespaced", CONTROLLER_NAMES)
+    version = crd["spec"]["versions"][0]
+    assert (version["name"], version["served"], version["storage"], version["subresources"]) == (
+        "v1alpha1", True, True, {"status": {}})
+    assert version["additionalPrinterColumns"] == EXTRA_COLUMNS + CONTROLLER_COLUMNS
+    ours = schema_fields(version["schema"]["openAPIV3Schema"])
     for field, constraints in CONTROLLER_FIELDS.items():
         assert ours.get(field) == constraints, field
     assert set(ours) - set(CONTROLLER_FIELDS) == EXTENSIONS
