@@ -80,6 +80,11 @@ class Cluster:
                     subresources={"status"},
                 )
             )
+            for plural, kind in ((op.BUCKET_PLURAL, "Bucket"), (op.OCI_PLURAL, "OCIRepository")):
+                emulator.resources[f"{op.SOURCE_GROUP}/{op.SOURCE_BETA}/{plural}"] = kmock.ResourceInfo(
+                    kind=kind, singular=kind.lower(), namespaced=True,
+                    verbs={"list", "watch", "get", "patch", "create", "delete", "update"},
+                    subresources={"status"})
             emulator.resources["v1/events"] = kmock.ResourceInfo(kind="Event", namespaced=True,
                                                                  verbs={"create", "list"})
             # kopf's observers wait for these two to be discoverable before they start any watch; namespaces
