@@ -10,6 +10,8 @@ CloudFormation); everything else runs against the local cloud with real git repo
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -359,3 +361,50 @@ def test_a_status_the_flux_controller_wrote_is_adopted(tmp_path):
         out = reconciler.reconcile(obj, 1, st, artifact=artifact)
     stubber.assert_no_pending_responses()
     assert (out.status.ready, out.status.message) == (TRUE, "Stack reconciliation succeeded")
+
+
+# ---- 3, 5. the controller's flags: `sync reconcile` (a child process) and the operator's environment -------
+@pytest.mark.cloud
+def test_the_controllers_flags_reach_the_stack_through_the_cli(tmp_path, repo, cloud):
+    """main.go's --stack-tags (repeatable k=v,k=v), --template-bucket / TEMPLATE_BUCKET and
+    --no-cross-namespace-refs, as `formwright sync reconcile` flags."""
+    from .test_daemon import cli
+
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [
+        {"name": "app"},
+        {"name": "foreign", "sourceRef": {"kind": "GitRepository", "name": "repo", "namespace": "other"}}]))
+    cloud.client("s3").create_bucket(Bucket="flux-templates")
+    env = dict(os.environ, FORMWRIGHT_TARGET="local", TEMPLATE_BUCKET="flux-templates")
+    done = cli("sync", "reconcile", "app", str(folder), "--stack-tags", "team=a,env=dev", "--stack-tags",
+               "owner=me", "--output", "json", env=env)
+    assert json.loads(done.stdout)["ready"] == "True"
+    data = cloud.client("cloudformation").describe_stacks(StackName="sync-app")["Stacks"][0]
+    assert {t["Key"]: t["Value"] for t in data["Tags"]} == {
+        "cfn-flux-controller/version": CONTROLLER_VERSION, "cfn-flux-controller/name": "app",
+        "cfn-flux-controller/namespace": "default", "team": "a", "env": "dev", "owner": "me"}
+    listed = cloud.client("s3").list_objects_v2(Bucket="flux-templates").get("Contents", [])
+    assert [o["Key"].startswith("flux-sync-app-") for o in listed] == [True]  # from TEMPLATE_BUCKET
+
+    blocked = cli("sync", "reconcile", "foreign", str(folder), "--no-cross-namespace-refs", env=env,
+                  check=False)
+    assert blocked.returncode == 1 and "cross-namespace references have been blocked" in blocked.stdout
+    bad = cli("sync", "reconcile", "app", str(folder), "--stack-tags", "team", env=env, check=False)
+    assert bad.returncode == 2 and "--stack-tags: 'team' is not KEY=VALUE" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2
+
+
+def test_the_operators_environment_carries_the_controllers_flags(monkeypatch, tmp_path, cloud):
+    from formwright.sync.k8s import operator as op
+
+    monkeypatch.setattr(op, "OPERATOR", None)
+    monkeypatch.setenv("FORMWRIGHT_TARGET", "local")
+    monkeypatch.setenv("FORMWRIGHT_SYNC_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("TEMPLATE_BUCKET", "flux-templates")
+    monkeypatch.setenv("FORMWRIGHT_SYNC_STACK_TAGS", "team=a,env=dev")
+    monkeypatch.setenv("FORMWRIGHT_SYNC_NO_CROSS_NAMESPACE_REFS", "true")
+    reconciler = op.operator().reconciler
+    assert (reconciler.template_bucket, reconciler.stack_tags, reconciler.no_cross_namespace_refs) == (
+        "flux-templates", {"team": "a", "env": "dev"}, True)
