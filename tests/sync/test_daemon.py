@@ -124,6 +124,31 @@ def test_project_deploy_holds_one_worker_while_others_are_served_then_deletion_d
     assert not thread.is_alive()
 
 
+def test_a_suspended_object_taken_out_of_the_folder_leaves_its_stack(tmp_path, repo, cloud):
+    """reconcileDelete: a suspended object's stack is not deleted, even with destroyStackOnDeletion; the
+    suspension written in the file (not only through `sync suspend`) counts."""
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    app = {"name": "app", "destroyStackOnDeletion": True}
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(app)]))
+    lines: list[str] = []
+    daemon = Daemon(folder, cloud, workers=1, reload_interval=0.2, drift=False, log=lines.append)
+    thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False})
+    thread.start()
+    try:
+        wait_for(lambda: (s := daemon._status_of("default/app")) and s.is_ready, "app Ready")
+        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(app, suspend=True)]))
+        wait_for(lambda: daemon.objects.stacks["default/app"].spec.suspend, "the suspension read")
+        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, []))
+        wait_for(lambda: daemon.store.get("default/app") is None, "app forgotten")
+    finally:
+        daemon.stop()
+        thread.join(timeout=30)
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-app").status == "CREATE_COMPLETE"
+    assert "default/app: object deleted; stack sync-app left in place (suspended)" in lines
+
+
 def cli(*args: str, env: dict, check: bool = True) -> subprocess.CompletedProcess:
     done = subprocess.run([FORMWRIGHT, *args], capture_output=True, text=True, env=env, timeout=60)
     if check and done.returncode not in (0,):

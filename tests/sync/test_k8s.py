@@ -79,6 +79,18 @@ def test_delete_without_destroy_leaves_the_stack(operator, repo, cloud):
     assert CloudFormation(cloud.client("cloudformation")).describe("sync-app") is not None
 
 
+def test_a_suspended_object_with_destroy_leaves_its_stack_when_deleted(operator, repo, cloud):
+    """reconcileDelete skips a suspended object's stack even with destroyStackOnDeletion (and the
+    finalizer goes: the handler finishes without a retry)."""
+    repo.commit({"template.yaml": QUEUE})
+    body = body_for(repo.url, destroyStackOnDeletion=True)
+    op.apply(body=body, patch=kopf.Patch(), git_repositories=index(repo.url))
+    body["spec"]["suspend"] = True
+    op.delete(body=body, patch=kopf.Patch())
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-app").status == "CREATE_COMPLETE"
+    assert operator.store.get("default/app") is None
+
+
 def test_source_controller_artifact_is_used_and_its_digest_verified(operator, repo, cloud, tmp_path):
     repo.commit({"template.yaml": QUEUE})
     sha = repo.commit({"template.yaml": TWO_QUEUES})
