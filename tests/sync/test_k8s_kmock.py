@@ -94,6 +94,7 @@ class Cluster:
                                                                      verbs={"list", "watch", "get"})
             emulator.resources["apiextensions.k8s.io/v1/customresourcedefinitions"] = kmock.ResourceInfo(
                 kind="CustomResourceDefinition", namespaced=False, verbs={"list", "watch", "get"})
+            self.emulator = emulator
             self.url = str(server.url).rstrip("/")
             self._ready.set()
             await self._stopping.wait()
@@ -125,6 +126,13 @@ class Cluster:
 
     def get(self, name: str) -> dict | None:
         return self.request("GET", f"{STACKS}/{name}")
+
+    def status_patches(self, name: str) -> list[dict]:
+        """Every `.status` an operator patched on the CloudFormationStack `name`, in order (kmock keeps the
+        requests it served)."""
+        path = f"{STACKS}/{name}/status"
+        return [(r.data or {}).get("status") or {} for r in list(self.emulator)
+                if str(r.method).upper().endswith("PATCH") and r.url.path == path]
 
 
 @pytest.fixture
@@ -224,6 +232,12 @@ def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(
                  and ready_of(cluster.get("app")).get("status") == "True", "generation 2 applied")
         applied = cluster.get("app")["status"]["lastAppliedChangeSet"]
         assert change_set_name_of(applied) == f"flux-2-main-sha1-{sha}"
+        # the controller patches a new generation's Ready=Unknown before the pass goes on (reconcile: "Observe
+        # CloudFormationStack generation"), so it reached the API server ahead of the pass's own status
+        seen = [(p.get("observedGeneration"), (p.get("conditions") or [{}])[0].get("status"),
+                 (p.get("conditions") or [{}])[0].get("message")) for p in cluster.status_patches("app")]
+        progressing = seen.index((2, "Unknown", "Stack reconciliation in progress"))
+        assert (2, "True", "Stack reconciliation succeeded") in seen[progressing + 1:], seen
         assert cfn.describe("sync-app").parameters["Suffix"] == "z"
 
         # deletion: kmock marks it (finalizer present), the delete handler destroys the stack, kopf

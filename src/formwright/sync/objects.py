@@ -23,7 +23,8 @@ from formwright.errors import InputError
 from formwright.template.document import Mapping, Sequence, TemplateLoader
 
 STACK_API_GROUP = "cloudformation.contrib.fluxcd.io"
-STACK_API_VERSION = f"{STACK_API_GROUP}/v1alpha1"
+STACK_VERSION = "v1alpha1"
+STACK_API_VERSION = f"{STACK_API_GROUP}/{STACK_VERSION}"
 STACK_KIND = "CloudFormationStack"
 STACK_PLURAL = "cloudformationstacks"
 SOURCE_API_GROUP = "source.toolkit.fluxcd.io"

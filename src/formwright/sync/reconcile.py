@@ -74,8 +74,11 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                  dependency_requeue: float = DEPENDENCY_REQUEUE, cfn: CloudFormation | None = None,
                  list_stacks: bool = False, macros_dir: Path | None = None,
                  stack_tags: dict[str, str] | None = None, template_bucket: str | None = None,
-                 no_cross_namespace_refs: bool = False) -> None:
+                 no_cross_namespace_refs: bool = False,
+                 observed: Callable[[str, Status], None] = lambda key, status: None) -> None:
         self.target = target
+        #: shown the status of a newly seen generation (Ready=Unknown), which the controller patches at once
+        self.observed = observed
         #: The operator's macros folder: the only macro code a synced repository can run (formwright.sandbox).
         self.macros_dir = macros_dir
         #: --stack-tags: after the controller's own tags, before each object's spec.stackTags
@@ -134,6 +137,7 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
             st.observed_generation = generation
             st.set_ready(UNKNOWN, "Progressing", IN_PROGRESS)
             self.save_status(obj.key, st)
+            self.observed(obj.key, st)
         ref = source_ref(obj)
         try:
             namespace = obj.source_key.split("/", 1)[0]

@@ -29,15 +29,22 @@ from typing import Any
 import kopf
 
 from formwright.errors import FormwrightError
-from formwright.sync.k8s import events
+from formwright.sync.k8s import events, kopf_api
 from formwright.sync.naming import source_ref
-from formwright.sync.objects import STACK_API_GROUP, STACK_PLURAL, GitRepository, StackObject, parse_document
+from formwright.sync.objects import (
+    STACK_API_GROUP,
+    STACK_PLURAL,
+    STACK_VERSION,
+    GitRepository,
+    StackObject,
+    parse_document,
+)
 from formwright.sync.passes import Outcome
 from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Artifact, Sources, fetch_artifact
 from formwright.sync.status_store import FALSE, Status, StatusStore
 
-VERSION = "v1alpha1"
+VERSION = STACK_VERSION
 PLURAL = STACK_PLURAL
 SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL = "source.toolkit.fluxcd.io", "v1", "gitrepositories"
 # The controller watches Bucket and OCIRepository in source.toolkit.fluxcd.io/v1beta2
@@ -83,7 +90,8 @@ class Operator:
         self.store = StatusStore(state_dir)
         self.sources = Sources(state_dir / "sources")
         self.reconciler = Reconciler(
-            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift, **options
+            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift,
+            observed=self._observed, **options
         )
         #: which objects use which source (`Kind/namespace/name`), for the source watches
         self.users: dict[str, set[str]] = {}
@@ -204,6 +212,13 @@ class Operator:
             self.woken[key] = time.monotonic()
             woken.append(key)
         return woken
+
+    @staticmethod
+    def _observed(key: str, st: Status) -> None:
+        """A new generation: its Ready=Unknown "Stack reconciliation in progress" goes to `.status` now, as
+        the controller patches it before the pass goes on (kopf writes a handler's patch at its end)."""
+        namespace, name = key.split("/", 1)
+        kopf_api.patch_status(namespace, name, st.to_k8s())
 
     def _write(self, key: str, st: Status, requeue: float | None, patch: Any, started: float) -> None:
         st.next_run = time.time() + requeue if requeue is not None else None
