@@ -333,9 +333,10 @@ def test_crd_matches_the_controllers_field_by_field():
 
 
 def test_a_status_the_flux_controller_wrote_is_adopted(tmp_path):
-    """An object the Flux controller left: its `.status` (ARNs, no formwright fields) seeds the state,
-    so the next pass finds its change set by name. Fake CloudFormation: the applied stack, an empty
-    change set."""
+    """An object the Flux controller left: its `.status` (ARNs, no formwright fields) seeds the state, and
+    the next pass, as the controller's would, describes that change set by its ARN (the desired name is the
+    last attempted one): executed, so Ready with no new change set. Fake CloudFormation: the applied stack
+    and the controller's executed change set."""
     written = {"observedGeneration": 1, "lastAttemptedRevision": "main@sha1:abc",
                "lastAppliedRevision": "main@sha1:abc", "lastAttemptedChangeSet": CS_ARN,
                "lastAppliedChangeSet": CS_ARN, "stackName": "app",
@@ -344,23 +345,17 @@ def test_a_status_the_flux_controller_wrote_is_adopted(tmp_path):
     st = Status.from_k8s(written)
     assert (st.change_set_name, st.change_set_id, st.phase) == ("flux-1-main-sha1-abc", CS_ARN, "")
     obj, artifact, stubber, reconciler = stubbed(tmp_path)
+    executed = {"ChangeSetId": CS_ARN, "ChangeSetName": "flux-1-main-sha1-abc", "StackName": "app",
+                "Status": "CREATE_COMPLETE", "ExecutionStatus": "EXECUTE_COMPLETE"}
     stubber.add_response("describe_stacks", described("UPDATE_COMPLETE"), {"StackName": "app"})
-    # the same flux-1-main-sha1-abc again (the controller's executed one is gone), with formwright's tags
-    stubber.add_response("delete_change_set", {}, {"ChangeSetName": CS_ARN, "StackName": "app"})
-    stubber.add_response("create_change_set", {"Id": CS_ARN, "StackId": STACK_ID}, {
-        "StackName": "app", "ChangeSetName": "flux-1-main-sha1-abc", "ChangeSetType": "UPDATE",
-        "Parameters": [], "Tags": ANY, "Capabilities": ANY, "IncludeNestedStacks": True,
-        "TemplateBody": QUEUE})
-    stubber.add_response("describe_change_set", {"ChangeSetId": CS_ARN, "Status": "FAILED",
-                                                 "StatusReason": "The submitted information didn't contain "
-                                                 "changes.",
-                                                 "ExecutionStatus": "UNAVAILABLE"},
-                         {"ChangeSetName": CS_ARN, "StackName": "app"})
-    stubber.add_response("delete_change_set", {}, {"ChangeSetName": CS_ARN, "StackName": "app"})
+    for _ in range(2):  # read, then read again to judge it against the stack
+        stubber.add_response("describe_change_set", executed, {"ChangeSetName": CS_ARN, "StackName": "app"})
     with stubber:
         out = reconciler.reconcile(obj, 1, st, artifact=artifact)
-    stubber.assert_no_pending_responses()
+    stubber.assert_no_pending_responses()  # and nothing else: no CreateChangeSet, no DeleteChangeSet
     assert (out.status.ready, out.status.message) == (TRUE, "Stack reconciliation succeeded")
+    assert out.status.last_applied_change_set == out.status.last_attempted_change_set == CS_ARN
+    assert out.events == []
 
 
 # ---- 3, 5. the controller's flags: `sync reconcile` (a child process) and the operator's environment -------

@@ -37,9 +37,6 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
         spec = obj.spec
         stack_name = str(spec.stack_name)
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
-        if st.change_set_name == name and info is not None:
-            with calling(say.delete_failed_change_set_failed(stack_name), stack_name):
-                self._delete_change_set(stack_name, self._ref(st, name))  # a failed attempt of the same name
         try:
             argument = self._template_argument(obj, desired.body)
         except (ClientError, BotoCoreError, ResponseParserError, FormwrightError) as err:
