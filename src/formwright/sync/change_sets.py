@@ -83,7 +83,7 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
         stack_name = str(spec.stack_name)
         ref = self._ref(st, name)
         with calling(say.describe_change_set_failed(stack_name), stack_name):
-            desc = self._describe_change_set(stack_name, ref, name)
+            desc = self._describe_change_set(stack_name, ref, name, info.stack_id if info else "")
         if desc is None or desc.get("Status") == "DELETE_COMPLETE":
             st.phase = ""
             st.change_set_name = ""  # not there: nothing to delete before creating it
@@ -164,8 +164,8 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
             st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
         with calling(say.describe_change_set_failed(stack_name), stack_name):
-            desc = self._describe_change_set(stack_name, self._ref(st, name), name) if info is not None \
-                else None
+            desc = self._describe_change_set(stack_name, self._ref(st, name), name, info.stack_id) \
+                if info is not None else None
         if (
             desc is not None
             and desc.get("Status") == "CREATE_COMPLETE"
@@ -208,10 +208,10 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
         return st.change_set_id if st.change_set_id and st.change_set_name == name else name
 
     def _describe_change_set(
-        self, stack_name: str, ref: str, name: str | None = None
+        self, stack_name: str, ref: str, name: str | None = None, stack_id: str = ""
     ) -> dict[str, Any] | None:
-        """The change set by ARN or by name on this stack; None when there is none (or, looked up by an ARN,
-        it is another change set than `name`)."""
+        """The change set by ARN or by name on this stack (`stack_id` when known); None when there is none
+        (or, looked up by an ARN, it is another change set than `name`, or another stack's)."""
         try:
             desc: dict[str, Any] = self.cfn.call(
                 "describe_change_set", ChangeSetName=ref, StackName=stack_name
@@ -223,6 +223,8 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
             raise
         if desc.get("StackName") not in (None, stack_name):
             return None  # the local cloud looks names up across stacks
+        if stack_id and desc.get("StackId") not in (None, stack_id):
+            return None  # a change set of an earlier stack of this name (the local cloud keeps them)
         if name is not None and desc.get("ChangeSetName") not in (None, name):
             return None
         return desc

@@ -262,9 +262,10 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         if info is not None and info.status in APPLIED and st.applied_digest == desired.digest \
                 and st.stack_id == info.stack_id:
             return self._up_to_date(obj, generation, st, revision, info)
-        if st.change_set_name == name:
+        if st.change_set_name == name and info is not None:
             # reconcileStack: the desired change set is the last attempted one: described (by its ARN) and
-            # taken from where it is (an executed one is Ready, a deleted one is made again), not made anew
+            # taken from where it is (an executed one is Ready, a deleted one is made again), not made anew.
+            # A stack that is gone took its change sets with it.
             return self._advance(obj, generation, st, artifact, desired, info, name)
         return self._create(obj, generation, st, artifact, desired, info, name)
 
