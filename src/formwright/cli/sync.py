@@ -22,7 +22,8 @@ from formwright.cli.common import (
     err_console,
 )
 from formwright.errors import InputError
-from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
+from formwright.sync.durations import format_duration
+from formwright.sync.objects import ObjectSet, StackObject, load_objects
 from formwright.sync.status_store import UNKNOWN, Record, Status, StatusStore
 
 # the objects folder is an optional positional [DIR], as every project command's folder (issue #16)
@@ -148,7 +149,7 @@ def register(app: typer.Typer) -> None:
 (a daemon; state in <DIR>/.formwright/sync)."""
         from formwright.cloud.session import resolve_target
         from formwright.sync.daemon import Daemon
-        from formwright.sync.objects import parse_interval
+        from formwright.sync.durations import parse_interval
 
         try:
             dependency_requeue = parse_interval(requeue_dependency)
