@@ -94,6 +94,9 @@ class BucketTarget(FakeTarget):
         assert service == "s3"
         return self.s3
 
+    def account_id(self) -> str:
+        return "123456789012"
+
 
 def test_a_template_upload_that_fails_is_template_upload_failed_with_its_event(tmp_path):
     """uploadStackTemplate failing: TemplateUploadFailed, and (an error returned) the Warning event."""
@@ -103,8 +106,11 @@ def test_a_template_upload_that_fails_is_template_upload_failed_with_its_event(t
     reconciler.target, reconciler.template_bucket = BucketTarget(s3), "flux-templates"
     stubber.add_response("describe_stacks", described("UPDATE_COMPLETE"), {"StackName": "app"})
     bucket = Stubber(s3)
+    # the controller's upload: the caller's account must own the bucket, the owner gets full control
     bucket.add_client_error("put_object", "NoSuchBucket", "The specified bucket does not exist",
-                            http_status_code=404)
+                            http_status_code=404, expected_params={
+                                "Bucket": "flux-templates", "Key": ANY, "Body": QUEUE.encode(),
+                                "ACL": "bucket-owner-full-control", "ExpectedBucketOwner": "123456789012"})
     with stubber, bucket:
         out = reconciler.reconcile(obj, 1, Status(), artifact=artifact)
     stubber.assert_no_pending_responses()
