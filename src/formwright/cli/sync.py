@@ -22,8 +22,9 @@ from formwright.cli.common import (
     err_console,
 )
 from formwright.errors import InputError
-from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
-from formwright.sync.status_store import UNKNOWN, Record, StatusStore
+from formwright.sync.durations import format_duration
+from formwright.sync.objects import ObjectSet, StackObject, load_objects
+from formwright.sync.status_store import UNKNOWN, Record, Status, StatusStore
 
 # the objects folder is an optional positional [DIR], as every project command's folder (issue #16)
 DirOption = typer.Argument(Path("."), metavar="[DIR]", show_default=False,
@@ -148,7 +149,7 @@ def register(app: typer.Typer) -> None:
 (a daemon; state in <DIR>/.formwright/sync)."""
         from formwright.cloud.session import resolve_target
         from formwright.sync.daemon import Daemon
-        from formwright.sync.objects import parse_interval
+        from formwright.sync.durations import parse_interval
 
         try:
             dependency_requeue = parse_interval(requeue_dependency)
@@ -343,13 +344,14 @@ def _reconcile_locked(objects: ObjectSet, obj: StackObject, store: StatusStore, 
         raise InputError(f"'{obj.key}' is suspended", hint=f"`formwright sync resume {obj.name}` first")
     deadline = time.monotonic() + timeout
     force = True
+    def dependency(key: str) -> tuple[int, Status] | None:
+        found = store.get(key) if key in objects.stacks else None
+        return (found.generation, found.status) if found is not None else None
+
     while True:
-        records = store.all()
         outcome = reconciler.reconcile(obj, record.generation, record.status,
                                        repository=objects.sources.get(obj.source_key),
-                                       # reconcile() is done with ready_of before `records` is rebound
-                                       ready_of=lambda k: records[k].status if k in records else None,  # noqa: B023
-                                       force_fetch=force, requested_at=token)
+                                       ready_of=dependency, force_fetch=force, requested_at=token)
         force = False
         store.add_events(obj.key, outcome.events)
         outcome.status.next_run = None
