@@ -141,7 +141,7 @@ def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[
             continue
         names = {d["Target"].get("Name") or d["Target"]["Attribute"] for d in change["Details"]
                  if d["Evaluation"] == "Static"}
-        names.discard("Metadata")
+        names -= {"Metadata", *cs_changes.POLICIES}
         kind = change["ResourceType"]
         if kind not in stub and not res.can_update(kind, names):
             logical = change["LogicalResourceId"]
@@ -157,6 +157,7 @@ def _change(entry: dict[str, Any]) -> Any:
     change: Any = Change(entry["Action"], entry["LogicalResourceId"], entry["ResourceType"])
     change.physical_resource_id = entry.get("PhysicalResourceId")
     change.replacement = entry.get("Replacement")
+    change.policy_action = entry.get("PolicyAction")
     change.scope = entry.get("Scope") or []
     change.details = entry.get("Details") or []
     return change

@@ -192,7 +192,8 @@ class Execution:
         names = {n for n in set(props) | set(before) if props.get(n) != before.get(n)}
         static_replace = change.replacement == "True"
         dynamic_replace = change.replacement == "Conditional" and any(
-            d["Target"].get("RequiresRecreation") == "Conditionally" and props.get(d["Target"].get("Name"))
+            d["Target"].get("RequiresRecreation") in ("Always", "Conditionally")
+            and props.get(d["Target"].get("Name"))
             != before.get(d["Target"].get("Name")) for d in change.details)
         self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
                            else "Update:Modify")

@@ -66,12 +66,3 @@ def tag_property(resource_type: str) -> str | None:
     path = tagging.get("tagProperty", "/properties/Tags")
     return str(path).split("/")[-1]
 
-
-def requires_recreation(resource_type: str, name: str, path: tuple[str, ...] | None = None) -> str:
-    """'Always' when the property (or the nested path changed inside it) is create-only, else 'Never'."""
-    for create in create_only(resource_type):
-        if create[0] != name:
-            continue
-        if len(create) == 1 or path is None or tuple(path[: len(create)]) == create:
-            return "Always"
-    return "Never"
