@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 NETWORK = {
     "Resources": {
         "Vpc": {"Type": "AWS::EC2::VPC",
@@ -77,7 +79,11 @@ def test_retain_policies_keep_the_resources(cfn) -> None:
 
 
 def test_a_failed_create_rolls_back_everything_it_made(cfn) -> None:
-    # "Stack failure options": on a failed create the stack ends ROLLBACK_COMPLETE with nothing left
+    # "Stack failure options": on a failed create the stack ends ROLLBACK_COMPLETE with nothing left.
+    # The reason is worded as CloudFormation words a failed handler, with a HandlerErrorCode of the
+    # resource provider contract (aws-cloudformation/cloudformation-cli) and its AlreadyExists message:
+    # 'Resource handler returned message: "Resource of type 'X' with identifier 'Y' already exists."
+    # (RequestToken: ..., HandlerErrorCode: AlreadyExists)', as real stacks report it
     template = {"Resources": {
         "Queue": {"Type": "AWS::SQS::Queue"},
         "First": {"Type": "AWS::SSM::Parameter",
@@ -87,7 +93,10 @@ def test_a_failed_create_rolls_back_everything_it_made(cfn) -> None:
     assert cfn.deploy("s", template)["StackStatus"] == "ROLLBACK_COMPLETE"
     events = cfn.events("s")
     failed = [e for e in events if e[1] == "CREATE_FAILED"]
-    assert failed[0][0] == "Second" and failed[0][2].startswith("Resource handler returned message:")
+    assert failed[0][0] == "Second"
+    assert re.fullmatch(r'Resource handler returned message: "Resource of type \'AWS::SSM::Parameter\' with '
+                        r'identifier \'/dup\' already exists\." \(RequestToken: [0-9a-f-]{36}, '
+                        r'HandlerErrorCode: AlreadyExists\)', failed[0][2]), failed[0][2]
     assert ("s", "ROLLBACK_IN_PROGRESS",
             "The following resource(s) failed to create: [Second]. Rollback requested by user.") in events
     assert cfn.target.client("sqs").list_queues().get("QueueUrls", []) == []

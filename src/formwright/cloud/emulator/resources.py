@@ -115,7 +115,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
                                         account_id=account, region_name=region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
-        raise ResourceFailure(logical, handler_message(err)) from None
+        raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
     try:
@@ -278,9 +278,32 @@ def _nested_output(logical: str, obj: Any, key: str) -> Any:
     raise ResourceFailure(logical, f"Output '{key}' not found in nested stack {logical}")
 
 
-def handler_message(err: Exception) -> str:
-    """A moto exception as CloudFormation words a failed resource handler."""
+# HandlerErrorCode (the resource provider contract, aws-cloudformation/cloudformation-cli) for the words
+# of a service's error code, first match wins; anything else is GeneralServiceException
+HANDLER_CODES = (
+    (("AlreadyExists", "Duplicate", "AlreadyOwned"), "AlreadyExists"),
+    (("NotFound", "NoSuch", "DoesNotExist"), "NotFound"),
+    (("Throttl", "TooManyRequests"), "Throttling"),
+    (("LimitExceeded",), "ServiceLimitExceeded"),
+    (("AccessDenied", "Unauthorized"), "AccessDenied"),
+    (("InUse", "Conflict"), "ResourceConflict"),
+    (("Invalid", "Validation", "Malformed", "Missing"), "InvalidRequest"),
+)
+
+
+def handler_message(err: Exception, kind: str | None = None, props: dict[str, Any] | None = None) -> str:
+    """A moto exception as CloudFormation words a failed resource handler:
+    `Resource handler returned message: "..." (RequestToken: ..., HandlerErrorCode: ...)`, the code one
+    of the contract's; AlreadyExists with the contract's own message where the identifier is known."""
+    import uuid
+
     text = (getattr(err, "message", None) or getattr(err, "description", None) or str(err)
             or type(err).__name__)
-    code = getattr(err, "code", None) or getattr(err, "error_type", None) or "GeneralServiceException"
-    return f'Resource handler returned message: "{text}" (HandlerErrorCode: {code})'
+    raw = str(getattr(err, "code", None) or getattr(err, "error_type", None) or type(err).__name__)
+    code = next((c for words, c in HANDLER_CODES if any(w in raw for w in words)), "GeneralServiceException")
+    primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or [] if kind else []
+    identifier = (props or {}).get(primary[0].rsplit("/", 1)[-1]) if len(primary) == 1 else None
+    if code == "AlreadyExists" and isinstance(identifier, str):
+        text = f"Resource of type '{kind}' with identifier '{identifier}' already exists."
+    token = uuid.uuid4()
+    return f'Resource handler returned message: "{text}" (RequestToken: {token}, HandlerErrorCode: {code})'
