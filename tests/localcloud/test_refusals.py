@@ -132,6 +132,10 @@ def test_what_the_local_cloud_cannot_run_fails_the_change_set_unless_stubbed(cfn
     assert "formwright:local-cloud:stub" not in {t["Key"] for t in stack.get("Tags", [])}
     assert ("Wait", "CREATE_COMPLETE", "Stubbed by the local cloud (local_cloud.stub): nothing was run") in (
         cfn.events("s"))
+    # AWS::CloudFormation::WaitConditionHandle "Return values": Ref gives the (presigned) URL to signal
+    handle = cfn.resource("s", "Handle")
+    assert handle.startswith("https://cloudformation-waitcondition-us-east-1.s3.amazonaws.com/arn%3Aaws%3A")
+    assert handle.endswith("/Handle")
 
 
 def test_a_creation_policy_fails_the_change_set(cfn) -> None:

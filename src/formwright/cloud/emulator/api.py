@@ -243,3 +243,10 @@ def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, s
     execute_change_set(backend, None, change_set_id)
     backend.change_sets.pop(change_set_id, None)
     return backend.stacks[stack_id]
+
+
+def resource_status(stack: Any, logical: str) -> str:
+    """A resource's own status: that of its latest event (DescribeStackResources shows each resource's,
+    not the stack's); CREATE_COMPLETE for a resource without events (made by moto itself)."""
+    return next((e.resource_status for e in reversed(stack.events) if e.logical_resource_id == logical
+                 and e.physical_resource_id != stack.stack_id), "CREATE_COMPLETE")

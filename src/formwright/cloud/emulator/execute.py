@@ -126,6 +126,7 @@ class Execution:
         stack.status = f"{status}_IN_PROGRESS"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
         changes = {c.logical_resource_id: c for c in self.change_set.changes}
+        logical = stack.name
         try:
             self._switch_template()
             for logical in order(self.new.resources):
@@ -148,6 +149,13 @@ class Execution:
         except (res.ResourceFailure, StackFailure, TemplateError) as failure:
             self._roll_back(failure)
             return
+        except Exception as err:  # noqa: BLE001 - an emulator bug must roll back, never leave the stack
+            # *_IN_PROGRESS forever behind an HTTP 500
+            reason = (f"The local cloud failed internally ({type(err).__name__}: {err}); this is a bug of "
+                      "formwright's local cloud, not of the template")
+            self._roll_back(res.ResourceFailure(logical, reason) if logical != stack.name
+                            else StackFailure(reason))
+            return
         self._commit(outputs)
 
     def _switch_template(self) -> None:
@@ -166,9 +174,11 @@ class Execution:
         kind = str(entry["Type"])
         stubbed = kind in self.change_set.fw_stub
         event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
-        if (stubbed and not res.model_class(kind)) or kind == "AWS::CloudFormation::WaitConditionHandle":
-            obj: Any = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
-            props: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        if kind == "AWS::CloudFormation::WaitConditionHandle":
+            obj: Any = res.Stub(logical, kind, res.wait_handle_url(self.stack, logical))
+        elif stubbed and not res.model_class(kind):
+            obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
             props = self._live_props(logical)
             obj = res.create(logical, kind, props, self.rmap, self.account, self.region)

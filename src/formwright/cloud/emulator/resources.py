@@ -97,10 +97,19 @@ def can_update(kind: str, names: set[str]) -> bool:
 
 
 def physical_id(obj: Any) -> str:
-    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id)."""
-    if getattr(obj, "cf_resource_type", None) == NESTED:
-        return str(obj.stack_id)
+    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id: see
+    `moto_server.patch_moto`)."""
     return str(getattr(obj, "physical_resource_id", None) or obj)
+
+
+def wait_handle_url(stack: Any, logical: str) -> str:
+    """A WaitConditionHandle's physical id: the URL cfn-signal would PUT to, in CloudFormation's form
+    (AWS::CloudFormation::WaitConditionHandle, "Return values": Ref gives a presigned URL); nothing
+    answers it here."""
+    from urllib.parse import quote
+
+    return (f"https://cloudformation-waitcondition-{stack.region_name}.s3.amazonaws.com/"
+            f"{quote(stack.stack_id, safe='')}/{logical}")
 
 
 def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, account: str,
