@@ -45,6 +45,21 @@ def test_parameter_constraints_are_enforced(cfn) -> None:
     assert not cfn.exists("s")  # a refused CreateChangeSet leaves no stack behind
 
 
+def test_a_constraint_description_words_the_refusal(cfn) -> None:
+    # "Parameters" template section, ConstraintDescription: shown when a constraint is broken. The API
+    # words it "Parameter NAME failed to satisfy constraint: DESCRIPTION", for any constraint (as users
+    # quote CreateChangeSet's ValidationError: "Parameter EnvironmentSuffix failed to satisfy constraint:
+    # Must be one of: dev, staging, prod")
+    template = {"Parameters": {"Suffix": {"Type": "String", "MaxLength": 4, "AllowedPattern": "[a-z]+",
+                                          "ConstraintDescription": "Must be 1-4 lower-case letters"}},
+                "Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    refusal = "Parameter Suffix failed to satisfy constraint: Must be 1-4 lower-case letters"
+    for value in ("toolong", "A1"):
+        assert _error(lambda v=value: cfn.change_set("s", template, {"Suffix": v})) == ("ValidationError",
+                                                                                       refusal)
+    assert cfn.change_set("s", template, {"Suffix": "dev"})["Status"] == "CREATE_COMPLETE"
+
+
 def test_an_unknown_resource_type_is_a_template_format_error(cfn) -> None:
     # "Troubleshooting CloudFormation": Template format error: Unrecognized resource types
     code, message = _error(lambda: cfn.change_set("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queu"}}}))
