@@ -44,6 +44,38 @@ def test_a_parameter_only_change_replaces_a_create_only_property(cfn) -> None:
     assert [u.rsplit("/", 1)[1] for u in urls] == ["beta-queue"]  # the old queue went in the clean-up
 
 
+def test_parameters_read_through_mappings_conditions_and_split_are_the_causing_entities(cfn) -> None:
+    # "Example change sets": a change through a parameter names it as CausingEntity; here the parameters
+    # reach the properties through Fn::FindInMap, a Condition's Fn::If and Fn::Split/Fn::Select
+    template = {
+        "Parameters": {"Size": {"Type": "String"}, "Slow": {"Type": "String"}, "Pair": {"Type": "String"}},
+        "Mappings": {"Sizes": {"small": {"Delay": 0}, "big": {"Delay": 5}}},
+        "Conditions": {"IsSlow": {"Fn::Equals": [{"Ref": "Slow"}, "yes"]}},
+        "Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {
+            "DelaySeconds": {"Fn::FindInMap": ["Sizes", {"Ref": "Size"}, "Delay"]},
+            "VisibilityTimeout": {"Fn::If": ["IsSlow", 600, 30]},
+            "MessageRetentionPeriod": {"Fn::Select": [1, {"Fn::Split": [",", {"Ref": "Pair"}]}]}}}},
+    }
+    cfn.deploy("s", template, {"Size": "small", "Slow": "no", "Pair": "60,3600"})
+    desc = cfn.change_set("s", template, {"Size": "big", "Slow": "yes", "Pair": "60,7200"})
+    queue = changes(desc)["Queue"]
+    causes = {(d["Target"]["Name"], d["Evaluation"], d["ChangeSource"], d.get("CausingEntity"))
+              for d in queue["Details"]}
+    assert causes == {
+        ("DelaySeconds", "Dynamic", "DirectModification", None),
+        ("DelaySeconds", "Static", "ParameterReference", "Size"),
+        ("VisibilityTimeout", "Dynamic", "DirectModification", None),
+        ("VisibilityTimeout", "Static", "ParameterReference", "Slow"),
+        ("MessageRetentionPeriod", "Dynamic", "DirectModification", None),
+        ("MessageRetentionPeriod", "Static", "ParameterReference", "Pair")}
+    assert queue["Replacement"] == "False"
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    attrs = cfn.target.client("sqs").get_queue_attributes(QueueUrl=cfn.resource("s", "Queue"),
+                                                          AttributeNames=["All"])["Attributes"]
+    assert (attrs["DelaySeconds"], attrs["VisibilityTimeout"], attrs["MessageRetentionPeriod"]) == (
+        "5", "600", "7200")
+
+
 def test_a_template_edit_is_a_direct_modification(cfn) -> None:
     # "Example change sets" ("Directly editing a template"): one Static DirectModification, no cause
     cfn.deploy("s", QUEUE, {"Prefix": "alpha"})

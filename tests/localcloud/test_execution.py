@@ -138,3 +138,44 @@ def test_an_update_moto_cannot_apply_fails_the_change_set_with_the_reason(cfn) -
     assert desc["StatusReason"].startswith(
         "The local cloud cannot update Table (AWS::DynamoDB::Table) in place")
     assert cfn.stack("s")["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_an_sqs_update_applies_every_attribute(cfn) -> None:
+    # AWS::SQS::Queue: DelaySeconds, MaximumMessageSize, MessageRetentionPeriod are "Update requires: No
+    # interruption" (moto's own update sets only VisibilityTimeout and ReceiveMessageWaitTimeSeconds);
+    # a property the template drops goes back to the queue's default
+    queue = {"Type": "AWS::SQS::Queue", "Properties": {"DelaySeconds": 2, "MessageRetentionPeriod": 600}}
+    cfn.deploy("s", {"Resources": {"Queue": queue}})
+    queue["Properties"] = {"MaximumMessageSize": 2048, "MessageRetentionPeriod": 1200}
+    assert cfn.deploy("s", {"Resources": {"Queue": queue}})["StackStatus"] == "UPDATE_COMPLETE"
+    attrs = cfn.target.client("sqs").get_queue_attributes(QueueUrl=cfn.resource("s", "Queue"),
+                                                          AttributeNames=["All"])["Attributes"]
+    assert (attrs["DelaySeconds"], attrs["MaximumMessageSize"], attrs["MessageRetentionPeriod"]) == (
+        "0", "2048", "1200")
+
+
+def test_an_update_moto_ignores_is_never_reported_complete(cfn) -> None:
+    # AWS::IAM::Role MaxSessionDuration / AssumeRolePolicyDocument are "Update requires: No interruption"
+    # on CloudFormation; moto's role update ignores both. The local cloud reads the role back after the
+    # update (as drift detection would) and fails it, with a rollback, rather than say UPDATE_COMPLETE.
+    # Inline Policies, which nothing reads back, fail the change set before it runs.
+    role = {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]},
+        "MaxSessionDuration": 3600}}
+    cfn.deploy("s", {"Resources": {"Role": role}}, caps=["CAPABILITY_IAM"])
+    role["Properties"]["MaxSessionDuration"] = 7200
+    assert cfn.deploy("s", {"Resources": {"Role": role}}, caps=["CAPABILITY_IAM"])["StackStatus"] == (
+        "UPDATE_ROLLBACK_COMPLETE")
+    assert ("Role", "UPDATE_FAILED", "the local cloud cannot update AWS::IAM::Role in place: moto's update "
+            "did not apply MaxSessionDuration") in cfn.events("s")
+    name = cfn.resource("s", "Role")
+    assert cfn.target.client("iam").get_role(RoleName=name)["Role"]["MaxSessionDuration"] == 3600
+    role["Properties"]["MaxSessionDuration"] = 3600
+    statement = {"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}
+    role["Properties"]["Policies"] = [{"PolicyName": "p", "PolicyDocument": {"Version": "2012-10-17",
+                                                                            "Statement": [statement]}}]
+    desc = cfn.change_set("s", {"Resources": {"Role": role}}, caps=["CAPABILITY_IAM"])
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"].startswith(
+        "The local cloud cannot update Role (AWS::IAM::Role) in place: moto has no update for Policies")

@@ -227,6 +227,12 @@ class Execution:
         self.rmap._parsed_resources[logical] = new
         self.record.props[logical] = props
         self.done.append(("update", logical, old))
+        from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
+
+        missed = unapplied(kind, new, props, names, self.account, self.region)
+        if missed:  # moto answered the update and left these as they were: never UPDATE_COMPLETE
+            raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
+                                               f"update did not apply {', '.join(missed)}")
         event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
 
     def _check_policy(self, logical: str, kind: str, action: str) -> None:
