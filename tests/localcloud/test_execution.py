@@ -179,3 +179,18 @@ def test_an_update_moto_ignores_is_never_reported_complete(cfn) -> None:
     assert desc["Status"] == "FAILED"
     assert desc["StatusReason"].startswith(
         "The local cloud cannot update Role (AWS::IAM::Role) in place: moto has no update for Policies")
+
+
+def test_a_bucket_property_moto_does_not_update_fails_the_change_set(cfn) -> None:
+    # AWS::S3::Bucket CorsConfiguration is "Update requires: No interruption"; moto's bucket update
+    # applies BucketEncryption and Tags only, so anything else is refused before it runs, not faked
+    bucket = {"Type": "AWS::S3::Bucket", "Properties": {}}
+    cfn.deploy("s", {"Resources": {"Bucket": bucket}})
+    bucket["Properties"]["CorsConfiguration"] = {"CorsRules": [{"AllowedMethods": ["GET"],
+                                                                "AllowedOrigins": ["*"]}]}
+    desc = cfn.change_set("s", {"Resources": {"Bucket": bucket}})
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"].startswith("The local cloud cannot update Bucket (AWS::S3::Bucket) in place: "
+                                           "moto has no update for CorsConfiguration")
+    bucket["Properties"] = {"Tags": [{"Key": "team", "Value": "blue"}]}
+    assert cfn.deploy("s", {"Resources": {"Bucket": bucket}})["StackStatus"] == "UPDATE_COMPLETE"

@@ -117,10 +117,14 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 # properties moto's update of a type is known to ignore and that no drift reader would catch after it
 # (the rest is checked once applied: execute.Execution._modify)
 MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
+# for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES)}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
     """True when the local cloud can change these properties (and tags) of a `kind` in place."""
+    if kind in MOTO_APPLIES:
+        return not names - MOTO_APPLIES[kind] - {schemas.tag_property(kind)}
     if _has_update(kind):
         return not names & MOTO_IGNORES.get(kind, set())
     tag_property = schemas.tag_property(kind)
