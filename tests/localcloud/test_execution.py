@@ -194,3 +194,27 @@ def test_a_bucket_property_moto_does_not_update_fails_the_change_set(cfn) -> Non
                                            "moto has no update for CorsConfiguration")
     bucket["Properties"] = {"Tags": [{"Key": "team", "Value": "blue"}]}
     assert cfn.deploy("s", {"Resources": {"Bucket": bucket}})["StackStatus"] == "UPDATE_COMPLETE"
+
+
+def test_attributes_are_template_values_or_a_named_failure(cfn) -> None:
+    # AWS::EC2::VPC "Return values": CidrBlockAssociations is a list of association ids; an ECR repository
+    # without RepositoryName gets a generated (lower-case) name, RepositoryUri from it. An attribute the
+    # local cloud cannot tell (Ipv4IpamPoolId of a VPC made without IPAM) fails the execution by name and
+    # rolls back, never an HTTP 500 ("Fn::GetAtt" reference; issue 9, item 5)
+    template = {"Resources": {"Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+                              "Repo": {"Type": "AWS::ECR::Repository"}},
+                "Outputs": {"Assoc": {"Value": {"Fn::Select": [
+                                0, {"Fn::GetAtt": ["Vpc", "CidrBlockAssociations"]}]}},
+                            "Uri": {"Value": {"Fn::GetAtt": ["Repo", "RepositoryUri"]}}}}
+    assert cfn.deploy("s", template)["StackStatus"] == "CREATE_COMPLETE", cfn.events("s")[:3]
+    vpc = cfn.resource("s", "Vpc")
+    described = cfn.target.client("ec2").describe_vpcs(VpcIds=[vpc])["Vpcs"][0]["CidrBlockAssociationSet"]
+    repo = cfn.resource("s", "Repo")
+    assert cfn.outputs("s") == {"Assoc": described[0]["AssociationId"],
+                                "Uri": f"123456789012.dkr.ecr.us-east-1.amazonaws.com/{repo}"}
+    assert repo == repo.lower()
+    template["Outputs"]["Pool"] = {"Value": {"Fn::GetAtt": ["Vpc", "Ipv4IpamPoolId"]}}
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    reason = ("Output Pool: the local cloud cannot resolve Fn::GetAtt Vpc.Ipv4IpamPoolId: moto does not "
+              "expose AWS::EC2::VPC attribute Ipv4IpamPoolId")
+    assert ("s", "UPDATE_ROLLBACK_IN_PROGRESS", reason) in cfn.events("s")

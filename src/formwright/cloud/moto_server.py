@@ -144,6 +144,7 @@ def patch_moto() -> None:
             getattr(responses.CloudFormationResponse, action), action == "create_change_set"))
     _patch_stack_views(models)
     _patch_resource_status(responses)
+    _patch_generated_names()
     # a nested stack's PhysicalResourceId (and Ref) is its stack id, not its name
     # (AWS::CloudFormation::Stack, "Return values"); top-level stacks are never a resource
     models.Stack.physical_resource_id = property(lambda self: self.stack_id)  # type: ignore[method-assign,assignment]
@@ -244,6 +245,24 @@ def _patch_drift(responses: Any) -> None:
     for handler in (detect_stack_drift, describe_stack_drift_detection_status, describe_stack_resource_drifts,
                     detect_stack_resource_drift):
         setattr(responses.CloudFormationResponse, handler.__name__, handler)
+
+
+# types whose names CloudFormation generates in lower case (their services refuse capitals); moto
+# lowercases S3 bucket names only, and an ECR repository without RepositoryName failed to create
+LOWERCASE_NAMES = {"AWS::ECR::Repository"}
+
+
+def _patch_generated_names() -> None:
+    """Generated names of LOWERCASE_NAMES types in lower case."""
+    from moto.cloudformation import parsing
+
+    generate = parsing.generate_resource_name
+
+    def generate_resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
+        name = generate(resource_type, stack_name, logical_id)
+        return name.lower() if resource_type in LOWERCASE_NAMES else name
+
+    parsing.generate_resource_name = generate_resource_name
 
 
 def _patch_resource_status(responses: Any) -> None:

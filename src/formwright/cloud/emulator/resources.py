@@ -281,7 +281,7 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
     if getattr(cls, "has_cfn_attr", None) and cls.has_cfn_attr(name):
         try:
             value = obj.get_cfn_attribute(name)
-            if value is not None:
+            if value is not None and _template_value(value):
                 return value
         except Exception:  # noqa: BLE001,S110 - moto raises NotImplementedError and others: fall through
             pass
@@ -301,6 +301,18 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
                                    f"not expose {kind} attribute {name}")
 
 
+def _template_value(value: Any) -> bool:
+    """True for what a template can hold (a string, number, boolean or a list of them): a moto object
+    or record handed back as an attribute is not one."""
+    if isinstance(value, list):
+        return all(isinstance(v, str | int | float | bool) for v in value)
+    return isinstance(value, str | int | float | bool)
+
+
+def _cidr_associations(vpc: Any) -> list[str]:
+    return [str(a["association_id"]) for a in vpc.cidr_block_association_set]
+
+
 def _default_acl(vpc: Any) -> str:
     acls = vpc.ec2_backend.network_acls.values()
     return next(a.id for a in acls if a.vpc_id == vpc.id and a.default)
@@ -314,6 +326,7 @@ def _default_group(vpc: Any) -> str:
 EXTRA_ATTRIBUTES = {
     ("AWS::EC2::VPC", "DefaultNetworkAcl"): _default_acl,
     ("AWS::EC2::VPC", "DefaultSecurityGroup"): _default_group,
+    ("AWS::EC2::VPC", "CidrBlockAssociations"): _cidr_associations,
 }
 
 
