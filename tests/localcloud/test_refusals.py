@@ -75,6 +75,16 @@ def test_an_unknown_property_fails_the_change_set(cfn) -> None:
     assert "extraneous key [QueueNam]" in desc["StatusReason"]
 
 
+def test_a_missing_required_property_fails_the_change_set(cfn) -> None:
+    # the resource provider schema of AWS::SSM::Parameter requires Value and Type; CloudFormation
+    # validates the model against it: "#: required key [Value] not found"
+    template = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String"}}}}
+    desc = cfn.change_set("s", template)
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"] == ("Properties validation failed for resource P with message: "
+                                    "#: required key [Value] not found")
+
+
 def test_an_undefined_attribute_is_refused(cfn) -> None:
     # "Fn::GetAtt" reference: the attribute must be one the type returns
     template = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}},

@@ -356,10 +356,18 @@ def handler_message(err: Exception, kind: str | None = None, props: dict[str, An
     of the contract's; AlreadyExists with the contract's own message where the identifier is known."""
     import uuid
 
+    from moto.core.exceptions import ServiceException
+    from werkzeug.exceptions import HTTPException
+
     text = (getattr(err, "message", None) or getattr(err, "description", None) or str(err)
             or type(err).__name__)
     raw = str(getattr(err, "code", None) or getattr(err, "error_type", None) or type(err).__name__)
     code = next((c for words, c in HANDLER_CODES if any(w in raw for w in words)), "GeneralServiceException")
+    if not isinstance(err, ServiceException | HTTPException):
+        # not a service's answer but moto's own code failing: said as such, never passed off as AWS's
+        code = "InternalFailure"
+        text = (f"Internal Failure: the local cloud's model of {kind or 'this resource'} failed "
+                f"({type(err).__name__}: {err}); a limit of the local cloud, not an error of the template")
     primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or [] if kind else []
     identifier = (props or {}).get(primary[0].rsplit("/", 1)[-1]) if len(primary) == 1 else None
     if code == "AlreadyExists" and isinstance(identifier, str):

@@ -66,3 +66,9 @@ def tag_property(resource_type: str) -> str | None:
     path = tagging.get("tagProperty", "/properties/Tags")
     return str(path).split("/")[-1]
 
+
+
+@functools.lru_cache(maxsize=1024)
+def required(resource_type: str) -> tuple[str, ...]:
+    """Top-level properties the type's schema requires (in the schema's order)."""
+    return tuple(str(n) for n in (schema(resource_type) or {}).get("required") or [])
