@@ -77,6 +77,8 @@ def test_a_nested_stack_gives_its_outputs_and_id_and_updates_in_place(cfn) -> No
     out = cfn.outputs("parent")
     assert out["Id"].startswith("arn:aws:cloudformation:") and "/parent-Child-" in out["Id"]
     assert out["Url"].startswith("https://sqs.") and out["N"] == "30"
+    # its PhysicalResourceId is the stack id too, as CloudFormation lists a nested stack
+    assert cfn.resource("parent", "Child") == out["Id"]
     assert cfn.deploy("parent", parent, {"N": "60"})["StackStatus"] == "UPDATE_COMPLETE"
     assert cfn.outputs("parent") == {**out, "N": "60"}  # same child stack, same queue: updated in place
 
@@ -128,3 +130,20 @@ def test_an_update_without_tags_keeps_the_stack_tags_and_an_empty_list_removes_t
     cfn.client.update_stack(StackName="t", TemplateBody=body, Tags=[],
                             Parameters=[{"ParameterKey": "V", "ParameterValue": "4"}])
     assert cfn.stack("t").get("Tags", []) == []
+
+
+def test_each_resource_shows_its_own_status(cfn) -> None:
+    # DescribeStackResources / ListStackResources (API Reference): ResourceStatus is the resource's own
+    # ("Current status of the resource"), so an update leaves an untouched resource CREATE_COMPLETE
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
+                              "Other": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    described = {r["LogicalResourceId"]: r["ResourceStatus"]
+                 for r in cfn.client.describe_stack_resources(StackName="s")["StackResources"]}
+    listed = {r["LogicalResourceId"]: r["ResourceStatus"]
+              for r in cfn.client.list_stack_resources(StackName="s")["StackResourceSummaries"]}
+    one = cfn.client.describe_stack_resource(StackName="s", LogicalResourceId="Other")["StackResourceDetail"]
+    assert described == listed == {"Queue": "UPDATE_COMPLETE", "Other": "CREATE_COMPLETE"}
+    assert one["ResourceStatus"] == "CREATE_COMPLETE"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 NETWORK = {
     "Resources": {
         "Vpc": {"Type": "AWS::EC2::VPC",
@@ -77,7 +79,11 @@ def test_retain_policies_keep_the_resources(cfn) -> None:
 
 
 def test_a_failed_create_rolls_back_everything_it_made(cfn) -> None:
-    # "Stack failure options": on a failed create the stack ends ROLLBACK_COMPLETE with nothing left
+    # "Stack failure options": on a failed create the stack ends ROLLBACK_COMPLETE with nothing left.
+    # The reason is worded as CloudFormation words a failed handler, with a HandlerErrorCode of the
+    # resource provider contract (aws-cloudformation/cloudformation-cli) and its AlreadyExists message:
+    # 'Resource handler returned message: "Resource of type 'X' with identifier 'Y' already exists."
+    # (RequestToken: ..., HandlerErrorCode: AlreadyExists)', as real stacks report it
     template = {"Resources": {
         "Queue": {"Type": "AWS::SQS::Queue"},
         "First": {"Type": "AWS::SSM::Parameter",
@@ -87,7 +93,10 @@ def test_a_failed_create_rolls_back_everything_it_made(cfn) -> None:
     assert cfn.deploy("s", template)["StackStatus"] == "ROLLBACK_COMPLETE"
     events = cfn.events("s")
     failed = [e for e in events if e[1] == "CREATE_FAILED"]
-    assert failed[0][0] == "Second" and failed[0][2].startswith("Resource handler returned message:")
+    assert failed[0][0] == "Second"
+    assert re.fullmatch(r'Resource handler returned message: "Resource of type \'AWS::SSM::Parameter\' with '
+                        r'identifier \'/dup\' already exists\." \(RequestToken: [0-9a-f-]{36}, '
+                        r'HandlerErrorCode: AlreadyExists\)', failed[0][2]), failed[0][2]
     assert ("s", "ROLLBACK_IN_PROGRESS",
             "The following resource(s) failed to create: [Second]. Rollback requested by user.") in events
     assert cfn.target.client("sqs").list_queues().get("QueueUrls", []) == []
@@ -129,3 +138,83 @@ def test_an_update_moto_cannot_apply_fails_the_change_set_with_the_reason(cfn) -
     assert desc["StatusReason"].startswith(
         "The local cloud cannot update Table (AWS::DynamoDB::Table) in place")
     assert cfn.stack("s")["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_an_sqs_update_applies_every_attribute(cfn) -> None:
+    # AWS::SQS::Queue: DelaySeconds, MaximumMessageSize, MessageRetentionPeriod are "Update requires: No
+    # interruption" (moto's own update sets only VisibilityTimeout and ReceiveMessageWaitTimeSeconds);
+    # a property the template drops goes back to the queue's default
+    queue = {"Type": "AWS::SQS::Queue", "Properties": {"DelaySeconds": 2, "MessageRetentionPeriod": 600}}
+    cfn.deploy("s", {"Resources": {"Queue": queue}})
+    queue["Properties"] = {"MaximumMessageSize": 2048, "MessageRetentionPeriod": 1200}
+    assert cfn.deploy("s", {"Resources": {"Queue": queue}})["StackStatus"] == "UPDATE_COMPLETE"
+    attrs = cfn.target.client("sqs").get_queue_attributes(QueueUrl=cfn.resource("s", "Queue"),
+                                                          AttributeNames=["All"])["Attributes"]
+    assert (attrs["DelaySeconds"], attrs["MaximumMessageSize"], attrs["MessageRetentionPeriod"]) == (
+        "0", "2048", "1200")
+
+
+def test_an_update_moto_ignores_is_never_reported_complete(cfn) -> None:
+    # AWS::IAM::Role MaxSessionDuration / AssumeRolePolicyDocument are "Update requires: No interruption"
+    # on CloudFormation; moto's role update ignores both. The local cloud reads the role back after the
+    # update (as drift detection would) and fails it, with a rollback, rather than say UPDATE_COMPLETE.
+    # Inline Policies, which nothing reads back, fail the change set before it runs.
+    role = {"Type": "AWS::IAM::Role", "Properties": {
+        "AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]},
+        "MaxSessionDuration": 3600}}
+    cfn.deploy("s", {"Resources": {"Role": role}}, caps=["CAPABILITY_IAM"])
+    role["Properties"]["MaxSessionDuration"] = 7200
+    assert cfn.deploy("s", {"Resources": {"Role": role}}, caps=["CAPABILITY_IAM"])["StackStatus"] == (
+        "UPDATE_ROLLBACK_COMPLETE")
+    assert ("Role", "UPDATE_FAILED", "the local cloud cannot update AWS::IAM::Role in place: moto's update "
+            "did not apply MaxSessionDuration") in cfn.events("s")
+    name = cfn.resource("s", "Role")
+    assert cfn.target.client("iam").get_role(RoleName=name)["Role"]["MaxSessionDuration"] == 3600
+    role["Properties"]["MaxSessionDuration"] = 3600
+    statement = {"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}
+    role["Properties"]["Policies"] = [{"PolicyName": "p", "PolicyDocument": {"Version": "2012-10-17",
+                                                                            "Statement": [statement]}}]
+    desc = cfn.change_set("s", {"Resources": {"Role": role}}, caps=["CAPABILITY_IAM"])
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"].startswith(
+        "The local cloud cannot update Role (AWS::IAM::Role) in place: moto has no update for Policies")
+
+
+def test_a_bucket_property_moto_does_not_update_fails_the_change_set(cfn) -> None:
+    # AWS::S3::Bucket CorsConfiguration is "Update requires: No interruption"; moto's bucket update
+    # applies BucketEncryption and Tags only, so anything else is refused before it runs, not faked
+    bucket = {"Type": "AWS::S3::Bucket", "Properties": {}}
+    cfn.deploy("s", {"Resources": {"Bucket": bucket}})
+    bucket["Properties"]["CorsConfiguration"] = {"CorsRules": [{"AllowedMethods": ["GET"],
+                                                                "AllowedOrigins": ["*"]}]}
+    desc = cfn.change_set("s", {"Resources": {"Bucket": bucket}})
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"].startswith("The local cloud cannot update Bucket (AWS::S3::Bucket) in place: "
+                                           "moto has no update for CorsConfiguration")
+    bucket["Properties"] = {"Tags": [{"Key": "team", "Value": "blue"}]}
+    assert cfn.deploy("s", {"Resources": {"Bucket": bucket}})["StackStatus"] == "UPDATE_COMPLETE"
+
+
+def test_attributes_are_template_values_or_a_named_failure(cfn) -> None:
+    # AWS::EC2::VPC "Return values": CidrBlockAssociations is a list of association ids; an ECR repository
+    # without RepositoryName gets a generated (lower-case) name, RepositoryUri from it. An attribute the
+    # local cloud cannot tell (Ipv4IpamPoolId of a VPC made without IPAM) fails the execution by name and
+    # rolls back, never an HTTP 500 ("Fn::GetAtt" reference; issue 9, item 5)
+    template = {"Resources": {"Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+                              "Repo": {"Type": "AWS::ECR::Repository"}},
+                "Outputs": {"Assoc": {"Value": {"Fn::Select": [
+                                0, {"Fn::GetAtt": ["Vpc", "CidrBlockAssociations"]}]}},
+                            "Uri": {"Value": {"Fn::GetAtt": ["Repo", "RepositoryUri"]}}}}
+    assert cfn.deploy("s", template)["StackStatus"] == "CREATE_COMPLETE", cfn.events("s")[:3]
+    vpc = cfn.resource("s", "Vpc")
+    described = cfn.target.client("ec2").describe_vpcs(VpcIds=[vpc])["Vpcs"][0]["CidrBlockAssociationSet"]
+    repo = cfn.resource("s", "Repo")
+    assert cfn.outputs("s") == {"Assoc": described[0]["AssociationId"],
+                                "Uri": f"123456789012.dkr.ecr.us-east-1.amazonaws.com/{repo}"}
+    assert repo == repo.lower()
+    template["Outputs"]["Pool"] = {"Value": {"Fn::GetAtt": ["Vpc", "Ipv4IpamPoolId"]}}
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    reason = ("Output Pool: the local cloud cannot resolve Fn::GetAtt Vpc.Ipv4IpamPoolId: moto does not "
+              "expose AWS::EC2::VPC attribute Ipv4IpamPoolId")
+    assert ("s", "UPDATE_ROLLBACK_IN_PROGRESS", reason) in cfn.events("s")

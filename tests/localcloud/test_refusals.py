@@ -45,6 +45,21 @@ def test_parameter_constraints_are_enforced(cfn) -> None:
     assert not cfn.exists("s")  # a refused CreateChangeSet leaves no stack behind
 
 
+def test_a_constraint_description_words_the_refusal(cfn) -> None:
+    # "Parameters" template section, ConstraintDescription: shown when a constraint is broken. The API
+    # words it "Parameter NAME failed to satisfy constraint: DESCRIPTION", for any constraint (as users
+    # quote CreateChangeSet's ValidationError: "Parameter EnvironmentSuffix failed to satisfy constraint:
+    # Must be one of: dev, staging, prod")
+    template = {"Parameters": {"Suffix": {"Type": "String", "MaxLength": 4, "AllowedPattern": "[a-z]+",
+                                          "ConstraintDescription": "Must be 1-4 lower-case letters"}},
+                "Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    refusal = "Parameter Suffix failed to satisfy constraint: Must be 1-4 lower-case letters"
+    for value in ("toolong", "A1"):
+        assert _error(lambda v=value: cfn.change_set("s", template, {"Suffix": v})) == ("ValidationError",
+                                                                                       refusal)
+    assert cfn.change_set("s", template, {"Suffix": "dev"})["Status"] == "CREATE_COMPLETE"
+
+
 def test_an_unknown_resource_type_is_a_template_format_error(cfn) -> None:
     # "Troubleshooting CloudFormation": Template format error: Unrecognized resource types
     code, message = _error(lambda: cfn.change_set("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queu"}}}))
@@ -58,6 +73,16 @@ def test_an_unknown_property_fails_the_change_set(cfn) -> None:
     desc = cfn.change_set("s", template)
     assert desc["Status"] == "FAILED"
     assert "extraneous key [QueueNam]" in desc["StatusReason"]
+
+
+def test_a_missing_required_property_fails_the_change_set(cfn) -> None:
+    # the resource provider schema of AWS::SSM::Parameter requires Value and Type; CloudFormation
+    # validates the model against it: "#: required key [Value] not found"
+    template = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String"}}}}
+    desc = cfn.change_set("s", template)
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"] == ("Properties validation failed for resource P with message: "
+                                    "#: required key [Value] not found")
 
 
 def test_an_undefined_attribute_is_refused(cfn) -> None:
@@ -132,6 +157,10 @@ def test_what_the_local_cloud_cannot_run_fails_the_change_set_unless_stubbed(cfn
     assert "formwright:local-cloud:stub" not in {t["Key"] for t in stack.get("Tags", [])}
     assert ("Wait", "CREATE_COMPLETE", "Stubbed by the local cloud (local_cloud.stub): nothing was run") in (
         cfn.events("s"))
+    # AWS::CloudFormation::WaitConditionHandle "Return values": Ref gives the (presigned) URL to signal
+    handle = cfn.resource("s", "Handle")
+    assert handle.startswith("https://cloudformation-waitcondition-us-east-1.s3.amazonaws.com/arn%3Aaws%3A")
+    assert handle.endswith("/Handle")
 
 
 def test_a_creation_policy_fails_the_change_set(cfn) -> None:

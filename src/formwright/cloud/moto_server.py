@@ -143,6 +143,11 @@ def patch_moto() -> None:
         setattr(responses.CloudFormationResponse, action, _with_capabilities(
             getattr(responses.CloudFormationResponse, action), action == "create_change_set"))
     _patch_stack_views(models)
+    _patch_resource_status(responses)
+    _patch_generated_names()
+    # a nested stack's PhysicalResourceId (and Ref) is its stack id, not its name
+    # (AWS::CloudFormation::Stack, "Return values"); top-level stacks are never a resource
+    models.Stack.physical_resource_id = property(lambda self: self.stack_id)  # type: ignore[method-assign,assignment]
     _patch_drift(responses)
 
     def list_imports(self: Any) -> ActionResult:
@@ -240,6 +245,48 @@ def _patch_drift(responses: Any) -> None:
     for handler in (detect_stack_drift, describe_stack_drift_detection_status, describe_stack_resource_drifts,
                     detect_stack_resource_drift):
         setattr(responses.CloudFormationResponse, handler.__name__, handler)
+
+
+# types whose names CloudFormation generates in lower case (their services refuse capitals); moto
+# lowercases S3 bucket names only, and an ECR repository without RepositoryName failed to create
+LOWERCASE_NAMES = {"AWS::ECR::Repository"}
+
+
+def _patch_generated_names() -> None:
+    """Generated names of LOWERCASE_NAMES types in lower case."""
+    from moto.cloudformation import parsing
+
+    generate = parsing.generate_resource_name
+
+    def generate_resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
+        name = generate(resource_type, stack_name, logical_id)
+        return name.lower() if resource_type in LOWERCASE_NAMES else name
+
+    parsing.generate_resource_name = generate_resource_name
+
+
+def _patch_resource_status(responses: Any) -> None:
+    """DescribeStackResource(s) and ListStackResources give each resource's own status (moto gives the
+    stack's, or CREATE_COMPLETE always)."""
+    from formwright.cloud.emulator import api
+
+    dto_init = responses.StackResourceDTO.__init__
+
+    def init(self: Any, stack: Any, resource: Any) -> None:
+        dto_init(self, stack, resource)
+        self.resource_status = api.resource_status(stack, self.logical_resource_id)
+
+    responses.StackResourceDTO.__init__ = init
+    list_resources = responses.CloudFormationResponse.list_stack_resources
+
+    def list_stack_resources(self: Any) -> Any:
+        answer = list_resources(self)
+        stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        for summary in answer.result["StackResourceSummaries"]:
+            summary["ResourceStatus"] = api.resource_status(stack, summary["LogicalResourceId"])
+        return answer
+
+    responses.CloudFormationResponse.list_stack_resources = list_stack_resources
 
 
 def _with_capabilities(handler: Any, change_set: bool) -> Any:

@@ -469,10 +469,16 @@ def is_no_change(description: dict[str, Any]) -> bool:
 
 
 def failure_reasons(events: list[dict]) -> list[str]:
-    """`Logical: reason` for every failed resource event, oldest first."""
+    """`Logical: reason` for every failed resource event, oldest first, and the stack's own reason for
+    rolling back where no resource failed for it (an export in use, a duplicate export name: CloudFormation
+    gives those on the stack's ROLLBACK_IN_PROGRESS / UPDATE_ROLLBACK_IN_PROGRESS event only)."""
     reasons = []
     for event in reversed(events):
         status = event.get("ResourceStatus", "")
-        if status.endswith("_FAILED") and event.get("ResourceStatusReason"):
-            reasons.append(f"{event.get('LogicalResourceId')}: {event['ResourceStatusReason']}")
+        reason = event.get("ResourceStatusReason")
+        stack_rollback = (status in ("ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS")
+                          and event.get("ResourceType") == "AWS::CloudFormation::Stack"
+                          and not str(reason).startswith("The following resource(s) failed"))
+        if reason and (status.endswith("_FAILED") or stack_rollback):
+            reasons.append(f"{event.get('LogicalResourceId')}: {reason}")
     return reasons

@@ -141,7 +141,7 @@ def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[
             continue
         names = {d["Target"].get("Name") or d["Target"]["Attribute"] for d in change["Details"]
                  if d["Evaluation"] == "Static"}
-        names.discard("Metadata")
+        names -= {"Metadata", *cs_changes.POLICIES}
         kind = change["ResourceType"]
         if kind not in stub and not res.can_update(kind, names):
             logical = change["LogicalResourceId"]
@@ -157,6 +157,7 @@ def _change(entry: dict[str, Any]) -> Any:
     change: Any = Change(entry["Action"], entry["LogicalResourceId"], entry["ResourceType"])
     change.physical_resource_id = entry.get("PhysicalResourceId")
     change.replacement = entry.get("Replacement")
+    change.policy_action = entry.get("PolicyAction")
     change.scope = entry.get("Scope") or []
     change.details = entry.get("Details") or []
     return change
@@ -242,3 +243,10 @@ def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, s
     execute_change_set(backend, None, change_set_id)
     backend.change_sets.pop(change_set_id, None)
     return backend.stacks[stack_id]
+
+
+def resource_status(stack: Any, logical: str) -> str:
+    """A resource's own status: that of its latest event (DescribeStackResources shows each resource's,
+    not the stack's); CREATE_COMPLETE for a resource without events (made by moto itself)."""
+    return next((e.resource_status for e in reversed(stack.events) if e.logical_resource_id == logical
+                 and e.physical_resource_id != stack.stack_id), "CREATE_COMPLETE")

@@ -92,7 +92,8 @@ def _pattern(pattern: str, name: str) -> bool:
 
 
 def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
-    """'Properties validation failed' for a property the type's schema does not have, or None."""
+    """'Properties validation failed' for a property the type's schema does not have, or one it requires
+    that is missing (the schema's `required`, as the registry validates a resource model), or None."""
     for logical, entry in resources.items():
         allowed = schemas.properties(str(entry.get("Type")))
         if allowed is None:
@@ -101,6 +102,11 @@ def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
         if extra:
             return (f"Properties validation failed for resource {logical} with message: "
                     f"#: extraneous key [{extra[0]}] is not permitted")
+        given = entry.get("Properties") or {}
+        missing = [n for n in schemas.required(str(entry.get("Type"))) if n not in given]
+        if missing:
+            return (f"Properties validation failed for resource {logical} with message: "
+                    f"#: required key [{missing[0]}] not found")
     return None
 
 

@@ -126,6 +126,7 @@ class Execution:
         stack.status = f"{status}_IN_PROGRESS"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
         changes = {c.logical_resource_id: c for c in self.change_set.changes}
+        logical = stack.name
         try:
             self._switch_template()
             for logical in order(self.new.resources):
@@ -148,6 +149,13 @@ class Execution:
         except (res.ResourceFailure, StackFailure, TemplateError) as failure:
             self._roll_back(failure)
             return
+        except Exception as err:  # noqa: BLE001 - an emulator bug must roll back, never leave the stack
+            # *_IN_PROGRESS forever behind an HTTP 500
+            reason = (f"The local cloud failed internally ({type(err).__name__}: {err}); this is a bug of "
+                      "formwright's local cloud, not of the template")
+            self._roll_back(res.ResourceFailure(logical, reason) if logical != stack.name
+                            else StackFailure(reason))
+            return
         self._commit(outputs)
 
     def _switch_template(self) -> None:
@@ -166,9 +174,11 @@ class Execution:
         kind = str(entry["Type"])
         stubbed = kind in self.change_set.fw_stub
         event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
-        if (stubbed and not res.model_class(kind)) or kind == "AWS::CloudFormation::WaitConditionHandle":
-            obj: Any = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
-            props: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        if kind == "AWS::CloudFormation::WaitConditionHandle":
+            obj: Any = res.Stub(logical, kind, res.wait_handle_url(self.stack, logical))
+        elif stubbed and not res.model_class(kind):
+            obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
             props = self._live_props(logical)
             obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
@@ -192,7 +202,8 @@ class Execution:
         names = {n for n in set(props) | set(before) if props.get(n) != before.get(n)}
         static_replace = change.replacement == "True"
         dynamic_replace = change.replacement == "Conditional" and any(
-            d["Target"].get("RequiresRecreation") == "Conditionally" and props.get(d["Target"].get("Name"))
+            d["Target"].get("RequiresRecreation") in ("Always", "Conditionally")
+            and props.get(d["Target"].get("Name"))
             != before.get(d["Target"].get("Name")) for d in change.details)
         self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
                            else "Update:Modify")
@@ -216,6 +227,12 @@ class Execution:
         self.rmap._parsed_resources[logical] = new
         self.record.props[logical] = props
         self.done.append(("update", logical, old))
+        from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
+
+        missed = unapplied(kind, new, props, names, self.account, self.region)
+        if missed:  # moto answered the update and left these as they were: never UPDATE_COMPLETE
+            raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
+                                               f"update did not apply {', '.join(missed)}")
         event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
 
     def _check_policy(self, logical: str, kind: str, action: str) -> None:

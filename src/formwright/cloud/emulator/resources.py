@@ -81,6 +81,32 @@ def _set_in_place(kind: str, obj: Any, props: dict[str, Any], names: set[str], a
         getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
 
 
+# AWS::SQS::Queue properties moto's update leaves alone (it sets VisibilityTimeout and
+# ReceiveMessageWaitTimeSeconds only), set through SetQueueAttributes; a property the template drops
+# goes back to the queue's default (moto's, which a queue made without it has)
+SQS_ATTRIBUTES = {"DelaySeconds": 0, "MaximumMessageSize": None, "MessageRetentionPeriod": 345600,
+                  "ReceiveMessageWaitTimeSeconds": 0, "VisibilityTimeout": 30, "KmsMasterKeyId": None,
+                  "KmsDataKeyReusePeriodSeconds": 300, "SqsManagedSseEnabled": True,
+                  "ContentBasedDeduplication": False, "DeduplicationScope": "queue",
+                  "FifoThroughputLimit": "perQueue", "RedrivePolicy": {}}
+
+
+def _set_queue_attributes(obj: Any, props: dict[str, Any], names: set[str], account: str,
+                          region: str) -> None:
+    from moto.sqs.models import MAXIMUM_MESSAGE_LENGTH, sqs_backends
+
+    wanted = {n: props.get(n, SQS_ATTRIBUTES[n]) for n in names & set(SQS_ATTRIBUTES)}
+    if "MaximumMessageSize" in wanted and wanted["MaximumMessageSize"] is None:
+        wanted["MaximumMessageSize"] = MAXIMUM_MESSAGE_LENGTH
+    if wanted:
+        backend = sqs_backends[account][region]
+        # moto's SetQueueAttributes clears the queue's Policy unless it is passed along
+        backend.set_queue_attributes(obj.name, {**wanted, "Policy": backend.get_queue(obj.name).policy})
+
+
+# what a type's update in moto leaves out, applied after it through the service's backend
+COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes}
+
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
 UPDATE_NAME = {"AWS::SNS::Topic": "name"}
@@ -88,19 +114,37 @@ UPDATE_NAME = {"AWS::SNS::Topic": "name"}
 GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 
 
+# properties moto's update of a type is known to ignore and that no drift reader would catch after it
+# (the rest is checked once applied: execute.Execution._modify)
+MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
+# for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES)}
+
+
 def can_update(kind: str, names: set[str]) -> bool:
     """True when the local cloud can change these properties (and tags) of a `kind` in place."""
+    if kind in MOTO_APPLIES:
+        return not names - MOTO_APPLIES[kind] - {schemas.tag_property(kind)}
     if _has_update(kind):
-        return True
+        return not names & MOTO_IGNORES.get(kind, set())
     tag_property = schemas.tag_property(kind)
     return not (names - {tag_property} - set(IN_PLACE.get(kind, {})))
 
 
 def physical_id(obj: Any) -> str:
-    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id)."""
-    if getattr(obj, "cf_resource_type", None) == NESTED:
-        return str(obj.stack_id)
+    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id: see
+    `moto_server.patch_moto`)."""
     return str(getattr(obj, "physical_resource_id", None) or obj)
+
+
+def wait_handle_url(stack: Any, logical: str) -> str:
+    """A WaitConditionHandle's physical id: the URL cfn-signal would PUT to, in CloudFormation's form
+    (AWS::CloudFormation::WaitConditionHandle, "Return values": Ref gives a presigned URL); nothing
+    answers it here."""
+    from urllib.parse import quote
+
+    return (f"https://cloudformation-waitcondition-{stack.region_name}.s3.amazonaws.com/"
+            f"{quote(stack.stack_id, safe='')}/{logical}")
 
 
 def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, account: str,
@@ -115,7 +159,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
                                         account_id=account, region_name=region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
-        raise ResourceFailure(logical, handler_message(err)) from None
+        raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
     try:
@@ -189,6 +233,8 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
                 cloudformation_json={"Type": kind, "Properties": props},
                 account_id=account, region_name=region)
             new.cf_resource_type, new.logical_resource_id = kind, logical
+            if kind in COMPLETE_UPDATE:
+                COMPLETE_UPDATE[kind](new, props, names, account, region)
         else:
             _set_in_place(kind, obj, props, names, account, region)
             new = obj
@@ -235,7 +281,7 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
     if getattr(cls, "has_cfn_attr", None) and cls.has_cfn_attr(name):
         try:
             value = obj.get_cfn_attribute(name)
-            if value is not None:
+            if value is not None and _template_value(value):
                 return value
         except Exception:  # noqa: BLE001,S110 - moto raises NotImplementedError and others: fall through
             pass
@@ -255,6 +301,18 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
                                    f"not expose {kind} attribute {name}")
 
 
+def _template_value(value: Any) -> bool:
+    """True for what a template can hold (a string, number, boolean or a list of them): a moto object
+    or record handed back as an attribute is not one."""
+    if isinstance(value, list):
+        return all(isinstance(v, str | int | float | bool) for v in value)
+    return isinstance(value, str | int | float | bool)
+
+
+def _cidr_associations(vpc: Any) -> list[str]:
+    return [str(a["association_id"]) for a in vpc.cidr_block_association_set]
+
+
 def _default_acl(vpc: Any) -> str:
     acls = vpc.ec2_backend.network_acls.values()
     return next(a.id for a in acls if a.vpc_id == vpc.id and a.default)
@@ -268,6 +326,7 @@ def _default_group(vpc: Any) -> str:
 EXTRA_ATTRIBUTES = {
     ("AWS::EC2::VPC", "DefaultNetworkAcl"): _default_acl,
     ("AWS::EC2::VPC", "DefaultSecurityGroup"): _default_group,
+    ("AWS::EC2::VPC", "CidrBlockAssociations"): _cidr_associations,
 }
 
 
@@ -278,9 +337,40 @@ def _nested_output(logical: str, obj: Any, key: str) -> Any:
     raise ResourceFailure(logical, f"Output '{key}' not found in nested stack {logical}")
 
 
-def handler_message(err: Exception) -> str:
-    """A moto exception as CloudFormation words a failed resource handler."""
+# HandlerErrorCode (the resource provider contract, aws-cloudformation/cloudformation-cli) for the words
+# of a service's error code, first match wins; anything else is GeneralServiceException
+HANDLER_CODES = (
+    (("AlreadyExists", "Duplicate", "AlreadyOwned"), "AlreadyExists"),
+    (("NotFound", "NoSuch", "DoesNotExist"), "NotFound"),
+    (("Throttl", "TooManyRequests"), "Throttling"),
+    (("LimitExceeded",), "ServiceLimitExceeded"),
+    (("AccessDenied", "Unauthorized"), "AccessDenied"),
+    (("InUse", "Conflict"), "ResourceConflict"),
+    (("Invalid", "Validation", "Malformed", "Missing"), "InvalidRequest"),
+)
+
+
+def handler_message(err: Exception, kind: str | None = None, props: dict[str, Any] | None = None) -> str:
+    """A moto exception as CloudFormation words a failed resource handler:
+    `Resource handler returned message: "..." (RequestToken: ..., HandlerErrorCode: ...)`, the code one
+    of the contract's; AlreadyExists with the contract's own message where the identifier is known."""
+    import uuid
+
+    from moto.core.exceptions import ServiceException
+    from werkzeug.exceptions import HTTPException
+
     text = (getattr(err, "message", None) or getattr(err, "description", None) or str(err)
             or type(err).__name__)
-    code = getattr(err, "code", None) or getattr(err, "error_type", None) or "GeneralServiceException"
-    return f'Resource handler returned message: "{text}" (HandlerErrorCode: {code})'
+    raw = str(getattr(err, "code", None) or getattr(err, "error_type", None) or type(err).__name__)
+    code = next((c for words, c in HANDLER_CODES if any(w in raw for w in words)), "GeneralServiceException")
+    if not isinstance(err, ServiceException | HTTPException):
+        # not a service's answer but moto's own code failing: said as such, never passed off as AWS's
+        code = "InternalFailure"
+        text = (f"Internal Failure: the local cloud's model of {kind or 'this resource'} failed "
+                f"({type(err).__name__}: {err}); a limit of the local cloud, not an error of the template")
+    primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or [] if kind else []
+    identifier = (props or {}).get(primary[0].rsplit("/", 1)[-1]) if len(primary) == 1 else None
+    if code == "AlreadyExists" and isinstance(identifier, str):
+        text = f"Resource of type '{kind}' with identifier '{identifier}' already exists."
+    token = uuid.uuid4()
+    return f'Resource handler returned message: "{text}" (RequestToken: {token}, HandlerErrorCode: {code})'
