@@ -3,9 +3,11 @@
 commit 6c936890f96e5e5ddbe5a1bf0576cc2e0d0c78b6): stack statuses, Ready reasons and messages, events, stack
 tags, change set names, the template bucket, deletion, sources, and the CRD's fields.
 
-Stack statuses the local cloud cannot produce (UPDATE_ROLLBACK_FAILED, DELETE_FAILED, ROLLBACK_FAILED,
-UPDATE_FAILED, IMPORT_ROLLBACK_FAILED, an unknown one) are replayed with botocore's Stubber (a fake
-CloudFormation); everything else runs against the local cloud with real git repositories.
+Every stack status is replayed here with botocore's Stubber (a fake CloudFormation), so each branch is
+pinned on its own; the ones the local cloud cannot produce (UPDATE_ROLLBACK_FAILED, ROLLBACK_FAILED,
+UPDATE_FAILED, IMPORT_ROLLBACK_*, an unknown one) only here. ROLLBACK_COMPLETE, UPDATE_ROLLBACK_COMPLETE and
+DELETE_FAILED also run on the local cloud (test_flux_parity_cloud.py); failed calls and change set statuses
+are in test_flux_parity_calls.py. Everything else runs against the local cloud with real git repositories.
 """
 
 from __future__ import annotations
