@@ -124,8 +124,9 @@ project_flags = ProjectFlags()  # one command runs per process: its flags, set b
 
 _PROJECT_OPTIONS = {
     "env": (str | None, typer.Option(None, "--env", envvar="FORMWRIGHT_ENV", metavar="NAME",
-                                     help="The environment: its overlay of formwright.yaml (environments:) "
-                                          "applies; env FORMWRIGHT_ENV.")),
+                                     help="The environment whose overlay applies (`environments:` of "
+                                          "formwright.yaml, environments/NAME.yaml); stack names become "
+                                          "<project>-NAME-<stack>.")),
     "var": (list[str] | None, typer.Option(None, "--var", metavar="K=V",
                                            help="A value for {{ var.K }} (repeatable).")),
     "var_file": (list[Path] | None, typer.Option(None, "--var-file", metavar="FILE",
