@@ -9,12 +9,15 @@ Variables for `{{ var.K }}` come from `vars:`, the environment's `vars:`, each `
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
 from formwright.errors import InputError, ProjectError
+from formwright.model.references import OutputRef
 from formwright.template.document import Mapping
+from formwright.template.values import SourceLine
 
 ENVIRONMENTS_DIR = "environments"
 
@@ -65,14 +68,26 @@ def overlay_of(raw: Mapping, name: str, directory: Path, file: str, load: Any) -
 
 
 def _set_file(value: Any, file: str) -> None:
-    """Mark every mapping of an overlay file with that file (errors then name it)."""
+    """Mark every line of an overlay file with that file: merged into formwright.yaml, its values still
+    report errors at environments/<name>.yaml:LINE."""
     if isinstance(value, Mapping):
         value.file = file
-        for item in value.values():
-            _set_file(item, file)
+        if value.line is not None:
+            value.line = SourceLine(value.line, file)
+        value.key_lines = {key: SourceLine(line, file) for key, line in value.key_lines.items()}
+        for key, item in value.items():
+            if isinstance(item, OutputRef) and item.line is not None:
+                value[key] = replace(item, file=file, line=SourceLine(item.line, file))
+            else:
+                _set_file(item, file)
     elif isinstance(value, list):
-        for item in value:
-            _set_file(item, file)
+        if getattr(value, "line", None) is not None:
+            value.line = SourceLine(value.line, file)  # type: ignore[attr-defined]
+        for index, item in enumerate(value):
+            if isinstance(item, OutputRef) and item.line is not None:
+                value[index] = replace(item, file=file, line=SourceLine(item.line, file))
+            else:
+                _set_file(item, file)
 
 
 def merge(base: Any, overlay: Any) -> Any:
