@@ -162,7 +162,9 @@ def assume_role(make_sts: Callable[..., Any], source: Credentials, role_arn: str
         except BotoCoreError as err:
             reason = str(err).replace("\n", " ")
         raise InputError(f"cannot assume role {role_arn}: {reason}",
-                         hint="check the role's trust policy, external_id and your credentials' permissions")
+                         hint="check the role's trust policy, external_id and your credentials' permissions; "
+                              "`role_arn` is the role formwright assumes (sceptre's sceptre_role), "
+                              "CloudFormation's own service role is `service_role`")
 
     # the first assume now, so that a role that cannot be assumed is refused before any write
     return RefreshableCredentials.create_from_metadata(fetch(), fetch, "assume-role")
