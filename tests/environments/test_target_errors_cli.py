@@ -95,6 +95,7 @@ stacks:
         assert result.err.startswith(f"error: cannot assume role {DENIED_ROLE}: AccessDenied: User: "
                                      "arn:aws:iam::123456789012:user/dev is not authorized"), result.err
         assert "trust policy" in result.err
+        assert "CloudFormation's own service role is `service_role`" in result.err
     assert "AssumeRole" in actions  # the refusal came from STS over HTTP, not from a check of ours
     # refused before the first write: not even the stack that needs no role was made
     assert live(cloud.endpoint, "123456789012") == set() and live(cloud.endpoint, PROD) == set()
