@@ -176,8 +176,9 @@ def test_every_project_command_reads_the_environment(overlaid: Path, run_cli, cl
 
 
 def test_scopes_deploy_what_they_need_and_delete_what_needs_them(overlaid: Path, run_cli, cloud) -> None:
-    # `group.stack` deploys that stack and the stacks it needs (here in another group), nothing else
-    api = run_cli("deploy", str(overlaid), "app.api", "--env", "prod", "--yes", "--output", "json")
+    # `group.stack` deploys that stack and the stacks it needs (here in another group), nothing else; without
+    # DIR (run inside the project, as a user does) the first word is the scope, not a folder
+    api = run_cli("deploy", "app.api", "--env", "prod", "--yes", "--output", "json", cwd=overlaid)
     assert api.code == 0, api.err
     assert set(api.json()["stacks"]) == {"vpc", "api"}
     assert set(described(cloud.endpoint, "eu-west-1")) == {"ov-prod-vpc", "ov-prod-api"}
@@ -192,8 +193,13 @@ def test_scopes_deploy_what_they_need_and_delete_what_needs_them(overlaid: Path,
     assert status.code == 0 and set(status.json()["stacks"]) == {"vpc"}, status.err
     outputs = run_cli("outputs", str(overlaid), "app", "--env", "prod", "--output", "json")
     assert outputs.code == 0 and set(outputs.json()["outputs"]) == {"api", "web"}, outputs.err
-    unknown = run_cli("deploy", str(overlaid), "ap.api", "--env", "prod", "--yes")
-    assert unknown.code == 2 and "unknown stack 'ap.api'" in unknown.err, unknown.err
+    value = run_cli("outputs", "app.api", "Size", "--env", "prod", cwd=overlaid)
+    assert value.code == 0 and value.out == "xl\n", value.err
+    several = run_cli("outputs", "app", "Size", "--env", "prod", cwd=overlaid)
+    assert several.code == 2 and "'app' is 2 stacks (api, web); an output KEY is read from one" in several.err
+    for command in (["deploy", "--yes"], ["status"]):
+        unknown = run_cli(command[0], "ap.api", *command[1:], "--env", "prod", cwd=overlaid)
+        assert unknown.code == 2 and "unknown stack 'ap.api'" in unknown.err, unknown.err
 
     # delete of a group takes the stacks that depend on it, listed (with why) before anything goes
     net = run_cli("delete", str(overlaid), "net", "--env", "prod", "--yes")

@@ -155,6 +155,22 @@ def with_project_flags(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def is_project_path(word: str) -> bool:
+    """True when a command-line word names a project: a folder holding formwright.yaml, a YAML file, or a
+    path that is plainly one (with a `/`). Otherwise it is a scope or a stack name."""
+    path = Path(word)
+    return ("/" in word or (path / PROJECT_FILE).is_file()
+            or (path.is_file() and path.suffix in (".yaml", ".yml")))
+
+
+def dir_and_scopes(directory: Path | None, scopes: list[str] | None) -> tuple[Path | None, list[str]]:
+    """`[DIR] [SCOPE]...` as meant: `formwright deploy net` (no DIR, inside the project) is the scope `net` of
+    the project found upward, not a folder named `net`."""
+    if directory is not None and not is_project_path(str(directory)):
+        return None, [str(directory), *(scopes or [])]
+    return directory, list(scopes or [])
+
+
 def project_dir(directory: Path | None, *, markers: tuple[str, ...] = (PROJECT_FILE,),
                 default: Path | None = None) -> Path:
     """The project folder for a `[DIR]` argument: as given, or the nearest folder upward holding one of

@@ -16,7 +16,9 @@ from formwright.cli.common import (
     StackOption,
     TargetOption,
     columns,
+    dir_and_scopes,
     emit_json,
+    is_project_path,
     with_project_flags,
 )
 from formwright.cli.project import check_stacks, connect, deployed, open_project, selection
@@ -27,11 +29,8 @@ def split_outputs_args(args: list[str]) -> tuple[Path | None, str | None, str | 
     """`[DIR] [STACK [KEY]]`: the first word is DIR when it names a project folder or file."""
     words = list(args)
     directory = None
-    if words:
-        first = Path(words[0])
-        if (first / "formwright.yaml").is_file() or (first.is_file() and first.suffix in (".yaml", ".yml")):
-            directory = first
-            words.pop(0)
+    if words and is_project_path(words[0]):
+        directory = Path(words.pop(0))
     if len(words) > 2:
         raise InputError(f"unexpected argument '{words[2]}'",
                          hint="usage: formwright outputs [DIR] [STACK [KEY]]")
@@ -56,6 +55,7 @@ def register(app: typer.Typer) -> None:
     def status(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Each stack's CloudFormation status and last update (of the scopes' stacks)."""
+        directory, scope = dir_and_scopes(directory, scope)
         project = open_project(directory, scope)
         only = selection(project, scope)
         rows = {}
