@@ -47,19 +47,38 @@ def aws_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
     return {"AWS_CONFIG_FILE": str(config)}
 
 
-def test_every_cloud_command_takes_profile_and_region() -> None:
+def all_commands() -> dict[str, Any]:
+    """Every command of the program by its path ("instance create"), from a fresh application with every
+    command module, as shell completion loads them."""
     from formwright.cli import main
 
-    app = typer.Typer()  # a fresh application with every command module, as shell completion loads them
+    app = typer.Typer()
     for module in dict.fromkeys(main.COMMAND_MODULES.values()):
         importlib.import_module(module).register(app)
-    root = typer.main.get_command(app)
+    found: dict[str, Any] = {}
+
+    def walk(command: Any, path: list[str]) -> None:
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+        else:
+            found[" ".join(path)] = command
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_cloud_command_takes_profile_and_region() -> None:
+    commands = all_commands()
+    flags = {path: {opt for param in command.params for opt in getattr(param, "opts", [])}
+             for path, command in commands.items()}
     for path in CLOUD_COMMANDS:
-        command: Any = root
-        for word in path.split():
-            command = command.commands[word]
-        flags = {opt for param in command.params for opt in getattr(param, "opts", [])}
-        assert {"--profile", "--region"} <= flags, path
+        assert {"--profile", "--region"} <= flags[path], path
+    # every other command is one that makes no cloud call (a new command must be put in one list or the other)
+    offline = {"init", "validate", "build", "graph", "history", "package", "completion", "transform tosca",
+               "instance list", "instance show", "instance history", "sync status", "sync suspend",
+               "sync resume", "local-cloud start", "local-cloud stop", "local-cloud status"}
+    assert set(commands) == set(CLOUD_COMMANDS) | offline
 
 
 def test_project_commands_use_the_flags_and_the_profiles_region(tmp_path: Path, run_cli, cloud,
