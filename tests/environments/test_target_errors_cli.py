@@ -1,24 +1,16 @@
 """Targets that cannot be used are refused through the CLI before any write: one line, exit 2, no traceback.
 
 A role that cannot be assumed: moto's STS assumes any role (it evaluates no trust policy), so the local cloud
-cannot refuse one. Here STS alone is a small HTTP server on 127.0.0.1 that answers AssumeRole as real STS
-answers a caller the role's trust policy does not name (HTTP 403, Code AccessDenied, "User: … is not
-authorized to perform: sts:AssumeRole on resource: …", the STS API reference) and passes every other STS
-call on to the local cloud; the CLI reaches it with `--target aws` and botocore's AWS_ENDPOINT_URL_STS, and
-every other service through AWS_ENDPOINT_URL at the local cloud. Everything else is real.
+cannot refuse one. Here STS alone goes through `sts_proxy` (conftest.py), which answers AssumeRole of that
+role as real STS answers a caller the role's trust policy does not name, and passes every other call on to
+the local cloud. Everything else is real.
 """
 
 from __future__ import annotations
 
-import http.server
-import threading
-import urllib.parse
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
-import pytest
 
 SHARED, DEV, PROD = "111111111111", "222222222222", "333333333333"
 QUEUE = "Resources:\n  Q: {Type: AWS::SQS::Queue}\nOutputs:\n  Name: {Value: !GetAtt Q.QueueName}\n"
@@ -37,48 +29,9 @@ def live(endpoint: str, account: str, region: str = "us-east-1") -> set[str]:
     return {s["StackName"] for s in cfn.describe_stacks()["Stacks"]}
 
 
-@pytest.fixture
-def refusing_sts(cloud) -> Iterator[tuple[str, list[str]]]:
-    """STS that refuses every AssumeRole (AccessDenied) and forwards the rest to the local cloud: its
-    endpoint and the actions it was asked."""
-    actions: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            body = self.rfile.read(int(self.headers.get("content-length", 0)))
-            action = urllib.parse.parse_qs(body.decode()).get("Action", [""])[0]
-            actions.append(action)
-            if action == "AssumeRole":
-                status, reply = 403, (
-                    '<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>'
-                    "<Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/dev is not "
-                    f"authorized to perform: sts:AssumeRole on resource: {DENIED_ROLE}</Message></Error>"
-                    "<RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId></ErrorResponse>").encode()
-            else:
-                forward = urllib.request.Request(cloud.endpoint + self.path, data=body, method="POST",
-                                                 headers=dict(self.headers.items()))
-                with urllib.request.urlopen(forward, timeout=30) as answer:
-                    status, reply = answer.status, answer.read()
-            self.send_response(status)
-            self.send_header("Content-Type", "text/xml")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", actions
-    server.shutdown()
-    server.server_close()
-
-
 def test_a_role_that_cannot_be_assumed_is_one_line_and_nothing_is_written(tmp_path: Path, run_cli, cloud,
-                                                                         refusing_sts) -> None:
-    sts_endpoint, actions = refusing_sts
+                                                                         sts_proxy) -> None:
+    sts_proxy.refuse = DENIED_ROLE
     (tmp_path / "queue.yaml").write_text(QUEUE)
     (tmp_path / "formwright.yaml").write_text(f"""name: denied
 region: us-east-1
@@ -87,7 +40,7 @@ stacks:
   app: {{template: queue.yaml, role_arn: "{DENIED_ROLE}", external_id: wrong-id, depends_on: [base]}}
 """)
     env = {"AWS_ACCESS_KEY_ID": "t", "AWS_SECRET_ACCESS_KEY": "t", "AWS_ENDPOINT_URL": cloud.endpoint,
-           "AWS_ENDPOINT_URL_STS": sts_endpoint}
+           "AWS_ENDPOINT_URL_STS": sts_proxy.endpoint}
     for command in (["deploy", "--yes"], ["plan"], ["status"], ["delete", "--yes"]):
         result = run_cli(command[0], str(tmp_path), *command[1:], "--target", "aws", env=env)
         assert result.code == 2, (command, result.err)
@@ -96,7 +49,7 @@ stacks:
                                      "arn:aws:iam::123456789012:user/dev is not authorized"), result.err
         assert "trust policy" in result.err
         assert "CloudFormation's own service role is `service_role`" in result.err
-    assert "AssumeRole" in actions  # the refusal came from STS over HTTP, not from a check of ours
+    assert "AssumeRole" in sts_proxy.actions  # the refusal came from STS over HTTP, not a check of ours
     # refused before the first write: not even the stack that needs no role was made
     assert live(cloud.endpoint, "123456789012") == set() and live(cloud.endpoint, PROD) == set()
 
