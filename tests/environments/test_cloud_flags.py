@@ -8,6 +8,7 @@ through the CLI against the local cloud, which keeps regions apart as AWS does.
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,28 @@ def test_retry_of_a_create_goes_to_the_region_it_was_started_in(tmp_path: Path, 
     assert retried.code == 0, retried.err
     assert live_stacks(cloud.endpoint, "eu-west-1") == {"exporter", "r-first", "r-second"}
     assert live_stacks(cloud.endpoint, "us-east-1") == set()
+
+
+def test_expand_gives_macros_the_region_of_the_flags(tmp_path: Path, run_cli, cloud, aws_config) -> None:
+    # a macro's event carries the region, as CloudFormation's does (its account and region); --region,
+    # else AWS_REGION, else the profile's region
+    macros = tmp_path / "macros"
+    macros.mkdir()
+    (macros / "Stamp.py").write_text(
+        "def handler(event, context):\n"
+        "    fragment = dict(event['fragment'])\n"
+        "    fragment['Outputs'] = {'Region': {'Value': event['region']}}\n"
+        "    return {'requestId': event['requestId'], 'status': 'success', 'fragment': fragment}\n")
+    template = tmp_path / "t.yaml"
+    template.write_text("Transform: Stamp\nResources:\n  Q: {Type: AWS::SQS::Queue}\n")
+
+    def region(*flags: str, env: dict[str, str] | None = None) -> str:
+        result = run_cli("expand", str(template), "--macros", str(macros), *flags, env=env)
+        assert result.code == 0, result.err
+        return json.loads(result.out)["Outputs"]["Region"]["Value"]
+
+    assert region("--region", "ap-south-1") == "ap-south-1"
+    assert region("--profile", "north", env=aws_config) == "eu-north-1"
+    assert region(env={**aws_config, "AWS_REGION": "sa-east-1"}) == "sa-east-1"
+    missing = run_cli("expand", str(template), "--macros", str(macros), "--profile", "nope", env=aws_config)
+    assert missing.code == 2 and missing.err.strip().count("\n") == 0, missing.err

@@ -7,7 +7,8 @@
   `--param K=V` (template parameters) and `--input K=V` (instance and TOSCA inputs).
 - `--env NAME`, `--var K=V`, `--var-file FILE`, `--profile`, `--region` on every project command
   (`@with_project_flags`), and `[SCOPE]...` (a group, `group.stack`, a stack, `stack@region`);
-  `--profile` and `--region` (`ProfileOption`, `RegionOption`) on every other command that calls the cloud.
+  `--profile` and `--region` (`ProfileOption`, `RegionOption`; `Plain…` where there is no project) on every
+  other command that calls the cloud.
 - In JSON mode everything on stdout is JSON, errors too: `{"ok": false, "errors": [{"file", "line",
   "message", "hint"}]}` with the same exit code as in text mode (`error_envelope`).
 
@@ -94,6 +95,13 @@ ProfileOption = typer.Option(None, "--profile", metavar="NAME",
 RegionOption = typer.Option(None, "--region", metavar="REGION",
                             help="The AWS region, over the project's `region:` (stacks and groups that name "
                                  "their own keep it); default: the project's, AWS_REGION, the profile's.")
+
+# the same flags on commands without a project (expand, sync): nothing of a formwright.yaml to override
+PlainProfileOption = typer.Option(None, "--profile", metavar="NAME",
+                                  help="The AWS profile of the credentials (~/.aws/config), over "
+                                       "AWS_PROFILE.")
+PlainRegionOption = typer.Option(None, "--region", metavar="REGION",
+                                 help="The AWS region; default: AWS_REGION, then the profile's region.")
 
 
 ScopeArgument = typer.Argument(
