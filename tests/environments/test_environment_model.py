@@ -230,3 +230,14 @@ def test_sceptre_keys_name_their_counterpart(shop: Path, old: str, new: str, hin
     with pytest.raises(ProjectError) as err:
         load_project(shop)
     assert hint in str(err.value) and err.value.line
+
+
+def test_overlay_files_may_end_in_yml_but_not_twice(shop: Path) -> None:
+    (shop / "environments").mkdir()
+    (shop / "environments" / "qa.yml").write_text("region: eu-central-1\n")
+    assert load_project(shop, environment="qa").stacks["queue"].target.region == "eu-central-1"
+    with pytest.raises(ProjectError, match=r"unknown environment 'staging' \(environments: prod, qa\)"):
+        load_project(shop, environment="staging")
+    (shop / "environments" / "qa.yaml").write_text("region: eu-west-2\n")
+    with pytest.raises(ProjectError, match=r"environment 'qa' has two files, qa\.yaml and qa\.yml"):
+        load_project(shop, environment="qa")
