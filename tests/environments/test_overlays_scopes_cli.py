@@ -189,7 +189,7 @@ def test_scopes_deploy_what_they_need_and_delete_what_needs_them(overlaid: Path,
     assert plan.code == 0 and set(plan.json()["plans"]) == {"vpc", "report"}, plan.err
     kinds = {name: p["kind"] for name, p in plan.json()["plans"].items()}
     assert kinds == {"vpc": "unchanged", "report": "create"}
-    status = run_cli("status", str(overlaid), "net.vpc", "--env", "prod", "--output", "json")
+    status = run_cli("status", ".", "net.vpc", "--env", "prod", "--output", "json", cwd=overlaid)
     assert status.code == 0 and set(status.json()["stacks"]) == {"vpc"}, status.err
     outputs = run_cli("outputs", str(overlaid), "app", "--env", "prod", "--output", "json")
     assert outputs.code == 0 and set(outputs.json()["outputs"]) == {"api", "web"}, outputs.err

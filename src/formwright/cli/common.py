@@ -165,9 +165,9 @@ def with_project_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def is_project_path(word: str) -> bool:
     """True when a command-line word names a project: a folder holding formwright.yaml, a YAML file, or a
-    path that is plainly one (with a `/`). Otherwise it is a scope or a stack name."""
+    path that is plainly one (`.`, `..`, anything with a `/`). Otherwise it is a scope or a stack name."""
     path = Path(word)
-    return ("/" in word or (path / PROJECT_FILE).is_file()
+    return (word in (".", "..") or "/" in word or (path / PROJECT_FILE).is_file()
             or (path.is_file() and path.suffix in (".yaml", ".yml")))
 
 
