@@ -126,6 +126,10 @@ def test_a_mistake_in_an_overlay_file_is_reported_at_its_own_line(overlaid: Path
     result = run_cli("validate", str(overlaid), "--env", "prod")
     assert result.code == 2 and result.err.strip().count("\n") == 0, result.err
     assert f"{overlaid / 'environments' / 'prod.yaml'}:{line}: {message}" in result.err, result.err
+    # the CI gate without --env loads every environment too: the mistake fails it, named with its environment
+    gate = run_cli("validate", str(overlaid), "--no-lint")
+    assert gate.code == 2 and gate.err.strip().count("\n") == 0, gate.err
+    assert f"{overlaid / 'environments' / 'prod.yaml'}:{line}: environment 'prod': {message}" in gate.err
 
 
 # every command that reads the project takes --env (and FORMWRIGHT_ENV), --var, --var-file
