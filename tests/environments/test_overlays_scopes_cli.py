@@ -212,3 +212,42 @@ def test_scopes_deploy_what_they_need_and_delete_what_needs_them(overlaid: Path,
     assert listing.index("ov-prod-web (depends on api)") < listing.index("ov-prod-api (depends on vpc)") \
         < listing.index("ov-prod-vpc\n")
     assert described(cloud.endpoint, "eu-west-1") == {}
+
+
+def test_a_written_stack_name_never_lets_one_environment_change_anothers_stack(tmp_path: Path, run_cli,
+                                                                              cloud) -> None:
+    # default names carry the environment; a written stack_name does not, and dev's stack must not become
+    # prod's by an update in place (sceptre's names always differ: they come from the environment's folder)
+    (tmp_path / "queue.yaml").write_text(QUEUE)
+    project = """name: named
+environments:
+  dev: {}
+  prod: {vars: {size: large}}
+vars: {size: small}
+stacks:
+  registry: {template: queue.yaml, stack_name: org-registry, parameters: {Upstream: x, Size: s}}
+  queue: {template: queue.yaml, stack_name: the-queue, parameters: {Upstream: x, Size: "{{ var.size }}"}}
+"""
+    (tmp_path / "formwright.yaml").write_text(project)
+    dev = run_cli("deploy", str(tmp_path), "--env", "dev", "--yes")
+    assert dev.code == 2 and dev.err.strip().count("\n") == 0, dev.err
+    assert (f"{tmp_path / 'formwright.yaml'}:8: stack 'queue' is CloudFormation stack 'the-queue' in "
+            "environment 'prod' too, with the same credentials and region but another definition: deploying "
+            "'dev' would change it") in dev.err
+    assert described(cloud.endpoint, "us-east-1") == {}  # before any write
+    # a stack both define alike is one shared stack; a name per environment, or another region, keeps apart
+    (tmp_path / "formwright.yaml").write_text(project.replace("stack_name: the-queue",
+                                                              "stack_name: \"{{ environment }}-queue\""))
+    for env in ("dev", "prod"):
+        assert run_cli("deploy", str(tmp_path), "--env", env, "--yes").code == 0
+    assert set(described(cloud.endpoint, "us-east-1")) == {"org-registry", "dev-queue", "prod-queue"}
+    elsewhere = project.replace("prod: {vars", "prod: {region: eu-west-1, vars")
+    (tmp_path / "formwright.yaml").write_text(elsewhere)
+    prod = run_cli("deploy", str(tmp_path), "--env", "prod", "--yes")
+    assert prod.code == 0, prod.err
+    assert set(described(cloud.endpoint, "eu-west-1")) == {"org-registry", "the-queue"}
+    # the CI gate finds it too, without --env
+    (tmp_path / "formwright.yaml").write_text(project)
+    gate = run_cli("validate", str(tmp_path), "--no-lint")
+    assert gate.code == 2, gate.err
+    assert "environment 'dev': stack 'queue' is CloudFormation stack 'the-queue'" in gate.err

@@ -55,7 +55,7 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     workers = LintWorkers().start() if lint_templates else None  # cfn-lint loads while the project does
     try:
         project = load_for_validation(directory, **project_flags.load_options())
-        environments = [] if project.environment else check_environments(project, directory)
+        environments = check_environments(project, directory)
         fan_out(project, project.region or "us-east-1")
         stacks = prepare_stacks(project, **macro_mode(macros))
         check_output_references(stacks, project)
@@ -100,18 +100,27 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
 
 
 def check_environments(project: Any, directory: Path) -> list[str]:
-    """Without --env, each environment's overlay is loaded too (keys, targets, references, regions), so that
-    a mistake in environments/prod.yaml fails the CI gate, not `deploy --env prod`. Its names."""
+    """Environments kept apart (model.apart) and, without --env, each environment's overlay loaded too (keys,
+    targets, references, regions), so that a mistake in environments/prod.yaml fails the CI gate, not
+    `deploy --env prod`. The names of the environments loaded besides the project's own."""
     from formwright.cli.common import project_flags
     from formwright.lifecycle.manifest import load_for_validation
+    from formwright.model.apart import check_apart
     from formwright.model.environments import environment_names
     from formwright.model.regions import fan_out
 
+    def load(environment: str | None) -> Any:
+        return load_for_validation(directory, **{**project_flags.load_options(), "environment": environment})
+
+    check_apart(project, load)
+    if project.environment:
+        return []
     names = environment_names(project.raw, project.directory)
     for name in names:
         try:
-            overlaid = load_for_validation(directory, **{**project_flags.load_options(), "environment": name})
+            overlaid = load(name)
             fan_out(overlaid, overlaid.region or "us-east-1")
+            check_apart(overlaid, load)
         except FormwrightError as err:
             err.message = f"environment '{name}': {err.message}"
             err.args = (err.message,)
