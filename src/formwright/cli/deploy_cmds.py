@@ -18,6 +18,7 @@ from formwright.cli.common import (
     TargetOption,
     YesOption,
     console,
+    dir_and_scopes,
     emit_json,
     with_project_flags,
 )
@@ -96,7 +97,8 @@ def register(app: typer.Typer) -> None:
         from formwright.cli.progress import Progress
         from formwright.cli.render import print_plans
 
-        wanted = [*(scope or []), *(stack or [])]
+        directory, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
         only = selection(project, wanted)
         targets = connect(project, target, only)
@@ -134,7 +136,8 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.results import exit_code_of
         from formwright.engine.stack import prepare_stacks
 
-        wanted = [*(scope or []), *(stack or [])]
+        directory, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
         only = selection(project, wanted, dependencies=True)
         names = list(only or project.order())
@@ -191,7 +194,8 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.results import exit_code_of
         from formwright.model.scopes import resolve_scopes
 
-        wanted = [*(scope or []), *(stack or [])]
+        directory, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
         only = selection(project, wanted, dependents=True)
         names = [n for n in reversed(project.order()) if only is None or n in only]

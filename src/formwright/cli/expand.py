@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from formwright import sandbox
-from formwright.cli.common import Output, ProfileOption, TargetOption, emit_json
+from formwright.cli.common import Output, PlainProfileOption, TargetOption, emit_json
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
 from formwright.template import TEMPLATE_BODY_LIMIT, dump, load, plain
@@ -119,7 +119,7 @@ def register(app: typer.Typer) -> None:
         region: str | None = typer.Option(None, "--region", metavar="REGION",
                                           help="The region macros see and S3 includes are read in (default: "
                                                "AWS_REGION, then the profile's)."),
-        profile: str | None = ProfileOption,
+        profile: str | None = PlainProfileOption,
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Show on stderr what macro handlers printed (their log)."
         ),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,10 +59,23 @@ def _stamp(value: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)) if value else ""
 
 
+def _refuse_environment() -> None:
+    """Instances are varied by their inputs, not by environments: a FORMWRIGHT_ENV exported for `deploy
+    --env` would otherwise be ignored here without a word, and the instance made from the base project."""
+    from formwright.errors import InputError
+
+    environment = os.environ.get("FORMWRIGHT_ENV")
+    if environment:
+        raise InputError(f"FORMWRIGHT_ENV={environment} is set, but instances do not take environments",
+                         hint="unset it for instance commands and vary an instance with --input; "
+                              f"`formwright deploy --env {environment}` deploys the environment")
+
+
 def _operate(project: Path, cloud: tuple[str | None, str | None, str | None], output: Output, name: str,
              unlock: str | None, work: Callable[[Lifecycle], Outcome], concurrency: int = 1) -> None:
     """Run one operation with progress, print its outcome (text or JSON); `cloud` is (--target, --region,
     --profile)."""
+    _refuse_environment()
     target, region, profile = cloud
     with Progress([], enabled=output is Output.text) as progress:
         lifecycle = Lifecycle(project, target_flag=target, progress=progress, max_concurrency=concurrency,
@@ -214,6 +228,7 @@ makes a new revision."""
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project import confirm
 
+        _refuse_environment()
         confirm(f"Delete instance '{name}' and its stacks?", yes)
         _operate(project, (target, region, profile), output, name, force_unlock, lambda lc: lc.delete(name),
                  concurrency=max_concurrency)

@@ -14,8 +14,8 @@ from rich.table import Table
 from formwright.cli.common import (
     Output,
     OutputOption,
-    ProfileOption,
-    RegionOption,
+    PlainProfileOption,
+    PlainRegionOption,
     TargetOption,
     console,
     emit_json,
@@ -132,8 +132,8 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
         state: Path | None = StateOption,
         target: str | None = TargetOption,
-        region: str | None = RegionOption,
-        profile: str | None = ProfileOption,
+        region: str | None = PlainRegionOption,
+        profile: str | None = PlainProfileOption,
         drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
         requeue_dependency: str = typer.Option(
             "30s", "--requeue-dependency", help="Retry after this long while dependsOn is not Ready."
@@ -227,8 +227,8 @@ def register(app: typer.Typer) -> None:
     @sync.command("reconcile")
     def reconcile(name: str = typer.Argument(..., help="The object: name or namespace/name."),
                   directory: Path = DirOption, state: Path | None = StateOption,
-                  target: str | None = TargetOption, region: str | None = RegionOption,
-                  profile: str | None = ProfileOption,
+                  target: str | None = TargetOption, region: str | None = PlainRegionOption,
+                  profile: str | None = PlainProfileOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
                   timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
                   macros: Path | None = MacrosOption,

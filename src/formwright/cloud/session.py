@@ -72,10 +72,7 @@ class Target:
             return boto3.session.Session(profile_name=self.profile, region_name=self.region,
                                          **(dummy if self.kind == "local" else {}))
         except ProfileNotFound as err:
-            name = self.profile or err.kwargs.get("profile")  # AWS_PROFILE names it when the project does not
-            raise InputError(f"AWS profile '{name}' not found",
-                             hint=f"add it to ~/.aws/config (aws configure --profile {name}), "
-                                  "or fix `profile:`, --profile or AWS_PROFILE") from None
+            raise missing_profile(self.profile, err) from None
 
     def _assume(self, base: boto3.session.Session) -> boto3.session.Session:
         """A session whose credentials are the role's, assumed again before they expire."""
@@ -162,7 +159,9 @@ def assume_role(make_sts: Callable[..., Any], source: Credentials, role_arn: str
         except BotoCoreError as err:
             reason = str(err).replace("\n", " ")
         raise InputError(f"cannot assume role {role_arn}: {reason}",
-                         hint="check the role's trust policy, external_id and your credentials' permissions")
+                         hint="check the role's trust policy, external_id and your credentials' permissions; "
+                              "`role_arn` is the role formwright assumes (sceptre's sceptre_role), "
+                              "CloudFormation's own service role is `service_role`")
 
     # the first assume now, so that a role that cannot be assumed is refused before any write
     return RefreshableCredentials.create_from_metadata(fetch(), fetch, "assume-role")
@@ -198,8 +197,16 @@ def default_region(profile: str | None = None) -> str:
         return region
     try:
         return boto3.session.Session(profile_name=profile).region_name or DEFAULT_REGION
-    except ProfileNotFound:
-        return DEFAULT_REGION  # the session itself reports the missing profile, once, when it is used
+    except ProfileNotFound as err:  # never a default region for a profile that is not there
+        raise missing_profile(profile, err) from None
+
+
+def missing_profile(profile: str | None, err: ProfileNotFound) -> InputError:
+    """The error for a profile that is not configured (named by the project, --profile or AWS_PROFILE)."""
+    name = profile or err.kwargs.get("profile")  # AWS_PROFILE names it when the project does not
+    return InputError(f"AWS profile '{name}' not found",
+                      hint=f"add it to ~/.aws/config (aws configure --profile {name}), "
+                           "or fix `profile:`, --profile or AWS_PROFILE")
 
 
 def region_note(chosen: str, flag: str | None, whose: str = "the project's region") -> str | None:
