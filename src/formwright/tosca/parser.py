@@ -169,10 +169,12 @@ def parser_input(documents: Documents) -> dict[str, Any]:
 
 
 def _message(err: BaseException) -> str:
-    text = str(getattr(err, "message", None) or err or type(err).__name__)
-    name = type(err).__name__
-    plain_name = text.startswith(name) or name in ("TOSCAException", "ValidationError")
-    return text if plain_name else f"{name}: {text}"
+    """What tosca-parser says is wrong, without Python's wrapping: no exception class name, and a
+    KeyError's text without the quotes its str() adds."""
+    text = getattr(err, "message", None)
+    if not text and err.args and isinstance(err.args[0], str):
+        text = err.args[0]
+    return str(text or err or type(err).__name__)
 
 
 def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
@@ -255,12 +257,16 @@ def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: 
                 diagnostics.raise_errors(hard_only=True)  # those of earlier passes
                 return parsed
             progress = False
+            located = []
             for item in collected:
                 message = _message(item)
                 if _tolerate(message, tpl, doc, registry, diagnostics):
                     progress = True
                     continue
-                path, line = locate(" ".join([message, *_origin(item)]), doc)
+                located.append((message, *locate(" ".join([message, *_origin(item)]), doc)))
+            # an error naming no element of the template follows from one that does (a scalar without a
+            # unit is also "a unit '0' that is not valid"): reported only when no other error is
+            for message, path, line in sorted(located, key=lambda found: not found[1]):
                 if path[:3] in failed or (not path and failed):
                     continue  # one error per node template: the others tend to follow from the first
                 diagnostics.error(Problem(f"TOSCA validation failed: {message}", doc.shown, line))
