@@ -170,9 +170,9 @@ def system_tags(obj: Any, kind: str, props: dict[str, Any], stack: Any, logical:
 
 
 def fitted_name(stack: str, logical: str, limit: int) -> str:
-    """`<stack>-<logical>-<suffix>` lowercased and cut to `limit` characters, as CloudFormation names a resource
-    whose service allows only letters, digits and single hyphens: the suffix is kept whole, no hyphen doubles
-    or ends the prefix (a long stack name never makes an invalid identifier)."""
+    """`<stack>-<logical>-<suffix>` lowercased and cut to `limit` characters, as CloudFormation names a
+    resource whose service allows only letters, digits and single hyphens: the suffix is kept whole, no
+    hyphen doubles or ends the prefix (a long stack name never makes an invalid identifier)."""
     suffix = _suffix().lower()
     prefix = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "-", f"{stack}-{logical}".lower()))
     return prefix[:limit - len(suffix) - 1].rstrip("-") + "-" + suffix
