@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
+import pytest
+
+from formwright.errors import InputError
 from formwright.transform.cloudformation.sizes import instance_type
 
 from .conftest import lint_errors, resources_of
@@ -315,3 +319,47 @@ topology_template:
 def test_every_mapping_lints_clean(transform):
     for body in (WEB_ON_VM, DB_TOPOLOGY % "null"):
         assert lint_errors(transform(body, files=SCRIPT).template) == []
+
+
+TOKEN_AND_CONCAT = """
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+  outputs:
+    subnet_part:
+      value: { token: [ get_attribute: [ server, public_address ], '.', 1 ] }
+    url:
+      value: { concat: [ 'http://', get_attribute: [ server, public_address ], ':',
+                         get_attribute: [ server, port ] ] }
+"""
+
+
+def test_token_of_a_deploy_time_value_is_select_of_split(transform):
+    # TOSCA 1.0 section 4.3.2 token; tosca-parser's test_token.yaml takes the first part of public_address
+    result = transform(TOKEN_AND_CONCAT)
+    assert result.template["Outputs"]["SubnetPart"]["Value"] == {
+        "Fn::Select": ["1", {"Fn::Split": [".", {"Fn::GetAtt": ["Server", "PublicIp"]}]}]}
+    assert lint_errors(result.template) == []
+
+
+def test_a_compute_port_is_an_undeclared_attribute_warned_not_refused(transform):
+    # tosca-parser's test_concat.yaml: get_attribute [server, port] of a Compute, whose type declares
+    # `ports` only; what TOSCAna tolerated (issue 13, item 3): a warning with a did-you-mean, an empty value
+    result = transform(TOKEN_AND_CONCAT)
+    assert result.template["Outputs"]["Url"]["Value"] == {
+        "Fn::Join": ["", ["http://", {"Fn::GetAtt": ["Server", "PublicIp"]}, ":", ""]]}
+    assert [str(w) for w in result.warnings if "'port'" in str(w)] == [
+        f"{result.warnings[0].file}:12: get_attribute: node 'server' has no attribute 'port' in its type "
+        "(did you mean 'ports'?)"]
+
+
+def test_token_of_a_literal_and_its_bad_arguments(transform):
+    literal = TOKEN_AND_CONCAT.replace("get_attribute: [ server, public_address ], '.', 1",
+                                       "'10.0.1.7', '.', 3")
+    assert transform(literal).template["Outputs"]["SubnetPart"]["Value"] == "7"
+    for bad, message in (("'.', 4", "token index 4 is out of range"),
+                         ("'..', 1", "token: the separator must be one character, got '..'"),
+                         ("'.', -1", "token: the index must be a whole number from 0, got -1")):
+        with pytest.raises(InputError, match=re.escape(message)):
+            transform(literal.replace("'.', 3", bad))
