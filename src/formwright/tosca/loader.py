@@ -8,11 +8,12 @@ from formwright.errors import InputError
 from formwright.tosca.build import build_model
 from formwright.tosca.diagnostics import Diagnostics
 from formwright.tosca.documents import load_documents
+from formwright.tosca.fulfil import fulfil_hosts
 from formwright.tosca.functions import check_functions
 from formwright.tosca.inputs import assign_inputs
 from formwright.tosca.model import EffectiveModel
 from formwright.tosca.parser import run_tosca_parser
-from formwright.tosca.precheck import check_function_references, check_structure, fulfil_open_hosts
+from formwright.tosca.precheck import check_function_references, check_structure
 from formwright.tosca.source import Source
 from formwright.tosca.types import TypeRegistry
 
@@ -49,9 +50,9 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     diagnostics = Diagnostics(strict=strict)
     documents = load_documents(source)
     registry = TypeRegistry(documents)
+    fulfil_hosts(documents.entry, registry, diagnostics)
     check_structure(documents.entry, registry)
     check_function_references(documents.entry, registry)
-    fulfil_open_hosts(documents.entry, registry, diagnostics)
     given = dict(inputs or {})
     tosca = run_tosca_parser(documents, registry, diagnostics)
     model = build_model(documents.entry, registry, tosca, source.root)

@@ -10,7 +10,6 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.template import line_of
-from formwright.tosca.diagnostics import Diagnostics, Problem
 from formwright.tosca.documents import Document
 from formwright.tosca.types import TypeRegistry
 
@@ -141,24 +140,3 @@ def check_function_references(doc: Document, registry: TypeRegistry) -> None:
                     if args[1] not in known:
                         raise InputError(f"get_property: node '{target}' has no property '{args[1]}'",
                                          file=doc.shown, line=where)
-
-
-def fulfil_open_hosts(doc: Document, registry: TypeRegistry, diagnostics: Diagnostics) -> None:
-    """Give a node whose type requires a `host` and that names none the topology's only Compute, as an
-    orchestrator fulfils an open requirement (the spec's examples leave it open; puccini accepts them)."""
-    nodes = node_templates(doc)
-    computes = [name for name, tpl in nodes.items()
-                if isinstance(tpl, dict) and registry.is_a(str(tpl.get("type")), "tosca.nodes.Compute")]
-    for name, tpl in nodes.items():
-        node_type = str(tpl.get("type"))
-        if registry.is_a(node_type, "tosca.nodes.Compute") or \
-                not registry.requirement_definition(node_type, "host"):
-            continue
-        requirements = tpl.get("requirements")
-        if isinstance(requirements, list) and any(isinstance(r, dict) and "host" in r for r in requirements):
-            continue
-        if len(computes) != 1:
-            continue  # tosca-parser reports the missing host
-        diagnostics.warn(Problem(f"node template '{name}' names no host: placed on the only Compute "
-                                 f"'{computes[0]}'", doc.shown, line_of(nodes, name)))
-        tpl["requirements"] = [*(requirements or []), {"host": computes[0]}]
