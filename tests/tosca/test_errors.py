@@ -249,3 +249,32 @@ topology_template:
     text = _fails(src, tmp_path / "out")
     assert text == (f'{src}:14: TOSCA validation failed: Property "unknown" was not found in capability '
                     '"database_endpoint" of node template "db" referenced from node template "db".')
+
+
+HOSTED_TWICE = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    other:
+      type: tosca.nodes.Compute
+    app:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - req1:
+            node: vm
+            relationship: tosca.relationships.HostedOn
+        - host: vm
+"""
+
+
+def test_the_same_host_named_twice_is_one_host(tmp_path: Path):
+    # tosca-parser's test_requirements.yaml names my_webserver as `host` and as a HostedOn `req1`
+    result = transform_tosca(write_template(tmp_path, HOSTED_TWICE), None)
+    resources = result.template["Resources"]
+    assert sorted(k for k, v in resources.items() if v["Type"] == "AWS::EC2::Instance") == ["Other", "Vm"]
+
+
+def test_two_hosts_are_refused_at_the_second(tmp_path: Path):
+    src = write_template(tmp_path, HOSTED_TWICE.replace("- host: vm", "- host: other"))
+    assert _fails(src, tmp_path / "out") == f"{src}:15: node 'app' is hosted on more than one node"
