@@ -363,3 +363,63 @@ def test_token_of_a_literal_and_its_bad_arguments(transform):
                          ("'.', -1", "token: the index must be a whole number from 0, got -1")):
         with pytest.raises(InputError, match=re.escape(message)):
             transform(literal.replace("'.', 3", bad))
+
+
+TWO_DISKS = """
+topology_template:
+  inputs:
+    storage_location:
+      type: string
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage:
+            node: data
+            relationship:
+              type: tosca.relationships.AttachesTo
+              properties:
+                location: { get_input: storage_location }
+        - local_storage:
+            node: logs
+            relationship:
+              type: tosca.relationships.AttachesTo
+              properties:
+                location: /var/log/app
+    data:
+      type: tosca.nodes.BlockStorage
+      properties:
+        size: 1 GB
+    logs:
+      type: tosca.nodes.BlockStorage
+      properties:
+        size: 1 GB
+"""
+
+
+def _devices(template: dict) -> dict[str, object]:
+    return {name: a["Properties"]["Device"]
+            for name, a in resources_of(template, "AWS::EC2::VolumeAttachment").items()}
+
+
+def test_attachment_devices_are_names_ec2_accepts(transform):
+    # heat-translator's tosca_blockstorage_with_attachment gives `location: /dev/vdc` (an OpenStack virtio
+    # name, which EC2's AttachVolume refuses); TOSCA 1.0 section 5.6.5 means `location` as a mount point
+    result = transform(TWO_DISKS, inputs={"storage_location": "/dev/vdc"})
+    assert _devices(result.template) == {"DataAttachment": "/dev/sdc", "LogsAttachment": "/dev/sdf"}
+    warnings = [str(w).split(": ", 1)[1] for w in result.warnings]
+    assert warnings == [
+        "attachment of 'data' to 'vm': '/dev/vdc' is not a device name EC2 accepts for a volume; attached "
+        "as /dev/sdc (give the AttachesTo relationship a `device` such as /dev/sdf)",
+        "attachment of 'logs' to 'vm': '/var/log/app' is a mount point, not a device: the volume is not "
+        "mounted there; attached as /dev/sdf (give the AttachesTo relationship a `device` such as /dev/sdf)"]
+    assert lint_errors(result.template) == []
+
+
+def test_an_ec2_device_from_an_input_stays_its_parameter_and_is_not_given_twice(transform):
+    result = transform(TWO_DISKS.replace("/var/log/app", "/dev/sdf"), inputs={"storage_location": "/dev/sdf"})
+    assert _devices(result.template) == {"DataAttachment": {"Ref": "StorageLocation"},
+                                         "LogsAttachment": "/dev/sdg"}
+    assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
+        "attachment of 'logs' to 'vm': '/dev/sdf' is taken by another volume of the instance; attached as "
+        "/dev/sdg (give the AttachesTo relationship a `device` such as /dev/sdf)"]
