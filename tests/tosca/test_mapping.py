@@ -423,3 +423,75 @@ def test_an_ec2_device_from_an_input_stays_its_parameter_and_is_not_given_twice(
     assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
         "attachment of 'logs' to 'vm': '/dev/sdf' is taken by another volume of the instance; attached as "
         "/dev/sdg (give the AttachesTo relationship a `device` such as /dev/sdf)"]
+
+
+OS_VM = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+      capabilities:
+        os:
+          properties: %s
+"""
+
+
+@pytest.mark.parametrize(("os", "name", "path"), [
+    # AWS's public SSM parameters: EC2 user guide "Reference AMIs using Systems Manager parameters" and the
+    # publishers' pages (Canonical, Debian); Windows' ami-windows-latest names
+    ("{type: windows, version: '2019'}", "ImageIdWindows2019",
+     "/aws/service/ami-windows-latest/Windows_Server-2019-English-Full-Base"),
+    ("{type: linux, distribution: ubuntu, version: '24.04'}", "ImageIdUbuntu2404",
+     "/aws/service/canonical/ubuntu/server/24.04/stable/current/amd64/hvm/ebs-gp3/ami-id"),
+    ("{type: linux, distribution: debian, version: '11', architecture: aarch64}", "ImageIdDebian11Arm",
+     "/aws/service/debian/release/11/latest/arm64"),
+    ("{type: linux, distribution: amazon, version: '2'}", "ImageIdAmazonLinux2",
+     "/aws/service/ami-amazon-linux-latest/amzn2-ami-hvm-x86_64-gp2"),
+    ("{type: linux, distribution: rhel, version: '6.5'}", "ImageId",
+     "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"),
+])
+def test_the_os_capability_picks_the_public_image_parameter(transform, os, name, path):
+    result = transform(OS_VM % os)
+    assert result.template["Parameters"][name]["Default"] == path
+    (instance,) = resources_of(result.template, "AWS::EC2::Instance").values()
+    assert instance["Properties"]["ImageId"] == {"Ref": name}
+    user_data = instance["Properties"]["UserData"]["Fn::Base64"]["Fn::Sub"]
+    assert user_data.startswith("<powershell>" if "windows" in os else "#!/bin/bash")
+    notes = [str(w) for w in result.warnings]
+    assert any("'rhel' has no public SSM image parameter" in n for n in notes) == ("rhel" in os)
+
+
+JAVA = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    jre:
+      type: tosca.nodes.JavaRuntime
+      properties:
+        component_version: '%s'
+      requirements:
+        - host: vm
+    app:
+      type: tosca.nodes.JavaApplication
+      artifacts:
+        jar: app.jar
+      requirements:
+        - host: jre
+"""
+
+
+@pytest.mark.parametrize(("version", "corretto"), [("11", "11"), ("17.0.2", "17"), ("21", "21")])
+def test_the_java_version_picks_the_beanstalk_platform(transform, version, corretto):
+    result = transform(JAVA % version, files={"app.jar": "jar"})
+    parameter = result.template["Parameters"][f"JavaSolutionStack{corretto}"]
+    assert parameter["Default"].endswith(f"running Corretto {corretto}")
+    assert not result.warnings
+
+
+def test_a_java_version_without_a_platform_is_corretto_17_with_a_warning(transform):
+    result = transform(JAVA % "1.6", files={"app.jar": "jar"})
+    assert "JavaSolutionStack17" in result.template["Parameters"]
+    assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
+        "Java 1.6 has no Elastic Beanstalk Corretto platform here: Corretto 17 is used "
+        "(supported: 11, 17, 21)"]
