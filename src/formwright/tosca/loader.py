@@ -13,7 +13,7 @@ from formwright.tosca.functions import check_functions
 from formwright.tosca.inputs import assign_inputs
 from formwright.tosca.model import EffectiveModel
 from formwright.tosca.parser import run_tosca_parser
-from formwright.tosca.precheck import check_function_references, check_structure
+from formwright.tosca.precheck import check_function_references, check_structure, check_version
 from formwright.tosca.source import Source
 from formwright.tosca.types import TypeRegistry
 
@@ -52,6 +52,7 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     What TOSCAna tolerated is in `model.warnings` (an error when `strict`); errors are raised together."""
     diagnostics = Diagnostics(strict=strict)
     documents = load_documents(source)
+    check_version(documents.entry, diagnostics)
     registry = TypeRegistry(documents)
     fulfil_hosts(documents.entry, registry, diagnostics)
     check_structure(documents.entry, registry)

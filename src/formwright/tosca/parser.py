@@ -25,7 +25,7 @@ from typing import Any
 from formwright.template import line_of, plain
 from formwright.tosca.diagnostics import Diagnostics, Problem, did_you_mean
 from formwright.tosca.documents import Document, Documents
-from formwright.tosca.extension import ensure_versions
+from formwright.tosca.extension import ensure_versions, short_version
 from formwright.tosca.types import TypeRegistry, profile_node_types
 
 _QUOTED = re.compile(r'"([^"]+)"')
@@ -150,6 +150,8 @@ def _prepare_interfaces(interfaces: Any) -> Any:
 def parser_input(documents: Documents) -> dict[str, Any]:
     """The dict handed to tosca-parser: the entry template adapted as described in the module doc."""
     tpl = plain(documents.entry.data)
+    if "tosca_definitions_version" in tpl:
+        tpl["tosca_definitions_version"] = short_version(tpl["tosca_definitions_version"])
     tpl["imports"] = [str(p) for p in documents.entry_imports]
     if not tpl["imports"]:
         del tpl["imports"]

@@ -1,7 +1,7 @@
 """Structural checks on the raw service template, before tosca-parser, so errors carry `file:line`.
 
-Checked: a topology with node templates, every type known, every requirement naming an existing
-node template. Unknown types are listed together in one error.
+Checked: a known `tosca_definitions_version` first, then a topology with node templates, every type known,
+every requirement naming an existing node template. Unknown types are listed together in one error.
 """
 
 from __future__ import annotations
@@ -10,8 +10,32 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.template import line_of
+from formwright.tosca.diagnostics import Diagnostics, Problem
 from formwright.tosca.documents import Document
+from formwright.tosca.extension import VERSIONS, ensure_versions, short_version
 from formwright.tosca.types import TypeRegistry
+
+
+def check_version(doc: Document, diagnostics: Diagnostics) -> None:
+    """The document's `tosca_definitions_version`, before anything else: missing or unknown is an error,
+    not the first key a warning. The OASIS test assertions expect these errors first
+    (3.1.2-tosca_definitions_version-03-invalid, -04-missing, -05-not_first_line); tosca-parser, which
+    formwright follows where they differ, accepts the version anywhere in the document."""
+    from toscaparser.tosca_template import ToscaTemplate
+
+    version = doc.data.get("tosca_definitions_version")
+    line = doc.line(doc.data, "tosca_definitions_version") or 1
+    hint = f"one of: {', '.join(VERSIONS)}"
+    if version is None:
+        raise InputError("the service template has no tosca_definitions_version", file=doc.shown, line=1,
+                         hint=f"start it with `tosca_definitions_version: {VERSIONS[-1]}`")
+    ensure_versions()
+    if short_version(version) not in ToscaTemplate.VALID_TEMPLATE_VERSIONS:
+        raise InputError(f"tosca_definitions_version '{version}' is not a TOSCA version", file=doc.shown,
+                         line=line, hint=hint)
+    if next(iter(doc.data)) != "tosca_definitions_version":
+        diagnostics.warn(Problem("tosca_definitions_version is not the first line of the service template",
+                                 doc.shown, line, "move it to the top"))
 
 
 def node_templates(doc: Document) -> dict[str, Any]:
