@@ -67,4 +67,5 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     model.warnings = list(diagnostics.warnings)
     model.strict = strict
     model.base = source.entry.parent.relative_to(source.root).as_posix()
+    model.source = source.display
     return model
