@@ -346,3 +346,19 @@ def test_a_version_below_the_top_is_a_warning(tmp_path: Path):
         "(move it to the top)"]
     with pytest.raises(ToscaErrors, match="not the first line"):
         transform_tosca(src, None, strict=True)
+
+
+def test_a_duplicate_key_is_the_last_one_with_a_warning(tmp_path: Path):
+    # tosca-parser reads documents with PyYAML's SafeLoader, where the last of duplicate keys wins
+    # (heat-translator's nfv/tacker_nfv_defs.yaml, imported by its autoscaling sample, repeats `type`)
+    types = "tosca_definitions_version: tosca_simple_yaml_1_0\nnode_types:\n  my.App:\n" \
+            "    derived_from: tosca.nodes.Root\n    derived_from: tosca.nodes.SoftwareComponent\n"
+    body = "imports: [types.yaml]\n" + VM + "    app:\n      type: my.App\n      requirements:\n" \
+           "        - host: vm\n"
+    src = _write(tmp_path, body, "tosca_simple_yaml_1_0", files={"types.yaml": types})
+    result = transform_tosca(src, None)
+    assert [str(w) for w in result.warnings] == [
+        f"{tmp_path / 'types.yaml'}:5: duplicate key 'derived_from' (first at line 4): the last one is used, "
+        "as tosca-parser reads it (remove one of them)"]
+    with pytest.raises(ToscaErrors, match="duplicate key 'derived_from'"):
+        transform_tosca(src, None, strict=True)

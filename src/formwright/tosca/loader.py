@@ -6,7 +6,7 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.tosca.build import build_model
-from formwright.tosca.diagnostics import Diagnostics
+from formwright.tosca.diagnostics import Diagnostics, Problem
 from formwright.tosca.documents import load_documents
 from formwright.tosca.fulfil import fulfil_hosts
 from formwright.tosca.functions import check_functions
@@ -52,6 +52,10 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     What TOSCAna tolerated is in `model.warnings` (an error when `strict`); errors are raised together."""
     diagnostics = Diagnostics(strict=strict)
     documents = load_documents(source)
+    for doc in documents.all():
+        for key, line, first in doc.duplicates:
+            diagnostics.warn(Problem(f"duplicate key '{key}' (first at line {first}): the last one is used, "
+                                     "as tosca-parser reads it", doc.shown, line, "remove one of them"))
     check_version(documents.entry, diagnostics)
     registry = TypeRegistry(documents)
     fulfil_hosts(documents.entry, registry, diagnostics)
