@@ -362,3 +362,41 @@ def test_a_duplicate_key_is_the_last_one_with_a_warning(tmp_path: Path):
         "as tosca-parser reads it (remove one of them)"]
     with pytest.raises(ToscaErrors, match="duplicate key 'derived_from'"):
         transform_tosca(src, None, strict=True)
+
+
+PROPERTY_AS_ATTRIBUTE = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    web:
+      type: tosca.nodes.WebServer.Apache
+      requirements:
+        - host: vm
+    app:
+      type: tosca.nodes.WebApplication
+      capabilities:
+        app_endpoint:
+          properties:
+            port: { get_attribute: [ web, data_endpoint, port ] }
+      requirements:
+        - host: web
+      interfaces:
+        Standard:
+          configure:
+            implementation: configure.sh
+            inputs:
+              web_port: { get_attribute: [ web, data_endpoint, port ] }
+"""
+
+
+def test_a_capability_property_read_as_an_attribute_in_a_typed_property(tmp_path: Path):
+    # the spec creates an attribute for every property, so get_attribute [web, data_endpoint, port] is
+    # valid (the construct TOSCAna's templates use in outputs); tosca-parser refused it in a node or
+    # capability property ('Attribute "port" was not found in capability "data_endpoint"')
+    src = _write(tmp_path, PROPERTY_AS_ATTRIBUTE, files={"configure.sh": "#!/bin/sh\n"})
+    result = transform_tosca(src, None)
+    assert not result.warnings
+    (instance,) = [r for r in result.template["Resources"].values() if r["Type"] == "AWS::EC2::Instance"]
+    configure = instance["Metadata"]["AWS::CloudFormation::Init"]["AppConfigure"]
+    assert configure["commands"]["run"]["env"]["web_port"] == "80"  # Apache's port, as TOSCAna opened it

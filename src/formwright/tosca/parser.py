@@ -9,8 +9,10 @@ left out of a second pass.
 Two constructs are kept from tosca-parser because it cannot take them although they are valid
 TOSCA, and formwright checks them itself (`precheck`, `functions`): outputs (1.2 gives them `type`,
 and `get_attribute [node, capability, attribute]` in an output crashes tosca-parser while it writes
-its error message, since the output list is its "context"), and `get_attribute` in interface inputs
-(an attribute a type does not declare is a warning here, an error there). Interface-level `inputs`
+its error message, since the output list is its "context"), and `get_attribute` in interface inputs and
+in node and capability properties (an attribute a type does not declare is a warning here, an error there;
+tosca-parser also refuses a capability's property read as an attribute, `get_attribute [web,
+data_endpoint, port]`, which the spec allows: every property is also an attribute). Interface-level `inputs`
 (1.2+) are handed to tosca-parser inside each operation, as the spec defines them.
 """
 
@@ -111,14 +113,25 @@ def _excise(tpl: dict, path: list) -> bool:
     return True
 
 
-def _without_get_attribute(value: Any) -> Any:
+def _without_get_attribute(value: Any, placeholder: Any = _PLACEHOLDER) -> Any:
     if isinstance(value, dict):
         if len(value) == 1 and "get_attribute" in value:
-            return _PLACEHOLDER
-        return {k: _without_get_attribute(v) for k, v in value.items()}
+            return placeholder
+        return {k: _without_get_attribute(v, placeholder) for k, v in value.items()}
     if isinstance(value, list):
-        return [_without_get_attribute(v) for v in value]
+        return [_without_get_attribute(v, placeholder) for v in value]
     return value
+
+
+def _prepare_properties(node: dict) -> None:
+    """`get_attribute` in the properties of a node and of its capabilities replaced (see module doc) by a
+    function tosca-parser does not type-check, so a typed property (an integer port) still validates."""
+    typed_placeholder = {"concat": [_PLACEHOLDER]}
+    if isinstance(node.get("properties"), dict):
+        node["properties"] = _without_get_attribute(node["properties"], typed_placeholder)
+    for assignment in (node.get("capabilities") or {}).values():
+        if isinstance(assignment, dict) and isinstance(assignment.get("properties"), dict):
+            assignment["properties"] = _without_get_attribute(assignment["properties"], typed_placeholder)
 
 
 def _prepare_interfaces(interfaces: Any) -> Any:
@@ -167,6 +180,8 @@ def parser_input(documents: Documents) -> dict[str, Any]:
             if isinstance(node, dict) and isinstance(node.get("capabilities"), dict):
                 # `os: {}` (an assignment with nothing in it, 1.3 examples) crashes tosca-parser
                 node["capabilities"] = {k: v for k, v in node["capabilities"].items() if v}
+            if isinstance(node, dict):
+                _prepare_properties(node)
     return tpl
 
 
