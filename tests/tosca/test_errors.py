@@ -278,3 +278,38 @@ def test_the_same_host_named_twice_is_one_host(tmp_path: Path):
 def test_two_hosts_are_refused_at_the_second(tmp_path: Path):
     src = write_template(tmp_path, HOSTED_TWICE.replace("- host: vm", "- host: other"))
     assert _fails(src, tmp_path / "out") == f"{src}:15: node 'app' is hosted on more than one node"
+
+
+def test_a_function_error_is_at_the_node_that_writes_it(tmp_path: Path):
+    # tosca-parser names the capability's node first and the referring one last ('... of node template "db"
+    # referenced from node template "app"'): the error is where the function is written
+    body = """
+topology_template:
+  node_templates:
+    db:
+      type: tosca.nodes.Database
+      properties:
+        name: shop
+      requirements:
+        - host: dbms
+    dbms:
+      type: tosca.nodes.DBMS
+      properties:
+        root_password: secret-password
+      requirements:
+        - host: vm
+    vm:
+      type: tosca.nodes.Compute
+    app:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - host: vm
+      interfaces:
+        Standard:
+          configure:
+            implementation: configure.sh
+            inputs:
+              db_port: { get_property: [ db, database_endpoint, unknown ] }
+"""
+    src = write_template(tmp_path / "src", body, files={"configure.sh": "#!/bin/sh\n"})
+    assert _fails(src, tmp_path / "out").startswith(f'{src}:28: TOSCA validation failed: Property "unknown"')

@@ -33,6 +33,7 @@ from formwright.tosca.types import TypeRegistry, profile_node_types
 _QUOTED = re.compile(r'"([^"]+)"')
 _UNKNOWN_FIELD = re.compile(
     r'^"(properties|requirements)" of template "([^"]+)" contains unknown field "([^"]+)"')
+_REFERRER = re.compile(r'referenced from node template "([^"]+)"')
 _PLACEHOLDER = "formwright-checked"
 _MAX_PASSES = 12
 
@@ -61,6 +62,9 @@ def locate(message: str, doc: Document) -> tuple[list, int]:
     """(key path, line) of the element `message` names: a field or value inside a named node template,
     the node, a key or value named anywhere in the document; else ([], 1)."""
     quoted = _QUOTED.findall(message)
+    referrer = _REFERRER.search(message)
+    if referrer:  # where the function is written comes first ("... referenced from node template "X"")
+        quoted.insert(0, referrer.group(1))
     topology = doc.data.get("topology_template") or {}
     nodes = topology.get("node_templates") or {}
     base = ["topology_template", "node_templates"]
@@ -260,6 +264,7 @@ def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: 
     logger.setLevel(logging.CRITICAL + 1)
     logger.propagate = False
     failed: list[list] = []
+    named: list[set[str]] = []  # the names each reported error quotes
     try:
         for _ in range(_MAX_PASSES):
             sink = io.StringIO()
@@ -284,10 +289,16 @@ def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: 
             # an error naming no element of the template follows from one that does (a scalar without a
             # unit is also "a unit '0' that is not valid"): reported only when no other error is
             for message, path, line in sorted(located, key=lambda found: not found[1]):
-                if path[:3] in failed or (not path and failed):
-                    continue  # one error per node template: the others tend to follow from the first
+                names = set(_QUOTED.findall(message))
+                repeated = bool(names) and any(names <= seen for seen in named)
+                if path[:3] in failed or (not path and failed) or repeated:
+                    # one error per node template, and none naming nothing another did not: the others
+                    # tend to follow from the first (an unknown capability property is also looked up as
+                    # a property of its node)
+                    continue
                 diagnostics.error(Problem(f"TOSCA validation failed: {message}", doc.shown, line))
                 failed.append(path[:3])
+                named.append(names)
                 progress = _excise(tpl, path) or progress  # look for the template's other errors
             if not progress:
                 break
