@@ -218,3 +218,19 @@ def test_attributes_are_template_values_or_a_named_failure(cfn) -> None:
     reason = ("Output Pool: the local cloud cannot resolve Fn::GetAtt Vpc.Ipv4IpamPoolId: moto does not "
               "expose AWS::EC2::VPC attribute Ipv4IpamPoolId")
     assert ("s", "UPDATE_ROLLBACK_IN_PROGRESS", reason) in cfn.events("s")
+
+
+def test_a_generated_rds_identifier_is_valid_whatever_the_stack_name(cfn) -> None:
+    # "Name type": CloudFormation's generated names "begin with a letter; contain only ASCII letters, digits,
+    # and hyphens; and not end with a hyphen or contain two consecutive hyphens"; CreateDBInstance caps the
+    # identifier at 63 characters. moto's `<stack>-<logical>-<suffix>` broke both for a long stack name.
+    stack = "c07-oasis-tosca-community-contributions--mysql-app"
+    template = {"Resources": {"MysqlDb": {"Type": "AWS::RDS::DBInstance", "Properties": {
+        "Engine": "mysql", "DBInstanceClass": "db.t3.micro", "AllocatedStorage": "20",
+        "MasterUsername": "root", "MasterUserPassword": "passw0rd1"}}}}
+    assert cfn.deploy(stack, template)["StackStatus"] == "CREATE_COMPLETE", cfn.events(stack)[:3]
+    identifier = cfn.resource(stack, "MysqlDb")
+    assert len(identifier) <= 63 and identifier[0].isalpha() and "--" not in identifier
+    assert identifier.startswith("c07-oasis-tosca-community-contributions-mysql-")
+    described = cfn.target.client("rds").describe_db_instances(DBInstanceIdentifier=identifier)
+    assert described["DBInstances"][0]["Engine"] == "mysql"

@@ -112,6 +112,9 @@ NESTED = "AWS::CloudFormation::Stack"
 UPDATE_NAME = {"AWS::SNS::Topic": "name"}
 # names CloudFormation generates when the template gives none, for models that do not generate one
 GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
+# generated names a service restricts, which moto's `<stack>-<logical>-<suffix>` can break: at most this many
+# letters, digits and single hyphens, starting with a letter (RDS: CreateDBInstance's DBInstanceIdentifier)
+FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
 
 
 # properties moto's update of a type is known to ignore and that no drift reader would catch after it
@@ -155,6 +158,8 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     props = dict(props)
     for name, prefix in GENERATED_NAMES.get(kind, {}).items():
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
+    for name, limit in FITTED_NAMES.get(kind, {}).items():
+        props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
     try:
         obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
                                         account_id=account, region_name=region)
@@ -206,6 +211,15 @@ def system_tags(obj: Any, kind: str, props: dict[str, Any], stack: Any, logical:
         resource_tags.add_system(obj, kind, pairs, stack, logical)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
+
+
+def fitted_name(stack: str, logical: str, limit: int) -> str:
+    """`<stack>-<logical>-<suffix>` lowercased and cut to `limit` characters, as CloudFormation names a
+    resource whose service allows only letters, digits and single hyphens: the suffix is kept whole, no
+    hyphen doubles or ends the prefix (a long stack name never makes an invalid identifier)."""
+    suffix = _suffix().lower()
+    prefix = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "-", f"{stack}-{logical}".lower()))
+    return prefix[:limit - len(suffix) - 1].rstrip("-") + "-" + suffix
 
 
 def _suffix() -> str:

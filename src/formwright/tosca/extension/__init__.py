@@ -18,6 +18,15 @@ import yaml
 
 SIMPLE_1_1 = "tosca_simple_yaml_1_1"
 VERSIONS = ("tosca_simple_yaml_1_0", SIMPLE_1_1, "tosca_simple_yaml_1_2", "tosca_simple_yaml_1_3")
+# each version's namespace URI, which the spec also allows as the value (the OASIS test assertion
+# 3.1.2-tosca_definitions_version-02-valid-definition-url); tosca-parser knows only the short names
+NAMESPACES = {f"http://docs.oasis-open.org/tosca/ns/simple/yaml/1.{n}": f"tosca_simple_yaml_1_{n}"
+              for n in range(4)}
+
+
+def short_version(version: object) -> str:
+    """The short name of a `tosca_definitions_version` value (its namespace URI read as the version)."""
+    return NAMESPACES.get(str(version).rstrip("/"), str(version))
 
 
 class Simple11:
