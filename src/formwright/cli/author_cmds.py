@@ -149,7 +149,7 @@ check references, cycles and parameters. Exit 2 on errors."""
     @with_project_flags
     def graph(
         directory: Path | None = DirArgument,
-        fmt: str = typer.Option("dot", "--format", "-f", metavar="dot|svg|png",
+        fmt: str = typer.Option("dot", "--format", metavar="dot|svg|png",
                                 help="dot, svg or png (svg/png need Graphviz)."),
         out: Path | None = OutOption,
         output: Output = OutputOption,

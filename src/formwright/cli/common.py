@@ -87,6 +87,7 @@ MacrosOption = typer.Option(
 ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
                            help="A template parameter (repeatable).")
 InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
+RegionsOption = typer.Option(None, "--regions", metavar="REGION,...", help="Regions, comma separated.")
 # --profile and --region: on every command that calls the cloud, with the same meaning everywhere
 ProfileOption = typer.Option(None, "--profile", metavar="NAME",
                              help="The AWS profile of the credentials (~/.aws/config), over the project's "

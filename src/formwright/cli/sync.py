@@ -20,6 +20,7 @@ from formwright.cli.common import (
     console,
     emit_json,
     err_console,
+    error_entry,
 )
 from formwright.errors import InputError
 from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
@@ -197,7 +198,8 @@ def register(app: typer.Typer) -> None:
         listed = [{"object": key, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(e.time)),
                    "type": e.type, "message": e.message, "revision": e.revision} for key, e in recorded]
         if output is Output.json:
-            emit_json({"daemon": daemon, "objects": rows, **({"events": listed} if events else {})})
+            emit_json({"ok": True, "daemon": daemon, "objects": rows,
+                       **({"events": listed} if events else {})})
             return
         table = Table()
         for column in ("object", "ready", "reason", "last applied revision", "last change set", "next run",
@@ -275,7 +277,9 @@ Exit 1 if not Ready."""
             store.close()
         row = _row(obj, obj.key, record)
         if output is Output.json:
-            emit_json({"via": via, **row})
+            failed = wait and row["ready"] == "False"
+            emit_json({"ok": not failed, "via": via, **row,
+                       **({"errors": [error_entry(f"{row['reason']}: {row['message']}")]} if failed else {})})
         else:
             console.print(
                 f"{obj.key}: Ready={row['ready']} {row['reason']}: {row['message']} [dim]({via})[/]",
@@ -297,7 +301,7 @@ Exit 1 if not Ready."""
             store.close()
         word = "suspended" if value else "resumed"
         if output is Output.json:
-            emit_json({"object": obj.key, "suspended": value, "daemon": pid})
+            emit_json({"ok": True, "object": obj.key, "suspended": value, "daemon": pid})
         else:
             note = "" if pid else " (takes effect when `formwright sync run` starts)"
             console.print(f"{obj.key}: {word}{note}")
