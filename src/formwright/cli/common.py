@@ -182,6 +182,13 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def emit_json_line(data: Any) -> None:
+    """One compact JSON object on one line of stdout, flushed: the stream of a command that runs on
+    (`events --follow`, `sync run`), read line by line as `kubectl get -w -o json` is."""
+    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    sys.stdout.flush()
+
+
 def columns(headers: list[str], rows: list[list[str]]) -> str:
     """Rows as plain aligned columns under upper-case headers, as `kubectl get` and `helm list` print
     them: no rich import (a status check starts ~0.05 s faster), greppable lines."""

@@ -19,6 +19,7 @@ from formwright.cli.common import (
     TargetOption,
     console,
     emit_json,
+    emit_json_line,
     err_console,
     error_entry,
 )
@@ -166,7 +167,7 @@ def register(app: typer.Typer) -> None:
         def log(line: str) -> None:
             stamp = time.strftime("%H:%M:%S")
             if output is Output.json:
-                emit_json({"time": stamp, "event": line})
+                emit_json_line({"time": stamp, "event": line})
             else:
                 err_console.print(f"{stamp} {line}", highlight=False, soft_wrap=True)
 
@@ -174,9 +175,11 @@ def register(app: typer.Typer) -> None:
                         dependency_requeue=dependency_requeue, reload_interval=reload_every, log=log,
                         macros_dir=macros, stack_tags=tags, template_bucket=template_bucket,
                         no_cross_namespace_refs=no_cross_namespace_refs)
+        # from this line on a SIGTERM stops gracefully (exit 0): a supervisor may send one at any time
+        daemon.install_signals()
         log(f"syncing {len(daemon.objects.stacks)} object(s) from {len(daemon.objects.sources)} source(s) "
             f"with {workers} worker(s); state in {daemon.state_dir}")
-        daemon.run_forever()
+        daemon.run_forever(install_signals=False)
         log(f"stopped after {daemon.stats.passes} pass(es)")
 
     @sync.command("status")

@@ -19,7 +19,8 @@ FormatOption.param_decls = ("--output",)
 
 def tosca(
     src: Path = typer.Argument(..., help="A service template (.yaml), a folder, or a CSAR (.csar/.zip)."),
-    out: Path = typer.Option(None, "-o", "--out", help="Folder for the artifact (default: ./<name>-cfn)."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="PATH",
+                             help="Folder for the artifact (default: ./<name>-cfn)."),
     inputs: list[str] = typer.Option([], "--input", "-i", metavar="KEY=VALUE",
                                      help="A TOSCA input (repeatable)."),
     region: str = typer.Option("us-east-1", "--region", metavar="REGION",
