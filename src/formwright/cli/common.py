@@ -232,6 +232,10 @@ def error_of(err: Exception) -> dict[str, Any]:
 def _completion_dir(ctx: typer.Context) -> Path | None:
     """The project folder a command line being completed points at (its DIR, or the one upward)."""
     given = (ctx.params or {}).get("directory") or (ctx.params or {}).get("project")
+    if not given:
+        # `deploy DIR -s <TAB>`: the option still waiting for its value stops click's parse, and DIR is
+        # among the words left unparsed
+        given = next((a for a in ctx.args if not a.startswith("-") and Path(a).exists()), None)
     try:
         return project_dir(Path(given) if given else None)
     except Exception:  # noqa: BLE001 - completion never fails loudly
