@@ -55,7 +55,7 @@ def test_bash_completes_the_stacks_of_the_project_named_as_dir(tmp_path: Path) -
     (project / "formwright.yaml").write_text("name: p\nstacks:\n  web: {template: t.yaml}\n")
     (project / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
     assert complete(["formwright", "deploy", str(project), "-s", ""], elsewhere) == ["web"]
-    assert complete(["formwright", "status", str(project), "--stack", "w"], elsewhere) == ["web"]
+    assert complete(["formwright", "plan", str(project), "--stack", "w"], elsewhere) == ["web"]
 
 
 def test_bash_completes_instance_names(tmp_path: Path, run_cli, cloud) -> None:
