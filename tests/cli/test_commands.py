@@ -168,6 +168,7 @@ def test_the_top_level_help_lists_every_command(run_cli) -> None:
     listing = run_cli("--help").out
     listed = {line.split()[0] for line in listing.split("Commands:")[1].splitlines() if line.strip()}
     assert listed == {path.split()[0] for path in command_tree()}
+    assert "\n  Examples:\n    formwright init" in listing and "\n  Exit codes:\n    0  " in listing
 
 
 def test_a_short_flag_means_one_thing_everywhere() -> None:

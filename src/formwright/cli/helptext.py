@@ -28,6 +28,14 @@ RESUMABLE = "interrupted (Ctrl-C): `formwright instance retry NAME` resumes"
 
 # command path: (examples as (command line, what it does), {exit code: meaning} beyond 0 and 2)
 HELP: dict[str, tuple[list[tuple[str, str]], dict[int, str]]] = {
+    "": ([("formwright init infra && cd infra", "a new project"),
+          ("formwright local-cloud start", "the embedded local cloud (the default target)"),
+          ("formwright validate && formwright plan", "check, then see what would change"),
+          ("formwright deploy -y", "deploy every stack in dependency order"),
+          ("formwright COMMAND --help", "each command's options, examples and exit codes")],
+         {EXIT_CLOUD_FAILED: "the cloud said no: a stack failed (the summary says which resource and why), "
+                             "or a call was refused", EXIT_LOCKED: LOCKED, EXIT_CANCELLED: DECLINED,
+          EXIT_INTERRUPTED: INTERRUPTED}),
     "init": ([("formwright init infra", "a new project in ./infra"),
               ("formwright init --name shop", "here, named shop")], {}),
     "validate": ([("formwright validate", "the project upward of here"),

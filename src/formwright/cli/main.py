@@ -25,7 +25,7 @@ from formwright.cli.common import (
     error_of,
     json_requested,
 )
-from formwright.cli.helptext import add_epilogs
+from formwright.cli.helptext import add_epilogs, epilog
 from formwright.errors import EXIT_INTERRUPTED, FormwrightError
 
 app = typer.Typer(
@@ -39,6 +39,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help in the usual style (no `<bool>` type column), and faster
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=epilog(""),
 )
 
 
