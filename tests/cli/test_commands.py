@@ -166,7 +166,8 @@ def test_every_command_has_a_recipe() -> None:
 def test_the_top_level_help_lists_every_command(run_cli) -> None:
     # `formwright --help` lists one-line stand-ins without importing the commands (start-up): the same set
     listing = run_cli("--help").out
-    listed = {line.split()[0] for line in listing.split("Commands:")[1].splitlines() if line.strip()}
+    commands = listing.split("Commands:\n")[1].split("\n\n")[0]
+    listed = {line.split()[0] for line in commands.splitlines()}
     assert listed == {path.split()[0] for path in command_tree()}
     assert "\n  Examples:\n    formwright init" in listing and "\n  Exit codes:\n    0  " in listing
 
