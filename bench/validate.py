@@ -11,14 +11,11 @@ start-up, on a quiet machine for the target to mean anything. formwright's bytec
 from __future__ import annotations
 
 import argparse
-import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from startup import compile_bytecode, load_note, timed  # bench/ is the script's folder: one set of helpers
 
 FW = [sys.executable, "-m", "formwright"]
 CFN_LINT = [str(Path(sys.executable).parent / "cfn-lint")]  # its console script, as a user runs it
@@ -53,34 +50,6 @@ def project(folder: Path, stacks: int, resources: int) -> None:
     (folder / "formwright.yaml").write_text("\n".join(body) + "\n")
 
 
-def compile_bytecode() -> None:
-    """Write formwright's .pyc files (what `pip install` does for an installed package)."""
-    import compileall
-
-    import formwright
-
-    compileall.compile_dir(Path(formwright.__file__).parent, quiet=1)
-
-
-def timed(command: list[str], runs: int) -> tuple[float, float]:
-    """The median wall time of `runs` runs (each must succeed) and their mean CPU time (user + system,
-    the command's whole process tree: less sensitive than wall time to other work on a shared machine)."""
-    times = []
-    cpu_before = _children_cpu()
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run(command, capture_output=True, text=True, check=False)
-        times.append(time.perf_counter() - start)
-        if proc.returncode != 0:
-            sys.exit(f"{' '.join(command)} failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
-    return statistics.median(times), (_children_cpu() - cpu_before) / runs
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def main() -> None:
     """Run both, print the times and the ratio."""
     parser = argparse.ArgumentParser(description=__doc__,
@@ -101,8 +70,7 @@ def main() -> None:
           f"(CPU {floor_cpu:.2f} s)")
     verdict = "met" if fw <= 3 else "NOT met"
     print(f"ratio formwright / cfn-lint: {fw / floor:.2f}x   target: <= 3 s -> {verdict}")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-          + ("; the target assumes a quiet machine" if os.getloadavg()[0] > (os.cpu_count() or 1) else ""))
+    print(load_note())
 
 
 if __name__ == "__main__":
