@@ -28,15 +28,18 @@ from formwright.sync.objects import ObjectSet, StackObject, format_duration, loa
 from formwright.sync.status_store import UNKNOWN, Record, StatusStore
 
 # the objects folder is an optional positional [DIR], as every project command's folder (issue #16)
-DirOption = typer.Argument(Path("."), metavar="[DIR]", show_default=False,
+DirOption = typer.Argument(Path("."), metavar="DIR", show_default=False,
                            help="The folder (or file) with the CloudFormationStack objects; default: here.")
-StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
+StateOption = typer.Option(None, "--state", metavar="PATH",
+                           help="The state folder (default <DIR>/.formwright/sync).")
 StackTagsOption = typer.Option(
-    None, "--stack-tags", help="Tags for every stack, KEY=VALUE[,KEY=VALUE…] (repeatable): after the "
+    None, "--stack-tags", metavar="K=V[,K=V…]",
+    help="Tags for every stack, KEY=VALUE[,KEY=VALUE…] (repeatable): after the "
     "cfn-flux-controller/version|name|namespace tags, before each object's spec.stackTags.")
 TemplateBucketOption = typer.Option(
-    None, "--template-bucket", envvar="TEMPLATE_BUCKET", help="Upload every template to this S3 bucket and "
-    "deploy it from there, as the Flux controller does (default: inline up to 51,200 bytes, larger ones "
+    None, "--template-bucket", envvar="TEMPLATE_BUCKET", metavar="BUCKET",
+    help="Upload every template to this S3 bucket and deploy it from there, as the Flux controller does "
+    "(default: inline up to 51,200 bytes, larger ones "
     "through formwright's managed bucket); env TEMPLATE_BUCKET.")
 NoCrossNamespaceOption = typer.Option(
     False, "--no-cross-namespace-refs",
@@ -127,19 +130,21 @@ def register(app: typer.Typer) -> None:
     @sync.command("run")
     def run(
         directory: Path = typer.Argument(
-            Path("."), metavar="[DIR]", show_default=False,
+            Path("."), metavar="DIR", show_default=False,
             help="Folder (or file) with CloudFormationStack and GitRepository objects; default: here.",
         ),
-        workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
+        workers: int = typer.Option(4, "--workers", metavar="N", help="Objects reconciled at once."),
         state: Path | None = StateOption,
         target: str | None = TargetOption,
         region: str | None = RegionOption,
         profile: str | None = ProfileOption,
         drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
         requeue_dependency: str = typer.Option(
-            "30s", "--requeue-dependency", help="Retry after this long while dependsOn is not Ready."
+            "30s", "--requeue-dependency", metavar="DURATION",
+            help="Retry after this long while dependsOn is not Ready."
         ),
-        reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
+        reload_interval: str = typer.Option("2s", "--reload-interval", metavar="DURATION",
+                                             help="How often DIR is re-read."),
         macros: Path | None = MacrosOption,
         stack_tags: list[str] | None = StackTagsOption,
         template_bucket: str | None = TemplateBucketOption,
@@ -234,7 +239,8 @@ def register(app: typer.Typer) -> None:
                   target: str | None = TargetOption, region: str | None = RegionOption,
                   profile: str | None = ProfileOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
-                  timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
+                  timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
+                                                help="Seconds to wait at most."),
                   macros: Path | None = MacrosOption,
                   stack_tags: list[str] | None = StackTagsOption,
                   template_bucket: str | None = TemplateBucketOption,
