@@ -48,6 +48,16 @@ def test_bash_completes_commands_flags_and_stack_names(tmp_path: Path) -> None:
     assert complete(["formwright", "plan", "--stack", "ne"], tmp_path) == ["network"]
 
 
+def test_bash_completes_the_stacks_of_the_project_named_as_dir(tmp_path: Path) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"  # elsewhere: no project upward
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "formwright.yaml").write_text("name: p\nstacks:\n  web: {template: t.yaml}\n")
+    (project / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
+    assert complete(["formwright", "deploy", str(project), "-s", ""], elsewhere) == ["web"]
+    assert complete(["formwright", "plan", str(project), "--stack", "w"], elsewhere) == ["web"]
+
+
 def test_bash_completes_instance_names(tmp_path: Path, run_cli, cloud) -> None:
     (tmp_path / "q.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
     (tmp_path / "formwright.yaml").write_text("name: ic\nstacks:\n  q: {template: q.yaml}\n")

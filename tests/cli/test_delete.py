@@ -4,10 +4,13 @@ dependents it adds are listed before the prompt, and a declined prompt changes n
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 QUEUE = "Resources:\n  Q:\n    Type: AWS::SQS::Queue\nOutputs:\n  Name:\n    Value: !GetAtt Q.QueueName\n"
 APP = "Parameters:\n  Up:\n    Type: String\nResources:\n  Q:\n    Type: AWS::SQS::Queue\n"
@@ -34,32 +37,39 @@ def test_protection_anywhere_stops_the_delete_before_it_starts(tmp_path: Path, r
     assert {"del-network", "del-app"} <= names  # the dependent was not deleted first
 
 
-def test_a_declined_prompt_lists_dependents_and_changes_nothing(tmp_path: Path, local_cloud, cloud) -> None:
-    folder = project(tmp_path, protect=False)
-    env = {**os.environ}
-    deploy = [sys.executable, "-m", "formwright", "deploy", str(folder), "-y"]
-    assert subprocess.run(deploy, env=env, capture_output=True, check=False, timeout=300).returncode == 0
-    # a real terminal: the prompt only asks when stdin is one
+def at_the_prompt(args: list[str], answer: bytes | None) -> tuple[int, str]:
+    """Run formwright on a real terminal (the prompt only asks when stdin is one), wait for its [y/N]
+    prompt, then type `answer`, or press Ctrl-C when it is None (SIGINT, as the terminal sends it)."""
     main, child = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "formwright", "delete", str(folder), "-s", "network"],
-                            stdin=child, stdout=child, stderr=child, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "formwright", *args],
+                            stdin=child, stdout=child, stderr=child, env={**os.environ})
     os.close(child)
     seen = b""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120  # a bound against a hang, not a timing assertion
     while b"[y/N]" not in seen and time.monotonic() < deadline:
         seen += os.read(main, 4096)
-    os.write(main, b"n\n")
+    if answer is None:
+        proc.send_signal(signal.SIGINT)
+    else:
+        os.write(main, answer)
     code = proc.wait(timeout=60)
     try:
-        while True:
-            chunk = os.read(main, 4096)
-            if not chunk:
-                break
+        while chunk := os.read(main, 4096):
             seen += chunk
-    except OSError:
+    except OSError:  # EIO: the child closed the terminal
         pass
-    text = seen.decode(errors="replace")
+    os.close(main)
+    return code, seen.decode(errors="replace")
+
+
+@pytest.mark.parametrize(("answer", "exit_code"), [(b"n\n", 4), (None, 130)], ids=["no", "ctrl-c"])
+def test_a_declined_prompt_lists_dependents_and_changes_nothing(answer: bytes | None, exit_code: int,
+                                                                tmp_path: Path, run_cli, cloud) -> None:
+    folder = project(tmp_path, protect=False)
+    assert run_cli("deploy", str(folder), "-y").code == 0
+    code, text = at_the_prompt(["delete", str(folder), "-s", "network"], answer)
     assert "del-app (depends on network)" in text
-    assert code == 4 and "Cancelled; nothing changed." in text
+    # exit codes as `formwright delete --help` documents them: 4 declined, 130 interrupted
+    assert code == exit_code and "Cancelled; nothing changed." in text and "Aborted!" not in text
     names = {s["StackName"] for s in cloud.client("cloudformation").describe_stacks()["Stacks"]}
     assert {"del-network", "del-app"} <= names

@@ -3,7 +3,14 @@ never runs off the screen (issue #16, item 6)."""
 
 from __future__ import annotations
 
+import inspect
 import io
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -17,17 +24,25 @@ NAMES = [f"stack-{i:02d}-with-a-rather-long-name" for i in range(60)]
 def busy_progress(console: Console) -> Progress:
     """60 stacks: 20 done, 8 running, 2 failed, the rest waiting (some on unfinished dependencies)."""
     progress = Progress(NAMES, console=console)
-    for i, name in enumerate(NAMES):
-        deps = (NAMES[i - 30],) if i >= 30 else ()
+    feed(progress)
+    return progress
+
+
+def feed(progress) -> None:
+    """The events of busy_progress (also sent by the child process drawing into a real terminal)."""
+    names = [f"stack-{i:02d}-with-a-rather-long-name" for i in range(60)]
+    from formwright.engine.results import ProgressEvent
+
+    for i, name in enumerate(names):
+        deps = (names[i - 30],) if i >= 30 else ()
         progress(ProgressEvent(name, "waiting", "", "queued", waiting_for=deps))
-    for name in NAMES[:20]:
+    for name in names[:20]:
         progress(ProgressEvent(name, "creating", "CREATE_IN_PROGRESS", "Queue CREATE_IN_PROGRESS"))
         progress(ProgressEvent(name, "done", "CREATE_COMPLETE", "created"))
-    for name in NAMES[20:28]:
+    for name in names[20:28]:
         progress(ProgressEvent(name, "creating", "CREATE_IN_PROGRESS", "Topic CREATE_IN_PROGRESS " * 8))
-    for name in NAMES[28:30]:
+    for name in names[28:30]:
         progress(ProgressEvent(name, "failed", "ROLLBACK_COMPLETE", "Queue: Resource handler returned"))
-    return progress
 
 
 def render(width: int, height: int) -> list[str]:
@@ -49,6 +64,50 @@ def test_sixty_stacks_fit_the_terminal_with_the_header_first(width: int, height:
     assert "stack-00" not in body and "20 done" in lines[-1]
     # 40 unfinished stacks: all listed in 45 lines; in 30 lines the waiting ones that do not fit are counted
     assert ("more" in lines[-1]) == (height == 30)
+
+
+DRAW = """
+import pathlib, sys, time
+from formwright.cli.progress import Progress
+NAMES = [f"stack-{i:02d}-with-a-rather-long-name" for i in range(60)]
+with Progress(NAMES) as progress:  # its console is the real terminal: rich reads the size from it
+    feed(progress)
+    pathlib.Path(sys.argv[1]).write_text("fed")
+    while not pathlib.Path(sys.argv[2]).exists():
+        time.sleep(0.05)
+"""
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+@pytest.mark.parametrize(("width", "height"), [(160, 45), (80, 30)])
+def test_in_a_real_terminal_the_header_stays_on_screen(width: int, height: int, tmp_path: Path) -> None:
+    # a real terminal (a tmux pane of a fixed size): the live region is drawn where the user sees it
+    script = tmp_path / "draw.py"
+    script.write_text(inspect.getsource(feed) + DRAW)
+    fed, stop = tmp_path / "fed", tmp_path / "stop"
+    session = f"fw-display-{os.getpid()}-{width}"
+    tmux = ["tmux", "-L", session, "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
+                    f"{sys.executable} {script} {fed} {stop}; sleep 600"], check=True, timeout=30,
+                   env={**os.environ, "TERM": "xterm-256color"})
+    try:
+        screen: list[str] = []
+        for _ in range(600):  # until the live region is drawn (a bound against a hang, not a timing check)
+            screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", session], capture_output=True,
+                                    text=True, check=True, timeout=30).stdout.splitlines()
+            if fed.exists() and any("20 done" in line for line in screen):
+                break
+            time.sleep(0.1)
+        drawn = [line for line in screen if line.strip()]
+        assert drawn[0].startswith("20/60 done · 8 running · 2 failed · 30 waiting · "), drawn[:2]
+        assert len(screen) <= height and all(len(line) <= width for line in screen)
+        # nothing ran off the bottom: the closing count line is drawn, below every row
+        assert "20 done" in drawn[-1]
+        assert ("more" in drawn[-1]) == (height == 30)
+        assert sum(line.startswith("stack-2") for line in drawn) == 10  # running and failed: a line each
+    finally:
+        stop.write_text("")
+        subprocess.run([*tmux, "kill-server"], check=False, timeout=30)
 
 
 def test_waiting_says_for_what_or_for_a_free_slot() -> None:

@@ -22,6 +22,19 @@ def test_init_writes_a_gitignore_that_keeps_the_state_folder_out(tmp_path: Path,
     assert ignored.returncode == 0  # git itself agrees the state folder is ignored
 
 
+def test_init_keeps_the_users_files(tmp_path: Path, run_cli) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules/")
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "app.yaml").write_text("mine")
+    refused = run_cli("init", str(tmp_path))
+    assert refused.code == 2 and "app.yaml: init would overwrite this file" in refused.err
+    assert (tmp_path / "templates" / "app.yaml").read_text() == "mine"
+    assert not (tmp_path / "formwright.yaml").exists()  # nothing was written
+    (tmp_path / "templates" / "app.yaml").unlink()
+    assert run_cli("init", str(tmp_path)).code == 0
+    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n.formwright/\n"  # added to, not replaced
+
+
 def test_outputs_stack_key_prints_just_the_value(tmp_path: Path, run_cli, cloud) -> None:
     (tmp_path / "q.yaml").write_text(QUEUE)
     (tmp_path / "formwright.yaml").write_text("name: hyg\nstacks:\n  q: {template: q.yaml}\n")

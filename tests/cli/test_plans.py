@@ -7,6 +7,8 @@ from pathlib import Path
 
 from formwright.engine.results import ResourceChange
 
+from .terminal import run_in_terminal
+
 QUEUE = """\
 Parameters:
   Env:
@@ -38,10 +40,22 @@ def test_plan_names_the_property_its_old_and_new_value_and_the_tag(tmp_path: Pat
     assert change["action"] == "Modify" and change["replacement"] in ("True", "False", "Conditional")
     timeout = {d["name"]: d for d in change["details"]}["VisibilityTimeout"]
     assert (str(timeout["old"]), str(timeout["new"])) == ("30", "60")
+    # the template writes no Tags: they change through the stack's tags, not "(none) -> (none)"
+    tags = {d["name"]: d for d in change["details"]}["Tags"]
+    assert (tags["known"], tags["via"]) == (False, "the stack's tags")
     assert q["parameters"] == [{"key": "Env", "old": "dev", "new": "prod"}]
     assert q["tags"] == [{"key": "team", "old": "a", "new": "b"}]
     text = run_cli("plan", str(folder)).out
     assert "replacement None" not in text and "VisibilityTimeout" in text and "30 → 60" in text
+    assert "(none) → (none)" not in text and "(changed: through the stack's tags)" in text
+
+    # on a terminal: coloured, the old value red, the new one green (rich's SGR codes), replacement flagged
+    code, shown = run_in_terminal("plan", str(folder))
+    assert code == 0, shown
+    assert "\x1b[31m30\x1b[0m → \x1b[32m60\x1b[0m" in shown
+    code, coloured = run_in_terminal("diff", str(folder))
+    assert code == 0 and "\x1b[31m-      VisibilityTimeout: 30" in coloured
+    assert "\x1b[32m+      VisibilityTimeout: 60" in coloured
 
     diff = run_cli("diff", str(folder), "--exit-code")
     assert diff.code == 1

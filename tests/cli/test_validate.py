@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from .terminal import run_in_terminal
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 COUNTED = """\
@@ -73,27 +75,9 @@ def test_a_tosca_stack_that_deploy_accepts_validates(tmp_path: Path, run_cli) ->
 
 def test_linting_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     # cfn-lint takes ~1.5 s to load: a terminal sees what validate is doing meanwhile (a real pty)
-    import os
-    import subprocess
-    import sys
-
     (tmp_path / "shared.yaml").write_text(SHARED.replace("      Bogus: 1\n", ""))
     (tmp_path / "formwright.yaml").write_text(
         "name: tty\nstacks:\n  s: {template: shared.yaml, parameters: {Env: e}}\n")
-    primary, secondary = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "formwright", "validate", str(tmp_path)],
-                            stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary,
-                            env={**os.environ, "TERM": "xterm", "COLUMNS": "120"})
-    os.close(secondary)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(primary, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(primary)
-    assert proc.wait(timeout=120) == 0, seen
-    assert b"linting 1 template" in seen and b"1 distinct templates linted, 0 errors" in seen
+    code, seen = run_in_terminal("validate", str(tmp_path))
+    assert code == 0, seen
+    assert "linting 1 template" in seen and "1 distinct templates linted, 0 errors" in seen

@@ -94,15 +94,20 @@ def register(app: typer.Typer) -> None:
                                              help="Project name (default: the folder's name)."),
              output: Output = OutputOption) -> None:
         """Create a new project from a starter: formwright.yaml, two templates and a .gitignore."""
-        directory.mkdir(parents=True, exist_ok=True)
         target = directory / "formwright.yaml"
         if target.exists():
             raise InputError("a project already exists here", file=str(target), hint="pick another folder")
         project_name = name or directory.resolve().name
-        (directory / "templates").mkdir(exist_ok=True)
-        target.write_text(STARTER_PROJECT.format(name=project_name))
-        (directory / "templates" / "network.yaml").write_text(STARTER_NETWORK)
-        (directory / "templates" / "app.yaml").write_text(STARTER_APP)
+        starters = {target: STARTER_PROJECT.format(name=project_name),
+                    directory / "templates" / "network.yaml": STARTER_NETWORK,
+                    directory / "templates" / "app.yaml": STARTER_APP}
+        for path in starters:  # a file of the user's is never overwritten: check all before writing any
+            if path.exists():
+                raise InputError("init would overwrite this file; nothing was written", file=str(path),
+                                 hint="move it away, or init another folder")
+        (directory / "templates").mkdir(parents=True, exist_ok=True)
+        for path, text in starters.items():
+            path.write_text(text, encoding="utf-8")
         write_gitignore(directory)
         if output is Output.json:
             emit_json({"ok": True, "project": str(target), "name": project_name})
@@ -149,7 +154,7 @@ check references, cycles and parameters. Exit 2 on errors."""
     @with_project_flags
     def graph(
         directory: Path | None = DirArgument,
-        fmt: str = typer.Option("dot", "--format", "-f", metavar="dot|svg|png",
+        fmt: str = typer.Option("dot", "--format", metavar="dot|svg|png",
                                 help="dot, svg or png (svg/png need Graphviz)."),
         out: Path | None = OutOption,
         output: Output = OutputOption,

@@ -88,6 +88,7 @@ MacrosOption = typer.Option(
 ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
                            help="A template parameter (repeatable).")
 InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
+RegionsOption = typer.Option(None, "--regions", metavar="REGION,...", help="Regions, comma separated.")
 # --profile and --region: on every command that calls the cloud, with the same meaning everywhere
 ProfileOption = typer.Option(None, "--profile", metavar="NAME",
                              help="The AWS profile of the credentials (~/.aws/config), over the project's "
@@ -206,6 +207,13 @@ def emit_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def emit_json_line(data: Any) -> None:
+    """One compact JSON object on one line of stdout, flushed: the stream of a command that runs on
+    (`events --follow`, `sync run`), read line by line as `kubectl get -w -o json` is."""
+    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    sys.stdout.flush()
+
+
 def columns(headers: list[str], rows: list[list[str]]) -> str:
     """Rows as plain aligned columns under upper-case headers, as `kubectl get` and `helm list` print
     them: no rich import (a status check starts ~0.05 s faster), greppable lines."""
@@ -249,6 +257,10 @@ def error_of(err: Exception) -> dict[str, Any]:
 def _completion_dir(ctx: typer.Context) -> Path | None:
     """The project folder a command line being completed points at (its DIR, or the one upward)."""
     given = (ctx.params or {}).get("directory") or (ctx.params or {}).get("project")
+    if not given:
+        # `deploy DIR -s <TAB>`: the option still waiting for its value stops click's parse, and DIR is
+        # among the words left unparsed
+        given = next((a for a in ctx.args if not a.startswith("-") and Path(a).exists()), None)
     try:
         return project_dir(Path(given) if given else None)
     except Exception:  # noqa: BLE001 - completion never fails loudly

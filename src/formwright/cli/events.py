@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 
-from formwright.cli.common import Output, console
+from formwright.cli.common import Output, console, emit_json_line
 
 if TYPE_CHECKING:
     from formwright.engine.cfn import CloudFormation
@@ -39,8 +37,7 @@ def print_event(row: dict[str, Any], output: Output, *, stream: bool) -> None:
     """A line per event (text), or a JSON line per event when following in JSON mode."""
     if output is Output.json:
         if stream:
-            sys.stdout.write(json.dumps({k: v for k, v in row.items() if k != "id"}) + "\n")
-            sys.stdout.flush()
+            emit_json_line({k: v for k, v in row.items() if k != "id"})
         return
     reason = f"  {escape(row['reason'])}" if row["reason"] else ""
     status = f"[{_style(row['status'])}]{row['status']}[/]"

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from formwright import sandbox
-from formwright.cli.common import Output, PlainProfileOption, TargetOption, emit_json
+from formwright.cli.common import Output, ParamOption, PlainProfileOption, TargetOption, emit_json
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
 from formwright.template import TEMPLATE_BODY_LIMIT, dump, load, plain
@@ -104,14 +104,15 @@ def register(app: typer.Typer) -> None:
     @app.command("expand")
     def expand_command(
         template: Path = typer.Argument(..., help="The template (YAML or JSON)."),
-        param: list[str] = typer.Option(
-            [], "--param", "-p", help="A parameter value, KEY=VALUE (repeatable)."
-        ),
-        macros: str = typer.Option(None, "--macros", help="A folder of macros (file name = macro name)."),
+        param: list[str] | None = ParamOption,
+        macros: str = typer.Option(None, "--macros", metavar="DIR",
+                                   help="A folder of macros (file name = macro name)."),
+        # no -f: that is --follow (events), as in `tail -f` and `kubectl logs -f`
         fmt: str = typer.Option(
-            "json", "--format", "-f", help="json (CloudFormation's Processed form) or yaml."
+            "json", "--format", metavar="json|yaml", help="json (CloudFormation's Processed form) or yaml."
         ),
-        out: Path = typer.Option(None, "--out", "-o", help="Write the processed template here."),
+        out: Path = typer.Option(None, "--out", "-o", metavar="PATH",
+                                 help="Write the processed template here."),
         output: Output = typer.Option(
             Output.text, "--output", help="text: the template; json: with macros_run."
         ),
@@ -145,7 +146,7 @@ def register(app: typer.Typer) -> None:
         registry.register_template_macros(document, template.parent)
         logs = handler_logs(registry)
         try:
-            expansion = run(document, registry=registry, parameter_values=parse_params(param),
+            expansion = run(document, registry=registry, parameter_values=parse_params(param or []),
                             region=region, s3_client=_LazyS3(target, region, profile),
                             file=str(template), base_dir=template.parent)
         finally:
@@ -161,7 +162,8 @@ def register(app: typer.Typer) -> None:
         if out is not None:
             out.write_text(text + "\n", encoding="utf-8")
         if output == Output.json:
-            emit_json({"template": processed, "macros_run": expansion.macros_run, "size": expansion.size,
+            emit_json({"ok": True, "template": processed, "macros_run": expansion.macros_run,
+                       "size": expansion.size,
                        "needs_upload": (expansion.size or 0) > TEMPLATE_BODY_LIMIT,
                        "file": str(out) if out else None})
         elif out is None:

@@ -12,10 +12,12 @@ import typer
 from rich.table import Table
 
 from formwright.cli.common import (
+    InputOption,
     Output,
     OutputOption,
     ProfileOption,
     RegionOption,
+    RegionsOption,
     TargetOption,
     complete_instances,
     console,
@@ -47,7 +49,6 @@ ProjectOption = typer.Argument(
 )
 InstanceArgument = typer.Argument(..., metavar="NAME", help="The instance.",
                                   autocompletion=lambda ctx, incomplete: complete_instances(ctx, incomplete))
-InputOption = typer.Option(None, "--input", "-i", help="An input value, name=value (repeatable).")
 UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
                             help="First drop the lock this (dead) operation holds.")
 ConcurrencyOption = typer.Option(1, "--max-concurrency", min=1, metavar="N",
@@ -87,7 +88,7 @@ def _operate(project: Path, cloud: tuple[str | None, str | None, str | None], ou
         finally:
             lifecycle.close()
     if output is Output.json:
-        emit_json(outcome.to_json())
+        emit_json({"ok": True, **outcome.to_json()})
         return
     if outcome.note:
         err_console.print(f"note: {outcome.note}", highlight=False)
@@ -114,7 +115,7 @@ def register(app: typer.Typer) -> None:
                inputs: list[str] | None = InputOption,
                source: Path | None = typer.Option(None, "--from", help="The project version to install "
                                                      "(default: the project home)."),
-               regions: str | None = typer.Option(None, "--regions", help="Regions, comma separated."),
+               regions: str | None = RegionsOption,
                project: Path = ProjectOption, target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
                output: Output = OutputOption,
@@ -207,7 +208,8 @@ makes a new revision."""
 
     @group.command()
     def scope(name: str = InstanceArgument,
-              regions: str = typer.Option(..., "--regions", help="Regions, comma separated."),
+              regions: str = typer.Option(..., "--regions", metavar="REGION,...",
+                                          help="Regions, comma separated."),
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
@@ -243,7 +245,7 @@ makes a new revision."""
         finally:
             lifecycle.close()
         if output is Output.json:
-            emit_json({"instances": [{**r.__dict__,
+            emit_json({"ok": True, "instances": [{**r.__dict__,
                                       "shares": {e: n for e, n in shared.items() if r.name in n}}
                                      for r in rows]})
             return
@@ -278,7 +280,7 @@ makes a new revision."""
             "revision": revision.__dict__ if revision else None,
         }
         if output is Output.json:
-            emit_json(data)
+            emit_json({"ok": True, **data})
             return
         console.print(
             f"[bold]{inst.name}[/]: {inst.status}, version {inst.version or '-'}, revision {inst.revision}, "
@@ -309,7 +311,7 @@ makes a new revision."""
             lifecycle.close()
         packages = {op.id: op.params.get("package") for op in operations}
         if output is Output.json:
-            emit_json({"operations": [{**{k: v for k, v in op.__dict__.items() if k != "steps"},
+            emit_json({"ok": True, "operations": [{**{k: v for k, v in op.__dict__.items() if k != "steps"},
                                        "steps": [s.__dict__ for s in steps[op.id]]} for op in operations],
                        "revisions": [{**r.__dict__, "package": packages.get(r.operation_id)}
                                      for r in revisions]})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from formwright.cli.common import Output, OutputOption, console, emit_json
+from formwright.cli.common import Output, OutputOption, console, emit_json, error_entry, error_envelope
 from formwright.cloud import local
 
 
@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
         record, started = local.start(port or None)
         if output is Output.json:
             emit_json(
-                {"endpoint": record.endpoint, "pid": record.pid, "log": record.log_file, "started": started}
+                {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
+                 "started": started}
             )
             return
         verb = "started" if started else "already running"
@@ -35,7 +36,8 @@ def register(app: typer.Typer) -> None:
         """Stop the local cloud; everything in it is forgotten."""
         record = local.stop()
         if output is Output.json:
-            emit_json({"stopped": record is not None, "endpoint": record.endpoint if record else None})
+            emit_json({"ok": True, "stopped": record is not None,
+                       "endpoint": record.endpoint if record else None})
             return
         console.print(f"local cloud at {record.endpoint} stopped" if record else "no local cloud was running")
 
@@ -44,7 +46,10 @@ def register(app: typer.Typer) -> None:
         """Say whether the local cloud runs, and where. Exit 1 when it does not."""
         record = local.running()
         if output is Output.json:
-            emit_json({"running": record is not None, **(record.to_json() if record else {})})
+            answer = {"ok": True, "running": True, **record.to_json()} if record else error_envelope(
+                [error_entry("the local cloud is not running", hint="formwright local-cloud start")],
+                running=False)
+            emit_json(answer)
         elif record:
             console.print(f"running at {record.endpoint} (pid {record.pid}, log {record.log_file})")
         else:

@@ -25,6 +25,7 @@ from formwright.cli.common import (
     error_of,
     json_requested,
 )
+from formwright.cli.helptext import add_epilogs, epilog
 from formwright.errors import EXIT_INTERRUPTED, FormwrightError
 
 app = typer.Typer(
@@ -38,6 +39,7 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help in the usual style (no `<bool>` type column), and faster
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=epilog(""),
 )
 
 
@@ -136,15 +138,23 @@ def register_groups(argv: list[str]) -> None:
     command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
     if command in COMMAND_MODULES:
         importlib.import_module(COMMAND_MODULES[command]).register(app)
+        add_epilogs(app)
     elif os.environ.get("_FORMWRIGHT_COMPLETE"):
         from formwright.cli.completion import answer_completion
 
         answer_completion()
-        for module in dict.fromkeys(COMMAND_MODULES.values()):
-            importlib.import_module(module).register(app)
+        register_all()
     else:
         for name, (_, summary) in COMMANDS.items():
             app.command(name, help=summary, add_help_option=False)(_stand_in)
+
+
+def register_all() -> typer.Typer:
+    """Register every command module (for shell completion, and for tests that walk every command)."""
+    for module in dict.fromkeys(COMMAND_MODULES.values()):
+        importlib.import_module(module).register(app)
+    add_epilogs(app)
+    return app
 
 
 def _stand_in() -> None:

@@ -11,7 +11,7 @@ import typer
 
 from formwright.cli import common
 from formwright.cli.common import Output, project_dir, project_flags
-from formwright.errors import EXIT_CANCELLED, InputError
+from formwright.errors import EXIT_CANCELLED, EXIT_INTERRUPTED, InputError
 
 if TYPE_CHECKING:
     from formwright.cloud.session import Target, Targets
@@ -157,7 +157,8 @@ def references(project: Project, targets: Targets, name: str) -> list[dict[str, 
 
 def confirm(question: str, yes: bool, output: Output = Output.text) -> None:
     """Ask unless --yes; refuse to guess when nobody can answer (or when stdout is JSON for a script).
-    A declined prompt prints "Cancelled; nothing changed." and exits EXIT_CANCELLED (4)."""
+    A declined prompt prints "Cancelled; nothing changed." and exits EXIT_CANCELLED (4); Ctrl-C (or the end
+    of input) at the prompt says the same and exits EXIT_INTERRUPTED (130), not click's "Aborted!" and 1."""
     if yes:
         return
     if output is Output.json:
@@ -166,6 +167,11 @@ def confirm(question: str, yes: bool, output: Output = Output.text) -> None:
         )
     if not sys.stdin.isatty():
         raise InputError(f"{question} needs confirmation", hint="pass --yes (-y) when not at a terminal")
-    if not typer.confirm(question, default=False):
+    try:
+        answer = typer.confirm(question, default=False)
+    except typer.Abort:
+        common.console.print(f"\n{CANCELLED}")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if not answer:
         common.console.print(CANCELLED)
         raise typer.Exit(EXIT_CANCELLED)

@@ -44,7 +44,7 @@ def plan_table(plan: StackPlan) -> Table:
                 old, new = escape(shown_value(prop.old)), escape(shown_value(prop.new))
                 values = f"[red]{old}[/] → [green]{new}[/]"
             else:
-                values = "[yellow](changed)[/]"
+                values = f"[yellow](changed{': through ' + escape(prop.via) if prop.via else ''})[/]"
             recreation = "" if prop.requires_recreation in ("Never", "") else \
                 f"[dim]recreation {prop.requires_recreation.lower()}[/]"
             table.add_row("", f"  [yellow]~[/] {escape(prop.name)}", values, recreation)

@@ -19,7 +19,9 @@ from formwright.cli.common import (
     TargetOption,
     console,
     emit_json,
+    emit_json_line,
     err_console,
+    error_entry,
 )
 from formwright.errors import InputError
 from formwright.sync.durations import format_duration
@@ -27,15 +29,18 @@ from formwright.sync.objects import ObjectSet, StackObject, load_objects
 from formwright.sync.status_store import UNKNOWN, Record, Status, StatusStore
 
 # the objects folder is an optional positional [DIR], as every project command's folder (issue #16)
-DirOption = typer.Argument(Path("."), metavar="[DIR]", show_default=False,
+DirOption = typer.Argument(Path("."), metavar="DIR", show_default=False,
                            help="The folder (or file) with the CloudFormationStack objects; default: here.")
-StateOption = typer.Option(None, "--state", help="The state folder (default <DIR>/.formwright/sync).")
+StateOption = typer.Option(None, "--state", metavar="PATH",
+                           help="The state folder (default <DIR>/.formwright/sync).")
 StackTagsOption = typer.Option(
-    None, "--stack-tags", help="Tags for every stack, KEY=VALUE[,KEY=VALUE…] (repeatable): after the "
+    None, "--stack-tags", metavar="K=V[,K=V…]",
+    help="Tags for every stack, KEY=VALUE[,KEY=VALUE…] (repeatable): after the "
     "cfn-flux-controller/version|name|namespace tags, before each object's spec.stackTags.")
 TemplateBucketOption = typer.Option(
-    None, "--template-bucket", envvar="TEMPLATE_BUCKET", help="Upload every template to this S3 bucket and "
-    "deploy it from there, as the Flux controller does (default: inline up to 51,200 bytes, larger ones "
+    None, "--template-bucket", envvar="TEMPLATE_BUCKET", metavar="BUCKET",
+    help="Upload every template to this S3 bucket and deploy it from there, as the Flux controller does "
+    "(default: inline up to 51,200 bytes, larger ones "
     "through formwright's managed bucket); env TEMPLATE_BUCKET.")
 NoCrossNamespaceOption = typer.Option(
     False, "--no-cross-namespace-refs",
@@ -126,19 +131,21 @@ def register(app: typer.Typer) -> None:
     @sync.command("run")
     def run(
         directory: Path = typer.Argument(
-            Path("."), metavar="[DIR]", show_default=False,
+            Path("."), metavar="DIR", show_default=False,
             help="Folder (or file) with CloudFormationStack and GitRepository objects; default: here.",
         ),
-        workers: int = typer.Option(4, "--workers", help="Objects reconciled at once."),
+        workers: int = typer.Option(4, "--workers", metavar="N", help="Objects reconciled at once."),
         state: Path | None = StateOption,
         target: str | None = TargetOption,
         region: str | None = PlainRegionOption,
         profile: str | None = PlainProfileOption,
         drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
         requeue_dependency: str = typer.Option(
-            "30s", "--requeue-dependency", help="Retry after this long while dependsOn is not Ready."
+            "30s", "--requeue-dependency", metavar="DURATION",
+            help="Retry after this long while dependsOn is not Ready."
         ),
-        reload_interval: str = typer.Option("2s", "--reload-interval", help="How often DIR is re-read."),
+        reload_interval: str = typer.Option("2s", "--reload-interval", metavar="DURATION",
+                                             help="How often DIR is re-read."),
         macros: Path | None = MacrosOption,
         stack_tags: list[str] | None = StackTagsOption,
         template_bucket: str | None = TemplateBucketOption,
@@ -166,7 +173,7 @@ def register(app: typer.Typer) -> None:
         def log(line: str) -> None:
             stamp = time.strftime("%H:%M:%S")
             if output is Output.json:
-                emit_json({"time": stamp, "event": line})
+                emit_json_line({"time": stamp, "event": line})
             else:
                 err_console.print(f"{stamp} {line}", highlight=False, soft_wrap=True)
 
@@ -174,9 +181,11 @@ def register(app: typer.Typer) -> None:
                         dependency_requeue=dependency_requeue, reload_interval=reload_every, log=log,
                         macros_dir=macros, stack_tags=tags, template_bucket=template_bucket,
                         no_cross_namespace_refs=no_cross_namespace_refs)
+        # from this line on a SIGTERM stops gracefully (exit 0): a supervisor may send one at any time
+        daemon.install_signals()
         log(f"syncing {len(daemon.objects.stacks)} object(s) from {len(daemon.objects.sources)} source(s) "
             f"with {workers} worker(s); state in {daemon.state_dir}")
-        daemon.run_forever()
+        daemon.run_forever(install_signals=False)
         log(f"stopped after {daemon.stats.passes} pass(es)")
 
     @sync.command("status")
@@ -198,7 +207,8 @@ def register(app: typer.Typer) -> None:
         listed = [{"object": key, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(e.time)),
                    "type": e.type, "message": e.message, "revision": e.revision} for key, e in recorded]
         if output is Output.json:
-            emit_json({"daemon": daemon, "objects": rows, **({"events": listed} if events else {})})
+            emit_json({"ok": True, "daemon": daemon, "objects": rows,
+                       **({"events": listed} if events else {})})
             return
         table = Table()
         for column in ("object", "ready", "reason", "last applied revision", "last change set", "next run",
@@ -230,7 +240,8 @@ def register(app: typer.Typer) -> None:
                   target: str | None = TargetOption, region: str | None = PlainRegionOption,
                   profile: str | None = PlainProfileOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
-                  timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait at most."),
+                  timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
+                                                help="Seconds to wait at most."),
                   macros: Path | None = MacrosOption,
                   stack_tags: list[str] | None = StackTagsOption,
                   template_bucket: str | None = TemplateBucketOption,
@@ -276,7 +287,9 @@ Exit 1 if not Ready."""
             store.close()
         row = _row(obj, obj.key, record)
         if output is Output.json:
-            emit_json({"via": via, **row})
+            failed = wait and row["ready"] == "False"
+            emit_json({"ok": not failed, "via": via, **row,
+                       **({"errors": [error_entry(f"{row['reason']}: {row['message']}")]} if failed else {})})
         else:
             console.print(
                 f"{obj.key}: Ready={row['ready']} {row['reason']}: {row['message']} [dim]({via})[/]",
@@ -298,7 +311,7 @@ Exit 1 if not Ready."""
             store.close()
         word = "suspended" if value else "resumed"
         if output is Output.json:
-            emit_json({"object": obj.key, "suspended": value, "daemon": pid})
+            emit_json({"ok": True, "object": obj.key, "suspended": value, "daemon": pid})
         else:
             note = "" if pid else " (takes effect when `formwright sync run` starts)"
             console.print(f"{obj.key}: {word}{note}")

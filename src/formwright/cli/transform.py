@@ -19,9 +19,12 @@ FormatOption.param_decls = ("--output",)
 
 def tosca(
     src: Path = typer.Argument(..., help="A service template (.yaml), a folder, or a CSAR (.csar/.zip)."),
-    out: Path = typer.Option(None, "-o", "--out", help="Folder for the artifact (default: ./<name>-cfn)."),
-    inputs: list[str] = typer.Option([], "--input", "-i", help="A TOSCA input as KEY=VALUE; repeatable."),
-    region: str = typer.Option("us-east-1", "--region", help="Region the deploy scripts default to."),
+    out: Path = typer.Option(None, "--out", "-o", metavar="PATH",
+                             help="Folder for the artifact (default: ./<name>-cfn)."),
+    inputs: list[str] = typer.Option([], "--input", "-i", metavar="KEY=VALUE",
+                                     help="A TOSCA input (repeatable)."),
+    region: str = typer.Option("us-east-1", "--region", metavar="REGION",
+                               help="Region the deploy scripts default to."),
     strict: bool = typer.Option(False, "--strict", help="Make the warnings (what TOSCAna tolerated) errors."),
     force: bool = typer.Option(False, "--force", help="Replace OUT when it holds a previous artifact."),
     output: Output = FormatOption,
@@ -43,6 +46,7 @@ def tosca(
         err_console.print(f"[yellow]warning:[/] {escape(str(problem))}", highlight=False, soft_wrap=True)
     template = result.template
     summary = {
+        "ok": True,
         "out": str(result.out),
         "template": str(result.template_path),
         "resources": len(template.get("Resources", {})),

@@ -26,6 +26,8 @@ class PropertyChange:
     old: Any = None
     new: Any = None
     known: bool = False  # old and new were found (in the change set or the two processed templates)
+    # why it changes when the template writes it the same: the stack's tags (Tags), or what it refers to
+    via: str = ""
 
 
 # Replacement from the Details when the change set leaves it out: the worst property decides
@@ -86,10 +88,13 @@ class ResourceChange:
         for prop in self.details:
             if prop.known or (old_props is None and new_props is None):
                 continue
-            source = "Tags" if prop.name == "Tags" else prop.name
-            prop.old = (old_props or {}).get(source)
-            prop.new = (new_props or {}).get(source)
-            prop.known = True
+            old, new = (old_props or {}).get(prop.name), (new_props or {}).get(prop.name)
+            if old == new:
+                # written the same: CloudFormation changes it through the stack's tags (which every
+                # resource that takes tags gets) or a parameter or reference the value uses
+                prop.via = "the stack's tags" if prop.name == "Tags" else "a parameter or reference it uses"
+                continue
+            prop.old, prop.new, prop.known = old, new, True
 
 
 def _rank(recreation: str) -> int:

@@ -361,12 +361,16 @@ class Daemon:
         self._stopping.set()
         self._wake.set()
 
+    def install_signals(self) -> None:
+        """SIGTERM and SIGINT stop the daemon gracefully, SIGUSR1 wakes it (main thread only)."""
+        signal.signal(signal.SIGTERM, lambda *_: self.stop())
+        signal.signal(signal.SIGINT, lambda *_: self.stop())
+        signal.signal(signal.SIGUSR1, lambda *_: self.wake())
+
     def run_forever(self, *, install_signals: bool = True) -> None:
         """Run until SIGTERM, SIGINT or `stop()`; then let workers finish their pass and close."""
         if install_signals:
-            signal.signal(signal.SIGTERM, lambda *_: self.stop())
-            signal.signal(signal.SIGINT, lambda *_: self.stop())
-            signal.signal(signal.SIGUSR1, lambda *_: self.wake())
+            self.install_signals()
         self.start()
         try:
             while not self._stopping.is_set():

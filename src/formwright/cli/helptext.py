@@ -1,0 +1,148 @@
+"""What every command's `--help` ends with: examples to copy and what its exit codes mean (as kubectl's
+"Examples:" and git's "EXIT STATUS"), in one table so that the commands read alike.
+
+`add_epilogs` puts them on the commands a module registered; a command missing here is a bug that
+tests/cli/test_commands.py catches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from formwright.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CANCELLED,
+    EXIT_CLOUD_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_LOCKED,
+    EXIT_OK,
+)
+
+BAD_INPUT = "bad input: one line with file:line and how to fix it"
+CLOUD = "the cloud refused a call (the message says which)"
+FAILED = "a stack failed: the summary names the failing resource and its reason"
+LOCKED = "another run holds the project's lock (it names the run)"
+DECLINED = "the prompt was declined: \"Cancelled; nothing changed.\""
+INTERRUPTED = "interrupted (Ctrl-C): the stacks still in progress in the cloud are listed"
+RESUMABLE = "interrupted (Ctrl-C): `formwright instance retry NAME` resumes"
+
+# command path: (examples as (command line, what it does), {exit code: meaning} beyond 0 and 2)
+HELP: dict[str, tuple[list[tuple[str, str]], dict[int, str]]] = {
+    "": ([("formwright init infra && cd infra", "a new project"),
+          ("formwright local-cloud start", "the embedded local cloud (the default target)"),
+          ("formwright validate && formwright plan", "check, then see what would change"),
+          ("formwright deploy -y", "deploy every stack in dependency order"),
+          ("formwright COMMAND --help", "each command's options, examples and exit codes")],
+         {EXIT_CLOUD_FAILED: "the cloud said no: a stack failed (the summary says which resource and why), "
+                             "or a call was refused", EXIT_LOCKED: LOCKED, EXIT_CANCELLED: DECLINED,
+          EXIT_INTERRUPTED: INTERRUPTED}),
+    "init": ([("formwright init infra", "a new project in ./infra"),
+              ("formwright init --name shop", "here, named shop")], {}),
+    "validate": ([("formwright validate", "the project upward of here"),
+                  ("formwright validate infra --env prod", "with the prod overlay"),
+                  ("formwright validate --output json", "findings for CI")], {}),
+    "build": ([("formwright build", "processed templates into .formwright/build/"),
+               ("formwright build infra --env prod", "the prod overlay's")], {}),
+    "graph": ([("formwright graph | dot -Tsvg > graph.svg", "DOT through Graphviz"),
+               ("formwright graph --format svg -o graph.svg", "the same in one step"),
+               ("formwright graph --output json", "nodes and edges")], {}),
+    "plan": ([("formwright plan", "every stack"),
+              ("formwright plan infra -s app", "one stack (and what it needs)"),
+              ("formwright plan --output json", "per resource: action, replacement, old -> new")],
+             {EXIT_CLOUD_FAILED: CLOUD, EXIT_INTERRUPTED: INTERRUPTED}),
+    "deploy": ([("formwright deploy", "plan, ask, execute"),
+                ("formwright deploy infra -s app -y", "one stack and its dependencies, no prompt"),
+                ("formwright deploy --env prod --output json -y", "for CI")],
+               {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_CANCELLED: DECLINED,
+                EXIT_INTERRUPTED: INTERRUPTED}),
+    "delete": ([("formwright delete", "every stack, dependents first, after a prompt"),
+                ("formwright delete infra -s network -y", "network and the stacks that depend on it")],
+               {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_CANCELLED: DECLINED,
+                EXIT_INTERRUPTED: INTERRUPTED}),
+    "status": ([("formwright status", "every stack"),
+                ("formwright status infra net", "the stacks of group net")], {EXIT_CLOUD_FAILED: CLOUD}),
+    "outputs": ([("formwright outputs", "every deployed stack's outputs"),
+                 ("formwright outputs app", "one stack's"),
+                 ("url=$(formwright outputs app Url)", "one value, for scripts"),
+                 ("formwright outputs infra app Url", "the same, naming the project folder")],
+                {EXIT_CLOUD_FAILED: CLOUD}),
+    "diff": ([("formwright diff", "templates, parameters and tags against the deployed ones"),
+              ("formwright diff -s app --exit-code", "exit 1 when app differs")],
+             {EXIT_CLOUD_FAILED: "with --exit-code: something differs; else " + CLOUD}),
+    "events": ([("formwright events", "the last 20 events of every deployed stack"),
+                ("formwright events -s app -n 50", "app's last 50"),
+                ("formwright events -s app --follow", "watch them come until app settles")],
+               {EXIT_CLOUD_FAILED: CLOUD, EXIT_INTERRUPTED: "interrupted (Ctrl-C)"}),
+    "expand": ([("formwright expand template.yaml", "the processed template as JSON"),
+                ("formwright expand template.yaml --format yaml -p Env=dev", "as YAML, with a parameter"),
+                ("formwright expand template.yaml --macros macros -o processed.json", "with your macros")],
+               {EXIT_CLOUD_FAILED: CLOUD}),
+    "transform tosca": ([("formwright transform tosca service.yaml", "into ./<name>-cfn"),
+                         ("formwright transform tosca app.csar -o out -i port=8080", "a CSAR, an input")],
+                        {}),
+    "instance create": ([("formwright instance create demo", "instance demo of the project upward"),
+                         ("formwright instance create demo -i size=2 --regions us-east-1,eu-west-1", "")],
+                        {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance update": ([("formwright instance update demo -i size=3", "new input values")],
+                        {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance upgrade": ([("formwright instance upgrade demo --to ../v2", "to the version in ../v2"),
+                          ("formwright instance upgrade demo --from shop-2.0.tar.gz", "from a package")],
+                         {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance rollback": ([("formwright instance rollback demo", "undo the last change"),
+                           ("formwright instance rollback demo --to-revision 3", "back to revision 3")],
+                          {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance retry": ([("formwright instance retry demo", "resume the failed operation")],
+                       {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance run": ([("formwright instance run demo backup -i target=s3://b", "a day-2 operation")],
+                     {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance scope": ([("formwright instance scope demo --regions us-east-1,eu-west-1", "")],
+                       {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_INTERRUPTED: RESUMABLE}),
+    "instance delete": ([("formwright instance delete demo", "after a prompt"),
+                         ("formwright instance delete demo -y", "no prompt")],
+                        {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_CANCELLED: DECLINED,
+                         EXIT_INTERRUPTED: RESUMABLE}),
+    "instance list": ([("formwright instance list", "the instances of the project upward")], {}),
+    "instance show": ([("formwright instance show demo --output json", "stacks and inputs")], {}),
+    "instance history": ([("formwright instance history demo", "operations and revisions")], {}),
+    "history": ([("formwright history demo", "the same as `formwright instance history demo`")], {}),
+    "package": ([("formwright package", "./NAME-VERSION.tar.gz of the project upward"),
+                 ("formwright package infra -o dist/shop.tar.gz", "")], {}),
+    "sync run": ([("formwright sync run objects/", "reconcile until Ctrl-C or SIGTERM (then exit 0)")], {}),
+    "sync status": ([("formwright sync status objects/", "every object"),
+                     ("formwright sync status --events", "with their recent events")], {}),
+    "sync reconcile": ([("formwright sync reconcile app objects/", "now, and wait for the result"),
+                        ("formwright sync reconcile default/app --no-wait", "just ask the daemon")],
+                       {EXIT_CLOUD_FAILED: "the object is not Ready (its reason is printed)"}),
+    "sync suspend": ([("formwright sync suspend app objects/", "")], {}),
+    "sync resume": ([("formwright sync resume app objects/", "")], {}),
+    "local-cloud start": ([("formwright local-cloud start", "on a free port"),
+                           ("formwright local-cloud start --port 5000", "")], {}),
+    "local-cloud stop": ([("formwright local-cloud stop", "")], {}),
+    "local-cloud status": ([("formwright local-cloud status --output json", "")],
+                           {EXIT_CLOUD_FAILED: "the local cloud is not running"}),
+    "completion": ([("source <(formwright completion bash)", "in ~/.bashrc"),
+                    ("formwright completion zsh > \"${fpath[1]}/_formwright\"", ""),
+                    ("formwright completion fish > ~/.config/fish/completions/formwright.fish", "")], {}),
+}
+
+
+def epilog(path: str) -> str:
+    """The text after a command's options: its examples and its exit codes (click keeps the lines of a
+    paragraph that starts with \\b as they are)."""
+    examples, codes = HELP[path]
+    width = max(len(line) for line, _ in examples)
+    lines = [f"  {line.ljust(width)}  # {note}" if note else f"  {line}" for line, note in examples]
+    meanings = {EXIT_OK: "done", EXIT_BAD_INPUT: BAD_INPUT, **codes}
+    code_lines = [f"  {code:<3}  {meanings[code]}" for code in sorted(meanings)]
+    return "\b\nExamples:\n" + "\n".join(lines) + "\n\n\b\nExit codes:\n" + "\n".join(code_lines)
+
+
+def add_epilogs(app: Any, prefix: str = "") -> None:
+    """Give every command registered on `app` (and its sub-groups) the epilog of its path in HELP."""
+    for info in app.registered_commands:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        path = f"{prefix}{name}"
+        if path in HELP and info.epilog is None:
+            info.epilog = epilog(path)
+    for group in app.registered_groups:
+        add_epilogs(group.typer_instance, f"{prefix}{group.name} ")
