@@ -218,3 +218,22 @@ def test_attributes_are_template_values_or_a_named_failure(cfn) -> None:
     reason = ("Output Pool: the local cloud cannot resolve Fn::GetAtt Vpc.Ipv4IpamPoolId: moto does not "
               "expose AWS::EC2::VPC attribute Ipv4IpamPoolId")
     assert ("s", "UPDATE_ROLLBACK_IN_PROGRESS", reason) in cfn.events("s")
+
+
+def test_a_log_group_retention_updates_in_place(cfn) -> None:
+    # AWS::Logs::LogGroup RetentionInDays "Update requires: No interruption" (moto has no update for the
+    # type: the local cloud sets it through the Logs backend, and clears it when the template drops it)
+    template = {"Resources": {"Logs": {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": 7}}}}
+    cfn.deploy("s", template)
+    name = cfn.resource("s", "Logs")
+
+    def retention() -> int | None:
+        groups = cfn.target.client("logs").describe_log_groups(logGroupNamePrefix=name)["logGroups"]
+        return groups[0].get("retentionInDays")
+
+    template["Resources"]["Logs"]["Properties"]["RetentionInDays"] = 14
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert (cfn.resource("s", "Logs"), retention()) == (name, 14)
+    template["Resources"]["Logs"]["Properties"] = {}
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert retention() is None

@@ -104,8 +104,21 @@ def _set_queue_attributes(obj: Any, props: dict[str, Any], names: set[str], acco
         backend.set_queue_attributes(obj.name, {**wanted, "Policy": backend.get_queue(obj.name).policy})
 
 
-# what a type's update in moto leaves out, applied after it through the service's backend
-COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes}
+def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: str, region: str) -> None:
+    from moto.logs.models import logs_backends
+
+    if "RetentionInDays" not in names:
+        return
+    backend = logs_backends[account][region]
+    if props.get("RetentionInDays") is None:  # dropped from the template: kept forever again
+        backend.delete_retention_policy(obj.name)
+    else:
+        backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))
+
+
+# what a type's update in moto leaves out (or moto has no update for), applied through the service's
+# backend after moto's update if any
+COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention}
 
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
@@ -118,7 +131,8 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 # (the rest is checked once applied: execute.Execution._modify)
 MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
 # for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
-MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES)}
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
+                "AWS::Logs::LogGroup": {"RetentionInDays"}}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
@@ -233,11 +247,11 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
                 cloudformation_json={"Type": kind, "Properties": props},
                 account_id=account, region_name=region)
             new.cf_resource_type, new.logical_resource_id = kind, logical
-            if kind in COMPLETE_UPDATE:
-                COMPLETE_UPDATE[kind](new, props, names, account, region)
         else:
             _set_in_place(kind, obj, props, names, account, region)
             new = obj
+        if kind in COMPLETE_UPDATE:
+            COMPLETE_UPDATE[kind](new, props, names, account, region)
         if tag_property in names:  # moto's updates leave tags alone: set them where list-tags reads them
             set_tags(new, kind, props.get(tag_property) or [], account, region)
         return new
