@@ -237,3 +237,17 @@ def test_a_log_group_retention_updates_in_place(cfn) -> None:
     template["Resources"]["Logs"]["Properties"] = {}
     assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
     assert retention() is None
+
+
+def test_fn_cidr_splits_the_vpc_block(cfn) -> None:
+    # "Fn::Cidr" (intrinsic function reference): [ipBlock, count, cidrBits], here of a GetAtt known only
+    # once the VPC exists: 10.0.0.0/16 with 8 host bits gives 10.0.0.0/24, 10.0.1.0/24, ...
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Second": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": {
+            "Fn::Select": [1, {"Fn::Cidr": [{"Fn::GetAtt": ["Vpc", "CidrBlock"]}, 3, 8]}]}}}},
+        "Outputs": {"Blocks": {"Value": {"Fn::Join": [" ", {"Fn::Cidr": ["192.168.0.0/24", 2, 6]}]}}}}
+    assert cfn.deploy("s", template)["StackStatus"] == "CREATE_COMPLETE", cfn.events("s")[:3]
+    subnet = cfn.target.client("ec2").describe_subnets(SubnetIds=[cfn.resource("s", "Second")])["Subnets"][0]
+    assert subnet["CidrBlock"] == "10.0.1.0/24"
+    assert cfn.outputs("s") == {"Blocks": "192.168.0.0/26 192.168.0.64/26"}
