@@ -53,10 +53,13 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
     """Add one stack event (DescribeStackEvents lists them newest first)."""
     from moto.cloudformation.models import Event
 
-    stack.events.append(Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
-                              physical_resource_id=physical or "", resource_type=kind,
-                              resource_status=status, resource_status_reason=reason,
-                              resource_properties=None))
+    from formwright.cloud.emulator.api import request  # api imports this module: imported here
+
+    made = Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
+                 physical_resource_id=physical or "", resource_type=kind, resource_status=status,
+                 resource_status_reason=reason, resource_properties=None)
+    made.client_request_token = getattr(request, "token", None)  # the operation's, as CloudFormation's
+    stack.events.append(made)
 
 
 def order(resources: dict[str, dict[str, Any]]) -> list[str]:
