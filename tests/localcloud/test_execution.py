@@ -251,3 +251,25 @@ def test_fn_cidr_splits_the_vpc_block(cfn) -> None:
     subnet = cfn.target.client("ec2").describe_subnets(SubnetIds=[cfn.resource("s", "Second")])["Subnets"][0]
     assert subnet["CidrBlock"] == "10.0.1.0/24"
     assert cfn.outputs("s") == {"Blocks": "192.168.0.0/26 192.168.0.64/26"}
+
+
+def test_the_clean_up_deletes_old_resources_dependents_first(cfn) -> None:
+    # "Update behaviors of stack resources": the old resources of replacements go in the clean-up phase;
+    # like a stack deletion it goes in reverse dependency order, so the old subnet goes before the old
+    # VPC it is in and both are deleted (the other way round, the VPC "has dependencies")
+    template = {"Parameters": {"Cidr": {"Type": "String"}},
+                "Resources": {
+                    "Vpc": {"Type": "AWS::EC2::VPC",
+                            "Properties": {"CidrBlock": {"Fn::Sub": "${Cidr}.0.0/16"}}},
+                    "Subnet": {"Type": "AWS::EC2::Subnet", "Properties": {
+                        "VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Fn::Sub": "${Cidr}.1.0/24"}}}}}
+    cfn.deploy("s", template, {"Cidr": "10.1"})
+    old_vpc, old_subnet = cfn.resource("s", "Vpc"), cfn.resource("s", "Subnet")
+    assert cfn.deploy("s", template, {"Cidr": "10.2"})["StackStatus"] == "UPDATE_COMPLETE"
+    cleanup = [(logical, status) for logical, status, _ in reversed(cfn.events("s"))
+               if status.startswith("DELETE_")]
+    assert cleanup == [("Subnet", "DELETE_IN_PROGRESS"), ("Subnet", "DELETE_COMPLETE"),
+                       ("Vpc", "DELETE_IN_PROGRESS"), ("Vpc", "DELETE_COMPLETE")]
+    ec2 = cfn.target.client("ec2")
+    assert old_vpc not in [v["VpcId"] for v in ec2.describe_vpcs()["Vpcs"]]
+    assert old_subnet not in [n["SubnetId"] for n in ec2.describe_subnets()["Subnets"]]

@@ -318,7 +318,11 @@ class Execution:
         if self.cleanup and not self.creating:
             stack.status = "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"
             event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
-        for logical, obj, entry, props in self.cleanup:
+        # the clean-up deletes the old resources dependents first (reverse dependency order of the
+        # deployed template), as a stack deletion does: old subnets before the old VPC they are in
+        old = self.before[7].resources if self.before[7] is not None else {}
+        rank = {name: i for i, name in enumerate(reversed(order(old)))}
+        for logical, obj, entry, props in sorted(self.cleanup, key=lambda c: rank.get(c[0], -1)):
             self._delete_one(logical, obj, entry, props, keep_record=True)
         stack.status = f"{status}_COMPLETE"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
