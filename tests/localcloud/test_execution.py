@@ -273,3 +273,28 @@ def test_the_clean_up_deletes_old_resources_dependents_first(cfn) -> None:
     ec2 = cfn.target.client("ec2")
     assert old_vpc not in [v["VpcId"] for v in ec2.describe_vpcs()["Vpcs"]]
     assert old_subnet not in [n["SubnetId"] for n in ec2.describe_subnets()["Subnets"]]
+
+
+def test_a_group_ingress_update_keeps_the_group_and_the_rules_others_added(cfn) -> None:
+    # AWS::EC2::SecurityGroup SecurityGroupIngress "Update requires: No interruption": the same group
+    # (moto's own update deletes it and makes another, under a new id), its template rules changed, the
+    # rule an AWS::EC2::SecurityGroupIngress of the stack adds left alone and that resource not replaced.
+    # The group is read back after the update: the other rule is not one the update failed to apply
+    rule = {"IpProtocol": "tcp", "FromPort": 80, "ToPort": 80, "CidrIp": "0.0.0.0/0"}
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Group": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "web", "VpcId": {"Ref": "Vpc"}, "SecurityGroupIngress": [rule]}},
+        "Extra": {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {
+            "GroupId": {"Fn::GetAtt": ["Group", "GroupId"]}, "IpProtocol": "tcp", "FromPort": 22,
+            "ToPort": 22, "CidrIp": "10.0.0.0/8"}}}}
+    cfn.deploy("s", template)
+    group_id = cfn.resource("s", "Group")
+    template["Resources"]["Group"]["Properties"]["SecurityGroupIngress"] = [{**rule, "FromPort": 443,
+                                                                             "ToPort": 443}]
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE", cfn.events("s")[:4]
+    assert cfn.resource("s", "Group") == group_id
+    group = cfn.target.client("ec2").describe_security_groups(GroupIds=[group_id])
+    ports = sorted(p["FromPort"] for p in group["SecurityGroups"][0]["IpPermissions"])
+    assert ports == [22, 443]
+    assert not [e for e in cfn.events("s") if e[0] == "Extra" and e[1].startswith(("UPDATE", "DELETE"))]

@@ -224,7 +224,7 @@ class Execution:
         if not res.can_update(kind, names):
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
                                                f"(moto has no update for {', '.join(sorted(names))})")
-        new = res.update(logical, kind, old, props, names, self.account, self.region)
+        new = res.update(logical, kind, old, props, names, self.account, self.region, before)
         if new is not old:
             res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new
@@ -365,13 +365,14 @@ class Execution:
         for action, logical, old in reversed(self.done):
             current = self.rmap._parsed_resources.get(logical)
             kind = kind_of.get(logical, "")
+            applied = self.record.props.get(logical, {})
             if action in ("create", "replace"):
-                self._delete_one(logical, current, {"Type": kind}, self.record.props.get(logical, {}))
+                self._delete_one(logical, current, {"Type": kind}, applied)
             if action in ("replace", "update"):
                 self.rmap._parsed_resources[logical] = old
                 self.record.props[logical] = self.props_before.get(logical, {})
             if action == "update":
-                self._undo_update(logical, kind, old)
+                self._undo_update(logical, kind, old, applied)
         (stack.template, stack.template_dict, stack.parameters, self.rmap._template,
          self.rmap._resource_json_map, self.rmap.input_parameters, self.rmap.resolved_parameters,
          self.record.desired, self.record.outputs, stack.tags) = self.before
@@ -386,13 +387,12 @@ class Execution:
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
         self.change_set.execution_status = "EXECUTE_FAILED"
 
-    def _undo_update(self, logical: str, kind: str, old: Any) -> None:
-        props = self.props_before.get(logical, {})
-        before = self.record.props.get(logical, {})
+    def _undo_update(self, logical: str, kind: str, old: Any, applied: dict[str, Any]) -> None:
+        props, before = self.props_before.get(logical, {}), applied
         event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS")
         try:
             names = set(props) | set(before)
-            res.update(logical, kind, old, props, names, self.account, self.region)
+            res.update(logical, kind, old, props, names, self.account, self.region, before)
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
         except res.ResourceFailure as failure:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)

@@ -116,6 +116,34 @@ def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: st
         backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))
 
 
+def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:
+    """One SecurityGroupIngress entry as moto's authorize/revoke arguments."""
+    ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
+              if key in rule]
+    sources = [{"GroupId": rule["SourceSecurityGroupId"]}] if "SourceSecurityGroupId" in rule else []
+    return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
+            "to_port": rule.get("ToPort"), "ip_ranges": ranges, "source_groups": sources}
+
+
+def _sync_ingress(obj: Any, props: dict[str, Any], before: dict[str, Any], account: str,
+                  region: str) -> Any:
+    """A security group's inline ingress rules changed in place: the rules the old template had and the
+    new one lacks are revoked, the new ones authorized; rules others added stay (moto's own update
+    deletes the group and makes a new one, under a new id)."""
+    from moto.ec2.models import ec2_backends
+
+    backend = ec2_backends[account][region]
+    old, new = before.get("SecurityGroupIngress") or [], props.get("SecurityGroupIngress") or []
+    for rule in [r for r in old if r not in new]:
+        backend.revoke_security_group_ingress(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+    for rule in [r for r in new if r not in old]:
+        backend.authorize_security_group_ingress(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+    return obj
+
+
+# types updated in place here rather than by moto's update (which would replace them)
+OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_ingress}
+
 # what a type's update in moto leaves out (or moto has no update for), applied through the service's
 # backend after moto's update if any
 COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention}
@@ -132,7 +160,8 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
 # for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
 MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
-                "AWS::Logs::LogGroup": {"RetentionInDays"}}
+                "AWS::Logs::LogGroup": {"RetentionInDays"},
+                "AWS::EC2::SecurityGroup": {"SecurityGroupIngress"}}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
@@ -230,8 +259,9 @@ def _suffix() -> str:
 
 
 def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
-           region: str) -> Any:
-    """Apply `props` to a resource in place; return the (possibly new) moto object."""
+           region: str, before: dict[str, Any] | None = None) -> Any:
+    """Apply `props` to a resource in place (`before`: the properties it has now); return the (possibly
+    new) moto object."""
     props = dict(props)
     for name in GENERATED_NAMES.get(kind, {}):
         props.setdefault(name, physical_id(obj))
@@ -239,7 +269,9 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
         if kind == NESTED:
             return _update_nested(logical, obj, props, account, region)
         tag_property = schemas.tag_property(kind)
-        if _has_update(kind) and names - {tag_property}:
+        if kind in OWN_UPDATE:
+            new = OWN_UPDATE[kind](obj, props, before or {}, account, region)
+        elif _has_update(kind) and names - {tag_property}:
             # moto's update of some types (SNS) makes the resource anew: tags alone are set in place
             name = getattr(obj, UPDATE_NAME[kind]) if kind in UPDATE_NAME else physical_id(obj)
             new = model_class(kind).update_from_cloudformation_json(
