@@ -298,3 +298,30 @@ def test_a_group_ingress_update_keeps_the_group_and_the_rules_others_added(cfn) 
     ports = sorted(p["FromPort"] for p in group["SecurityGroups"][0]["IpPermissions"])
     assert ports == [22, 443]
     assert not [e for e in cfn.events("s") if e[0] == "Extra" and e[1].startswith(("UPDATE", "DELETE"))]
+
+
+def test_egress_rules_replace_the_default_and_update_in_place(cfn) -> None:
+    # AWS::EC2::SecurityGroup SecurityGroupEgress: "When you specify an egress rule, CloudFormation
+    # removes the default rule" (allow all); "Update requires: No interruption" (moto's create ignores
+    # the property, so the local cloud applies it)
+    egress = {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": "10.0.0.0/8"}
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Group": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "out", "VpcId": {"Ref": "Vpc"}, "SecurityGroupEgress": [egress]}}}}
+    cfn.deploy("s", template)
+    ec2 = cfn.target.client("ec2")
+
+    def rules() -> list[tuple]:
+        group = ec2.describe_security_groups(GroupIds=[cfn.resource("s", "Group")])["SecurityGroups"][0]
+        return sorted((p["IpProtocol"], p.get("FromPort"), p["IpRanges"][0]["CidrIp"])
+                      for p in group["IpPermissionsEgress"])
+
+    assert rules() == [("tcp", 443, "10.0.0.0/8")]
+    template["Resources"]["Group"]["Properties"]["SecurityGroupEgress"] = [{**egress, "FromPort": 80,
+                                                                            "ToPort": 80}]
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert rules() == [("tcp", 80, "10.0.0.0/8")]
+    del template["Resources"]["Group"]["Properties"]["SecurityGroupEgress"]
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert rules() == [("-1", None, "0.0.0.0/0")]

@@ -117,32 +117,51 @@ def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: st
 
 
 def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:
-    """One SecurityGroupIngress entry as moto's authorize/revoke arguments."""
+    """One SecurityGroupIngress / SecurityGroupEgress entry as moto's authorize/revoke arguments."""
     ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
               if key in rule]
-    sources = [{"GroupId": rule["SourceSecurityGroupId"]}] if "SourceSecurityGroupId" in rule else []
+    group = rule.get("SourceSecurityGroupId") or rule.get("DestinationSecurityGroupId")
     return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
-            "to_port": rule.get("ToPort"), "ip_ranges": ranges, "source_groups": sources}
+            "to_port": rule.get("ToPort"), "ip_ranges": ranges,
+            "source_groups": [{"GroupId": group}] if group else []}
 
 
-def _sync_ingress(obj: Any, props: dict[str, Any], before: dict[str, Any], account: str,
-                  region: str) -> Any:
-    """A security group's inline ingress rules changed in place: the rules the old template had and the
-    new one lacks are revoked, the new ones authorized; rules others added stay (moto's own update
-    deletes the group and makes a new one, under a new id)."""
+# the rule a new group has until the template gives its own egress rules ("AWS::EC2::SecurityGroup":
+# "When you specify an egress rule, CloudFormation removes the default rule")
+DEFAULT_EGRESS = {"IpProtocol": "-1", "CidrIp": "0.0.0.0/0"}
+
+
+def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account: str, region: str) -> Any:
+    """A security group's inline rules changed in place: the rules the old template had and the new one
+    lacks are revoked, the new ones authorized; rules others added stay (moto's own update deletes the
+    group and makes another, under a new id). Egress rules given replace the default allow-all one."""
     from moto.ec2.models import ec2_backends
 
     backend = ec2_backends[account][region]
-    old, new = before.get("SecurityGroupIngress") or [], props.get("SecurityGroupIngress") or []
-    for rule in [r for r in old if r not in new]:
-        backend.revoke_security_group_ingress(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
-    for rule in [r for r in new if r not in old]:
-        backend.authorize_security_group_ingress(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+    for name, verb in (("SecurityGroupIngress", "ingress"), ("SecurityGroupEgress", "egress")):
+        old, new = before.get(name) or [], props.get(name) or []
+        if name == "SecurityGroupEgress":
+            old, new = old or [DEFAULT_EGRESS], new or [DEFAULT_EGRESS]
+        revoke = getattr(backend, f"revoke_security_group_{verb}")
+        authorize = getattr(backend, f"authorize_security_group_{verb}")
+        for rule in [r for r in old if r not in new]:
+            revoke(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+        for rule in [r for r in new if r not in old]:
+            authorize(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
     return obj
 
 
+def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """moto makes a group without its template's egress rules: they are set here."""
+    if props.get("SecurityGroupEgress"):
+        _sync_rules(obj, {"SecurityGroupEgress": props["SecurityGroupEgress"]}, {}, account, region)
+
+
+# what moto's create leaves out, applied right after it
+COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress}
+
 # types updated in place here rather than by moto's update (which would replace them)
-OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_ingress}
+OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
 
 # what a type's update in moto leaves out (or moto has no update for), applied through the service's
 # backend after moto's update if any
@@ -161,7 +180,7 @@ MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
 # for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
 MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
                 "AWS::Logs::LogGroup": {"RetentionInDays"},
-                "AWS::EC2::SecurityGroup": {"SecurityGroupIngress"}}
+                "AWS::EC2::SecurityGroup": {"SecurityGroupIngress", "SecurityGroupEgress"}}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
@@ -207,6 +226,8 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
     try:
         _set_in_place(kind, obj, props, set(props), account, region)
+        if kind in COMPLETE_CREATE:
+            COMPLETE_CREATE[kind](obj, props, account, region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
     if kind == NESTED and obj.status != "CREATE_COMPLETE":
