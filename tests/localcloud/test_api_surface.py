@@ -147,3 +147,22 @@ def test_each_resource_shows_its_own_status(cfn) -> None:
     one = cfn.client.describe_stack_resource(StackName="s", LogicalResourceId="Other")["StackResourceDetail"]
     assert described == listed == {"Queue": "UPDATE_COMPLETE", "Other": "CREATE_COMPLETE"}
     assert one["ResourceStatus"] == "CREATE_COMPLETE"
+
+
+def test_an_operations_events_carry_its_client_request_token(cfn) -> None:
+    # StackEvent ClientRequestToken (API Reference): "All events triggered by a given stack operation are
+    # assigned the same client request token" — formwright tells its operation's events by it on AWS
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
+    desc = cfn.change_set("s", template)
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"], ClientRequestToken="update-1")
+    events = cfn.client.describe_stack_events(StackName="s")["StackEvents"]
+    tokens = [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ClientRequestToken")) for e in events]
+    assert tokens[:4] == [("s", "UPDATE_COMPLETE", "update-1"), ("Queue", "UPDATE_COMPLETE", "update-1"),
+                          ("Queue", "UPDATE_IN_PROGRESS", "update-1"),
+                          ("s", "UPDATE_IN_PROGRESS", "update-1")]
+    assert all(token != "update-1" for _, _, token in tokens[4:])
+    cfn.client.delete_stack(StackName=desc["StackId"], ClientRequestToken="delete-1")
+    gone = cfn.client.describe_stack_events(StackName=desc["StackId"])["StackEvents"]
+    assert (gone[0]["ResourceStatus"], gone[0]["ClientRequestToken"]) == ("DELETE_COMPLETE", "delete-1")

@@ -234,3 +234,110 @@ def test_a_generated_rds_identifier_is_valid_whatever_the_stack_name(cfn) -> Non
     assert identifier.startswith("c07-oasis-tosca-community-contributions-mysql-")
     described = cfn.target.client("rds").describe_db_instances(DBInstanceIdentifier=identifier)
     assert described["DBInstances"][0]["Engine"] == "mysql"
+
+
+def test_a_log_group_retention_updates_in_place(cfn) -> None:
+    # AWS::Logs::LogGroup RetentionInDays "Update requires: No interruption" (moto has no update for the
+    # type: the local cloud sets it through the Logs backend, and clears it when the template drops it)
+    template = {"Resources": {"Logs": {"Type": "AWS::Logs::LogGroup", "Properties": {"RetentionInDays": 7}}}}
+    cfn.deploy("s", template)
+    name = cfn.resource("s", "Logs")
+
+    def retention() -> int | None:
+        groups = cfn.target.client("logs").describe_log_groups(logGroupNamePrefix=name)["logGroups"]
+        return groups[0].get("retentionInDays")
+
+    template["Resources"]["Logs"]["Properties"]["RetentionInDays"] = 14
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert (cfn.resource("s", "Logs"), retention()) == (name, 14)
+    template["Resources"]["Logs"]["Properties"] = {}
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert retention() is None
+
+
+def test_fn_cidr_splits_the_vpc_block(cfn) -> None:
+    # "Fn::Cidr" (intrinsic function reference): [ipBlock, count, cidrBits], here of a GetAtt known only
+    # once the VPC exists: 10.0.0.0/16 with 8 host bits gives 10.0.0.0/24, 10.0.1.0/24, ...
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Second": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": {
+            "Fn::Select": [1, {"Fn::Cidr": [{"Fn::GetAtt": ["Vpc", "CidrBlock"]}, 3, 8]}]}}}},
+        "Outputs": {"Blocks": {"Value": {"Fn::Join": [" ", {"Fn::Cidr": ["192.168.0.0/24", 2, 6]}]}}}}
+    assert cfn.deploy("s", template)["StackStatus"] == "CREATE_COMPLETE", cfn.events("s")[:3]
+    subnet = cfn.target.client("ec2").describe_subnets(SubnetIds=[cfn.resource("s", "Second")])["Subnets"][0]
+    assert subnet["CidrBlock"] == "10.0.1.0/24"
+    assert cfn.outputs("s") == {"Blocks": "192.168.0.0/26 192.168.0.64/26"}
+
+
+def test_the_clean_up_deletes_old_resources_dependents_first(cfn) -> None:
+    # "Update behaviors of stack resources": the old resources of replacements go in the clean-up phase;
+    # like a stack deletion it goes in reverse dependency order, so the old subnet goes before the old
+    # VPC it is in and both are deleted (the other way round, the VPC "has dependencies")
+    template = {"Parameters": {"Cidr": {"Type": "String"}},
+                "Resources": {
+                    "Vpc": {"Type": "AWS::EC2::VPC",
+                            "Properties": {"CidrBlock": {"Fn::Sub": "${Cidr}.0.0/16"}}},
+                    "Subnet": {"Type": "AWS::EC2::Subnet", "Properties": {
+                        "VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Fn::Sub": "${Cidr}.1.0/24"}}}}}
+    cfn.deploy("s", template, {"Cidr": "10.1"})
+    old_vpc, old_subnet = cfn.resource("s", "Vpc"), cfn.resource("s", "Subnet")
+    assert cfn.deploy("s", template, {"Cidr": "10.2"})["StackStatus"] == "UPDATE_COMPLETE"
+    cleanup = [(logical, status) for logical, status, _ in reversed(cfn.events("s"))
+               if status.startswith("DELETE_")]
+    assert cleanup == [("Subnet", "DELETE_IN_PROGRESS"), ("Subnet", "DELETE_COMPLETE"),
+                       ("Vpc", "DELETE_IN_PROGRESS"), ("Vpc", "DELETE_COMPLETE")]
+    ec2 = cfn.target.client("ec2")
+    assert old_vpc not in [v["VpcId"] for v in ec2.describe_vpcs()["Vpcs"]]
+    assert old_subnet not in [n["SubnetId"] for n in ec2.describe_subnets()["Subnets"]]
+
+
+def test_a_group_ingress_update_keeps_the_group_and_the_rules_others_added(cfn) -> None:
+    # AWS::EC2::SecurityGroup SecurityGroupIngress "Update requires: No interruption": the same group
+    # (moto's own update deletes it and makes another, under a new id), its template rules changed, the
+    # rule an AWS::EC2::SecurityGroupIngress of the stack adds left alone and that resource not replaced.
+    # The group is read back after the update: the other rule is not one the update failed to apply
+    rule = {"IpProtocol": "tcp", "FromPort": 80, "ToPort": 80, "CidrIp": "0.0.0.0/0"}
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Group": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "web", "VpcId": {"Ref": "Vpc"}, "SecurityGroupIngress": [rule]}},
+        "Extra": {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {
+            "GroupId": {"Fn::GetAtt": ["Group", "GroupId"]}, "IpProtocol": "tcp", "FromPort": 22,
+            "ToPort": 22, "CidrIp": "10.0.0.0/8"}}}}
+    cfn.deploy("s", template)
+    group_id = cfn.resource("s", "Group")
+    template["Resources"]["Group"]["Properties"]["SecurityGroupIngress"] = [{**rule, "FromPort": 443,
+                                                                             "ToPort": 443}]
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE", cfn.events("s")[:4]
+    assert cfn.resource("s", "Group") == group_id
+    group = cfn.target.client("ec2").describe_security_groups(GroupIds=[group_id])
+    ports = sorted(p["FromPort"] for p in group["SecurityGroups"][0]["IpPermissions"])
+    assert ports == [22, 443]
+    assert not [e for e in cfn.events("s") if e[0] == "Extra" and e[1].startswith(("UPDATE", "DELETE"))]
+
+
+def test_egress_rules_replace_the_default_and_update_in_place(cfn) -> None:
+    # AWS::EC2::SecurityGroup SecurityGroupEgress: "When you specify an egress rule, CloudFormation
+    # removes the default rule" (allow all); "Update requires: No interruption" (moto's create ignores
+    # the property, so the local cloud applies it)
+    egress = {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": "10.0.0.0/8"}
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Group": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "out", "VpcId": {"Ref": "Vpc"}, "SecurityGroupEgress": [egress]}}}}
+    cfn.deploy("s", template)
+    ec2 = cfn.target.client("ec2")
+
+    def rules() -> list[tuple]:
+        group = ec2.describe_security_groups(GroupIds=[cfn.resource("s", "Group")])["SecurityGroups"][0]
+        return sorted((p["IpProtocol"], p.get("FromPort"), p["IpRanges"][0]["CidrIp"])
+                      for p in group["IpPermissionsEgress"])
+
+    assert rules() == [("tcp", 443, "10.0.0.0/8")]
+    template["Resources"]["Group"]["Properties"]["SecurityGroupEgress"] = [{**egress, "FromPort": 80,
+                                                                            "ToPort": 80}]
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert rules() == [("tcp", 80, "10.0.0.0/8")]
+    del template["Resources"]["Group"]["Properties"]["SecurityGroupEgress"]
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    assert rules() == [("-1", None, "0.0.0.0/0")]

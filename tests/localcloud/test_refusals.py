@@ -174,7 +174,9 @@ def test_a_creation_policy_fails_the_change_set(cfn) -> None:
 
 
 def test_a_stack_policy_denies_the_update(cfn) -> None:
-    # "Prevent updates to stack resources": a Deny on Update:* for a logical id fails the update
+    # "Prevent updates to stack resources": a Deny on Update:* for a logical id fails the update; the
+    # reason as stack events show it on AWS, ';' included ("... does not allow [Update:Replace] for
+    # resource [LogicalResourceId/VPC];", quoted from a real stack's UPDATE_FAILED event)
     import json
 
     template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
@@ -186,4 +188,4 @@ def test_a_stack_policy_denies_the_update(cfn) -> None:
     template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
     assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
     assert ("Queue", "UPDATE_FAILED", "Action denied by stack policy: Statement [#2] does not allow "
-            "[Update:Modify] for resource [LogicalResourceId/Queue]") in cfn.events("s")
+            "[Update:Modify] for resource [LogicalResourceId/Queue];") in cfn.events("s")

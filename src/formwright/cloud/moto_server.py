@@ -139,8 +139,8 @@ def patch_moto() -> None:
 
     models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    for action in ("create_change_set", "create_stack", "update_stack"):
-        setattr(responses.CloudFormationResponse, action, _with_capabilities(
+    for action in ("create_change_set", "create_stack", "update_stack", "execute_change_set", "delete_stack"):
+        setattr(responses.CloudFormationResponse, action, _with_request(
             getattr(responses.CloudFormationResponse, action), action == "create_change_set"))
     _patch_stack_views(models)
     _patch_resource_status(responses)
@@ -289,20 +289,22 @@ def _patch_resource_status(responses: Any) -> None:
     responses.CloudFormationResponse.list_stack_resources = list_stack_resources
 
 
-def _with_capabilities(handler: Any, change_set: bool) -> Any:
-    """A response handler that hands the request's Capabilities to the emulator (moto's backend
-    signatures do not carry them)."""
+def _with_request(handler: Any, change_set: bool) -> Any:
+    """A response handler that hands the request's Capabilities, whether it gave Tags, and its
+    ClientRequestToken (which the operation's stack events carry, as CloudFormation's do) to the emulator:
+    moto's backend signatures carry none of them."""
     from formwright.cloud.emulator import api
 
     def handle(self: Any) -> Any:
         api.request.capabilities = self._get_param("Capabilities") or []
         api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
+        api.request.token = self._get_param("ClientRequestToken")
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
         try:
             return handler(self)
         finally:
-            api.request.capabilities = api.request.tags_given = None
+            api.request.capabilities = api.request.tags_given = api.request.token = None
 
     return handle
 

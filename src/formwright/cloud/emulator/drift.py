@@ -176,8 +176,11 @@ def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], accou
     def seen(value: Any, name: str) -> Any:
         return _single(value) if name in DOCUMENTS else value
 
+    # only what the template sets and the resource lacks: an item others add (an ingress rule of an
+    # AWS::EC2::SecurityGroupIngress, a policy attached from elsewhere) is not a failed update
     return sorted(n for n in names if n in props and actual.get(n) is not None
-                  and differences(seen(props[n], n), seen(actual[n], n)))
+                  and any(d["DifferenceType"] != "ADD" for d in differences(seen(props[n], n),
+                                                                              seen(actual[n], n))))
 
 
 def detect(backend: Any, stack: Any) -> dict[str, Any]:

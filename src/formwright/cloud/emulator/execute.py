@@ -53,10 +53,13 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
     """Add one stack event (DescribeStackEvents lists them newest first)."""
     from moto.cloudformation.models import Event
 
-    stack.events.append(Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
-                              physical_resource_id=physical or "", resource_type=kind,
-                              resource_status=status, resource_status_reason=reason,
-                              resource_properties=None))
+    from formwright.cloud.emulator.api import request  # api imports this module: imported here
+
+    made = Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
+                 physical_resource_id=physical or "", resource_type=kind, resource_status=status,
+                 resource_status_reason=reason, resource_properties=None)
+    made.client_request_token = getattr(request, "token", None)  # the operation's, as CloudFormation's
+    stack.events.append(made)
 
 
 def order(resources: dict[str, dict[str, Any]]) -> list[str]:
@@ -221,7 +224,7 @@ class Execution:
         if not res.can_update(kind, names):
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
                                                f"(moto has no update for {', '.join(sorted(names))})")
-        new = res.update(logical, kind, old, props, names, self.account, self.region)
+        new = res.update(logical, kind, old, props, names, self.account, self.region, before)
         if new is not old:
             res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new
@@ -315,7 +318,11 @@ class Execution:
         if self.cleanup and not self.creating:
             stack.status = "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"
             event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
-        for logical, obj, entry, props in self.cleanup:
+        # the clean-up deletes the old resources dependents first (reverse dependency order of the
+        # deployed template), as a stack deletion does: old subnets before the old VPC they are in
+        old = self.before[7].resources if self.before[7] is not None else {}
+        rank = {name: i for i, name in enumerate(reversed(order(old)))}
+        for logical, obj, entry, props in sorted(self.cleanup, key=lambda c: rank.get(c[0], -1)):
             self._delete_one(logical, obj, entry, props, keep_record=True)
         stack.status = f"{status}_COMPLETE"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
@@ -358,13 +365,14 @@ class Execution:
         for action, logical, old in reversed(self.done):
             current = self.rmap._parsed_resources.get(logical)
             kind = kind_of.get(logical, "")
+            applied = self.record.props.get(logical, {})
             if action in ("create", "replace"):
-                self._delete_one(logical, current, {"Type": kind}, self.record.props.get(logical, {}))
+                self._delete_one(logical, current, {"Type": kind}, applied)
             if action in ("replace", "update"):
                 self.rmap._parsed_resources[logical] = old
                 self.record.props[logical] = self.props_before.get(logical, {})
             if action == "update":
-                self._undo_update(logical, kind, old)
+                self._undo_update(logical, kind, old, applied)
         (stack.template, stack.template_dict, stack.parameters, self.rmap._template,
          self.rmap._resource_json_map, self.rmap.input_parameters, self.rmap.resolved_parameters,
          self.record.desired, self.record.outputs, stack.tags) = self.before
@@ -379,13 +387,12 @@ class Execution:
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
         self.change_set.execution_status = "EXECUTE_FAILED"
 
-    def _undo_update(self, logical: str, kind: str, old: Any) -> None:
-        props = self.props_before.get(logical, {})
-        before = self.record.props.get(logical, {})
+    def _undo_update(self, logical: str, kind: str, old: Any, applied: dict[str, Any]) -> None:
+        props, before = self.props_before.get(logical, {}), applied
         event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS")
         try:
             names = set(props) | set(before)
-            res.update(logical, kind, old, props, names, self.account, self.region)
+            res.update(logical, kind, old, props, names, self.account, self.region, before)
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
         except res.ResourceFailure as failure:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)

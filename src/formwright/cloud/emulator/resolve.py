@@ -210,7 +210,26 @@ class Resolver:
         return [f"{region}{letter}" for letter in AZ_LETTERS[:3]]
 
     def _cidr(self, args: Any) -> Any:
-        return {"Fn::Cidr": self.value(args)}
+        """Fn::Cidr [ipBlock, count, cidrBits]: the first `count` blocks of `cidrBits` host bits."""
+        import ipaddress
+        import itertools
+
+        values = self.value(args)
+        if not isinstance(values, list) or len(values) != 3 or any(isinstance(v, dict | list)
+                                                                    for v in values):
+            return {"Fn::Cidr": values}  # a value known only once resources exist (GetAtt Vpc.CidrBlock)
+        block, count, bits = values
+        try:
+            network = ipaddress.ip_network(str(block), strict=False)
+            wanted = int(count)
+            prefix = network.max_prefixlen - int(bits)
+            found = [str(n) for n in itertools.islice(network.subnets(new_prefix=prefix), wanted)]
+        except ValueError:
+            wanted, found = -1, []
+        if len(found) != wanted:
+            raise TemplateError(f"Template error: Fn::Cidr cannot make {count} blocks of {bits} host bits "
+                                f"from {block}")
+        return found
 
 
 def as_text(value: Any) -> str:

@@ -104,8 +104,68 @@ def _set_queue_attributes(obj: Any, props: dict[str, Any], names: set[str], acco
         backend.set_queue_attributes(obj.name, {**wanted, "Policy": backend.get_queue(obj.name).policy})
 
 
-# what a type's update in moto leaves out, applied after it through the service's backend
-COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes}
+def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: str, region: str) -> None:
+    from moto.logs.models import logs_backends
+
+    if "RetentionInDays" not in names:
+        return
+    backend = logs_backends[account][region]
+    if props.get("RetentionInDays") is None:  # dropped from the template: kept forever again
+        backend.delete_retention_policy(obj.name)
+    else:
+        backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))
+
+
+def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:
+    """One SecurityGroupIngress / SecurityGroupEgress entry as moto's authorize/revoke arguments."""
+    ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
+              if key in rule]
+    group = rule.get("SourceSecurityGroupId") or rule.get("DestinationSecurityGroupId")
+    return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
+            "to_port": rule.get("ToPort"), "ip_ranges": ranges,
+            "source_groups": [{"GroupId": group}] if group else []}
+
+
+# the rule a new group has until the template gives its own egress rules ("AWS::EC2::SecurityGroup":
+# "When you specify an egress rule, CloudFormation removes the default rule")
+DEFAULT_EGRESS = {"IpProtocol": "-1", "CidrIp": "0.0.0.0/0"}
+
+
+def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account: str, region: str) -> Any:
+    """A security group's inline rules changed in place: the rules the old template had and the new one
+    lacks are revoked, the new ones authorized; rules others added stay (moto's own update deletes the
+    group and makes another, under a new id). Egress rules given replace the default allow-all one."""
+    from moto.ec2.models import ec2_backends
+
+    backend = ec2_backends[account][region]
+    for name, verb in (("SecurityGroupIngress", "ingress"), ("SecurityGroupEgress", "egress")):
+        old, new = before.get(name) or [], props.get(name) or []
+        if name == "SecurityGroupEgress":
+            old, new = old or [DEFAULT_EGRESS], new or [DEFAULT_EGRESS]
+        revoke = getattr(backend, f"revoke_security_group_{verb}")
+        authorize = getattr(backend, f"authorize_security_group_{verb}")
+        for rule in [r for r in old if r not in new]:
+            revoke(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+        for rule in [r for r in new if r not in old]:
+            authorize(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+    return obj
+
+
+def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """moto makes a group without its template's egress rules: they are set here."""
+    if props.get("SecurityGroupEgress"):
+        _sync_rules(obj, {"SecurityGroupEgress": props["SecurityGroupEgress"]}, {}, account, region)
+
+
+# what moto's create leaves out, applied right after it
+COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress}
+
+# types updated in place here rather than by moto's update (which would replace them)
+OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
+
+# what a type's update in moto leaves out (or moto has no update for), applied through the service's
+# backend after moto's update if any
+COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention}
 
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
@@ -121,7 +181,9 @@ FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
 # (the rest is checked once applied: execute.Execution._modify)
 MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
 # for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
-MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES)}
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
+                "AWS::Logs::LogGroup": {"RetentionInDays"},
+                "AWS::EC2::SecurityGroup": {"SecurityGroupIngress", "SecurityGroupEgress"}}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
@@ -169,6 +231,8 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
     try:
         _set_in_place(kind, obj, props, set(props), account, region)
+        if kind in COMPLETE_CREATE:
+            COMPLETE_CREATE[kind](obj, props, account, region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
     if kind == NESTED and obj.status != "CREATE_COMPLETE":
@@ -230,8 +294,9 @@ def _suffix() -> str:
 
 
 def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
-           region: str) -> Any:
-    """Apply `props` to a resource in place; return the (possibly new) moto object."""
+           region: str, before: dict[str, Any] | None = None) -> Any:
+    """Apply `props` to a resource in place (`before`: the properties it has now); return the (possibly
+    new) moto object."""
     props = dict(props)
     for name in GENERATED_NAMES.get(kind, {}):
         props.setdefault(name, physical_id(obj))
@@ -239,7 +304,9 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
         if kind == NESTED:
             return _update_nested(logical, obj, props, account, region)
         tag_property = schemas.tag_property(kind)
-        if _has_update(kind) and names - {tag_property}:
+        if kind in OWN_UPDATE:
+            new = OWN_UPDATE[kind](obj, props, before or {}, account, region)
+        elif _has_update(kind) and names - {tag_property}:
             # moto's update of some types (SNS) makes the resource anew: tags alone are set in place
             name = getattr(obj, UPDATE_NAME[kind]) if kind in UPDATE_NAME else physical_id(obj)
             new = model_class(kind).update_from_cloudformation_json(
@@ -247,11 +314,11 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
                 cloudformation_json={"Type": kind, "Properties": props},
                 account_id=account, region_name=region)
             new.cf_resource_type, new.logical_resource_id = kind, logical
-            if kind in COMPLETE_UPDATE:
-                COMPLETE_UPDATE[kind](new, props, names, account, region)
         else:
             _set_in_place(kind, obj, props, names, account, region)
             new = obj
+        if kind in COMPLETE_UPDATE:
+            COMPLETE_UPDATE[kind](new, props, names, account, region)
         if tag_property in names:  # moto's updates leave tags alone: set them where list-tags reads them
             set_tags(new, kind, props.get(tag_property) or [], account, region)
         return new
