@@ -69,3 +69,18 @@ def test_inside_another_program_it_is_a_plain_exit(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert "caught 0" in done.stderr  # the caller got its SystemExit back
     assert "torn down" in done.stderr  # and the interpreter ended as usual
+
+
+def test_a_deploy_for_scripts_does_not_import_rich(cloud, tmp_path) -> None:
+    """rich (~0.1 s to import) is for showing: `deploy -y --output json` shows nothing, and its start-up
+    is on the way to the first CreateChangeSet (bench/deploy.py --aws-like). A fresh interpreter."""
+    folder = project(tmp_path, 2)
+    check = AS_PROGRAM.replace(
+        'runpy.run_module("formwright", run_name="__main__", alter_sys=True)',
+        "atexit.register(lambda: print('rich imported' if any(m == 'rich' or m.startswith('rich.')"
+        " for m in sys.modules) else 'no rich', file=sys.stderr, flush=True))\n"
+        'runpy.run_module("formwright", run_name="__main__", alter_sys=True)')
+    done = run("deploy", str(folder), "-y", "--output", "json", program=check)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"]
+    assert "no rich" in done.stderr, done.stderr
