@@ -196,3 +196,41 @@ def test_waits_sit_out_a_few_failed_listings_and_back_off_after() -> None:
             else:
                 with pytest.raises(ClientError):  # failing on: the wait loop's backoff takes over
                     reads.read()
+
+
+def test_a_stack_coming_to_its_deploy_is_taken_from_a_fresh_listing(cloud, tmp_path) -> None:
+    """A stack whose dependencies were just seen done by a listing goes straight to CreateChangeSet (no
+    DescribeStacks of its own); one made out of band since that listing is found by CreateChangeSet's
+    refusal and deployed as an update, as its own DescribeStacks then says."""
+    import time
+
+    import boto3
+
+    (tmp_path / "stack.json").write_text(json.dumps(TEMPLATE))
+    (tmp_path / "formwright.yaml").write_text(
+        "name: w\nstacks:\n  fresh: {template: stack.json}\n  late: {template: stack.json}\n")
+    project = load_project(tmp_path)
+    with FaultProxy(cloud.endpoint, Faults(stale_after_execute=False)) as proxy:
+        target = ProxiedTarget(proxy.endpoint)
+        stacks = prepare_stacks(project, target=target)
+        group = StackGroup(project, stacks, target)
+        cfn = group.runner.cfn
+        assert cfn.watch is not None
+        assert cfn.watch.next_listing(0, 0.0, time.monotonic() + 30) is not None  # neither stack exists
+        # `late` is made out of band after the listing, with another resource
+        other = boto3.client("cloudformation", endpoint_url=cloud.endpoint, region_name="us-east-1",
+                             aws_access_key_id="t", aws_secret_access_key="t")
+        queue = json.dumps({"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}})
+        made = other.create_change_set(StackName="w-late", ChangeSetName="oob", ChangeSetType="CREATE",
+                                       TemplateBody=queue)
+        other.execute_change_set(ChangeSetName=made["Id"])
+        proxy.timeline.clear()
+        fresh = group.runner.deploy(stacks["fresh"], {})
+        late = group.runner.deploy(stacks["late"], {})
+    assert fresh.outcome == "created", fresh.error
+    named = [(action, proxy.stack_of(key)) for _, _, action, key, _ in proxy.timeline]
+    assert named[0] == ("CreateChangeSet", "w-fresh")  # straight from the listing
+    assert late.outcome == "updated", late.error
+    late_calls = [action for action, stack in named if stack == "w-late"]
+    assert late_calls[:3] == ["CreateChangeSet", "DescribeStacks", "CreateChangeSet"]  # refused, read, again
+    assert late.outputs == {"Name": "w-late"}

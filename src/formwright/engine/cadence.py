@@ -22,7 +22,8 @@ class Cadence:
     AWS nothing is ever done at once). A wait whose kind of operation was seen before (`Durations`)
     reads `near` seconds apart (or a fortieth of the usual time) in the window where earlier ones
     ended (`window`), and at the plain cadence outside it. Stacks waited on together share one
-    listing, read at most every `shared_minimum` seconds (engine/watch.py). Resource events are read
+    listing, read at most every `shared_minimum` seconds (engine/watch.py); a stack coming to its deploy
+    is taken as a listing begun at most `listed_within` seconds before showed it. Resource events are read
     on every `events_every`-th poll, and `events_interval` seconds apart at least. A failed read
     (throttled, 5xx, dropped) is retried after an exponential, jittered delay; a wait that meets
     nothing but failures for `give_up_after` seconds ends with an error."""
@@ -36,6 +37,7 @@ class Cadence:
     lead: float = 0.5
     near: float = 0.05
     shared_minimum: float = 0.1
+    listed_within: float = 5.0
     events_every: int = 4
     events_interval: float = 2.0
     give_up_after: float = 600.0

@@ -172,6 +172,17 @@ class CloudFormation:
             return None
         return StackInfo.from_api(stacks[0])
 
+    def describe_known(self, stack_name: str) -> tuple[StackInfo | None, bool]:
+        """The stack as the shared listing showed it at most `Cadence.listed_within` seconds ago (no
+        call), else as DescribeStacks by name shows it now; and whether it came from the listing. A stack
+        comes to its deploy when the stacks it takes outputs from are done, which a listing usually
+        has just seen: its own DescribeStacks would be one more call on the way to its change set."""
+        if self.watch is not None:
+            listed, info = self.watch.recent(stack_name, self.cadence.listed_within)
+            if listed:
+                return info, True
+        return self.describe(stack_name), False
+
     def poll(self, read: Callable[[], T], done: Callable[[T], bool], *, what: str,
              timeout: float | None = None, minimum: float | None = None,
              pause: Callable[[float | None, float], None] | None = None) -> T:

@@ -19,7 +19,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud import local
-from formwright.cloud.errors import translate
+from formwright.cloud.errors import error_code, error_message, translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
 from formwright.engine.cfn import (
     NO_CHANGES,
@@ -348,11 +348,18 @@ class StackRunner:
     def _deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], force: bool,
                 request_token: str | None = None) -> StackResult:
         prep = self.prepare(stack, outputs)
-        info = self.cfn.describe(stack.stack_name)
+        info, listed = self.cfn.describe_known(stack.stack_name)
         if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
             return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
         info, note = self.settle(stack, info)
-        plan, change_set_id, stack_id = self.change_set(stack, info, prep)
+        try:
+            plan, change_set_id, stack_id = self.change_set(stack, info, prep)
+        except ClientError as err:
+            if not listed or not outdated_by(err):
+                raise
+            # made, deleted or busy out of band since the listing: as its own DescribeStacks says now
+            info, note = self.settle(stack, self.cfn.describe(stack.stack_name))
+            plan, change_set_id, stack_id = self.change_set(stack, info, prep)
         plan.note = note
         if change_set_id is None:
             assert info is not None
@@ -488,6 +495,15 @@ class _Polls:
             if events:
                 self.message = f"{events[0].get('LogicalResourceId')} {events[0].get('ResourceStatus')}"
         self.runner._say(self.stack, self.phase, info.status if info else "DELETE_COMPLETE", self.message)
+
+
+def outdated_by(err: ClientError) -> bool:
+    """True when CreateChangeSet refused because the stack is not as a listing showed it: created
+    since ("already exists and cannot be created again"), gone ("does not exist"), or in an operation
+    ("… state and can not be updated")."""
+    message = error_message(err)
+    return error_code(err) in ("ValidationError", "AlreadyExistsException") and any(
+        text in message for text in ("already exists", "does not exist", "can not be updated"))
 
 
 def role(stack: Stack) -> dict[str, str]:

@@ -113,6 +113,15 @@ class StackWatch:
         with self._cond:
             return self._answer()
 
+    def recent(self, name: str, within: float) -> tuple[bool, StackInfo | None]:
+        """What the latest listing, if it began at most `within` seconds ago and succeeded, says of the
+        stack `name`: (True, it) or (True, None: not there); (False, None) without such a listing."""
+        with self._cond:
+            if not self._generation or self._error is not None or time.monotonic() - self._started > within:
+                return False, None
+            info = self._stacks.get(name)
+            return True, (info if info is not None and info.status != "DELETE_COMPLETE" else None)
+
     def _answer(self) -> Listing:
         return Listing(self._generation, self._started, self._stacks, self._error, self._failures)
 
@@ -131,7 +140,9 @@ class StackWatch:
                 pages += 1
                 for data in page.get("Stacks") or []:
                     info = StackInfo.from_api(data)
-                    stacks[info.stack_id] = stacks[info.name] = info  # active stacks' names are unique
+                    stacks[info.stack_id] = info
+                    if info.status != "DELETE_COMPLETE":  # an active stack's name is its own
+                        stacks[info.name] = info
                 if not page.get("NextToken"):
                     break
                 kwargs["NextToken"] = page["NextToken"]
