@@ -1,4 +1,5 @@
-"""One DescribeStacks listing for every stack being waited on through one client.
+"""The reads of the engine's stack waits: one DescribeStacks listing for every stack being waited on
+through one client, each wait's own reads, and the progress an operation's wait shows.
 
 A DescribeStacks without a name returns every stack of the region (page by page). While more stacks
 wait than the listing has pages, one listing serves them all: it is read as often as the waits' own
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from formwright.engine.cadence import TOLERANCE
+from formwright.engine.results import ProgressEvent
 
 if TYPE_CHECKING:
     from formwright.engine.cadence import Durations
@@ -252,3 +254,31 @@ class StackReads:
         """Add this wait's operation to `durations`."""
         if self.durations is not None:
             self.durations.add(self.asked["going"], self.asked["last"])
+
+
+class OperationPolls:
+    """The progress of one operation's wait: the status on every poll, the latest resource event of
+    this operation (by its token) only on every `events_every`-th poll while it is in progress, and
+    `events_interval` seconds after the wait began or the last events read at the soonest."""
+
+    def __init__(self, cfn: CloudFormation, stack: str, phase: str, token: str,
+                 progress: Callable[[ProgressEvent], None]) -> None:
+        self.cfn, self.stack, self.phase, self.token, self.progress = cfn, stack, phase, token, progress
+        self.count = 0
+        self.message = ""
+        self.events_read = time.monotonic()
+
+    def __call__(self, info: StackInfo | None) -> None:
+        self.count += 1
+        cfn = self.cfn
+        due = time.monotonic() - self.events_read >= cfn.cadence.events_interval
+        if info is not None and info.in_progress and self.count % cfn.cadence.events_every == 0 and due:
+            self.events_read = time.monotonic()
+            try:
+                events = cfn.operation_events(info.stack_id, self.token, polling=True, limit_pages=1)
+            except Exception:  # noqa: BLE001 - progress only: a failed read must not end the wait
+                events = []
+            if events:
+                self.message = f"{events[0].get('LogicalResourceId')} {events[0].get('ResourceStatus')}"
+        self.progress(ProgressEvent(self.stack, self.phase, info.status if info else "DELETE_COMPLETE",
+                                    self.message))
