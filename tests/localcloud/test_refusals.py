@@ -189,3 +189,15 @@ def test_a_stack_policy_denies_the_update(cfn) -> None:
     assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
     assert ("Queue", "UPDATE_FAILED", "Action denied by stack policy: Statement [#2] does not allow "
             "[Update:Modify] for resource [LogicalResourceId/Queue];") in cfn.events("s")
+
+
+def test_a_create_change_set_for_a_stack_that_exists_is_refused(cfn) -> None:
+    # AWS: "ValidationError ... Stack [microservices] already exists and cannot be created again with the
+    # changeSet [...]" (compose-x/ecs_composex#785); a stack in REVIEW_IN_PROGRESS takes CREATE ones
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    code, message = _error(lambda: cfn.change_set("s", template, kind="CREATE"))
+    assert code == "ValidationError"
+    assert message.startswith("Stack [s] already exists and cannot be created again with the changeSet [cs")
+    assert cfn.change_set("r", template, kind="CREATE")["Status"] == "CREATE_COMPLETE"  # r: in review
+    assert cfn.change_set("r", template, kind="CREATE")["Status"] == "CREATE_COMPLETE"

@@ -82,20 +82,11 @@ def show_logs(logs: dict[str, tuple[Path, int]]) -> None:
             sys.stderr.write(f"--- macro {name} ({log})\n{text}")
 
 
-class _LazyS3:
+def _lazy_s3(target: str | None, region: str | None, profile: str | None) -> Any:
     """The target's S3 client, made only if an AWS::Include reads from S3."""
+    from formwright.cloud.session import LazyClient, resolve_target
 
-    def __init__(self, target: str | None, region: str | None, profile: str | None) -> None:
-        self._args = (target, region, profile)
-        self._client: Any = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._client is None:
-            from formwright.cloud.session import resolve_target
-
-            target, region, profile = self._args
-            self._client = resolve_target(target, region, profile=profile).client("s3")
-        return getattr(self._client, name)
+    return LazyClient(lambda: resolve_target(target, region, profile=profile).client("s3"))
 
 
 def register(app: typer.Typer) -> None:
@@ -147,7 +138,7 @@ def register(app: typer.Typer) -> None:
         logs = handler_logs(registry)
         try:
             expansion = run(document, registry=registry, parameter_values=parse_params(param or []),
-                            region=region, s3_client=_LazyS3(target, region, profile),
+                            region=region, s3_client=_lazy_s3(target, region, profile),
                             file=str(template), base_dir=template.parent)
         finally:
             if verbose:

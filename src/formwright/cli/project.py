@@ -91,6 +91,7 @@ def connect(project: Project, target_flag: str | None, only: list[str] | None = 
     if note:
         common.err_console.print(f"note: {note}", highlight=False)
     targets = Targets(target_flag)
+    targets.get(project.target).prefetch_account()
     for name in only or project.order():
         targets.get(project.stacks[name].target).check_account(f"stack '{name}'")
     return targets

@@ -11,6 +11,7 @@ the calls land, as moto keeps accounts apart by it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -58,6 +59,7 @@ class Target:
     _clients: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _account: str | None = field(default=None, repr=False)
+    _account_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def session(self) -> boto3.session.Session:
         """The boto3 session for this target (dummy credentials on the local cloud)."""
@@ -125,9 +127,39 @@ class Target:
 
     def account_id(self) -> str:
         """The account id of the caller (moto's fixed account on the local cloud), asked once."""
-        if self._account is None:
-            self._account = str(self.client("sts").get_caller_identity()["Account"])
-        return self._account
+        with self._account_lock:
+            if self._account is None:
+                self._account = str(self.client("sts").get_caller_identity()["Account"])
+            return self._account
+
+    def prefetch_account(self) -> None:
+        """Ask STS for the account id in the background (a round trip, and on AWS a TLS handshake)
+        while the caller goes on to load and prepare; `account_id` waits for it, and raises what it
+        met itself."""
+        def ask() -> None:
+            with contextlib.suppress(Exception):  # asked again, and reported, by whoever needs it
+                self.account_id()
+
+        threading.Thread(target=ask, name="account-id", daemon=True).start()
+
+
+class LazyClient:
+    """A boto3 client made on first use by `make()` (thread-safe): making one costs ~0.05 s (its
+    service model loaded and checked), which a command that may never call it should not pay up front."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._make()
+                client = self._client
+        return getattr(client, name)
 
 
 def assume_role(make_sts: Callable[..., Any], source: Credentials, role_arn: str, *,

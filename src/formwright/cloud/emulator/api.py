@@ -96,6 +96,10 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
         # "If you don't specify this parameter, CloudFormation doesn't modify the stack's tags"
         # (UpdateStack, AWS CloudFormation API Reference; a change set's Tags alike)
         tags = dict(existing.tags or {})
+    if existing is not None and change_set_type == "CREATE" and existing.status != "REVIEW_IN_PROGRESS":
+        # AWS's answer, e.g. compose-x/ecs_composex#785
+        raise validation_error(message=f"Stack [{stack_name}] already exists and cannot be created again "
+                                       f"with the changeSet [{change_set_name}].")
     if existing is not None and change_set_type == "UPDATE" and existing.status in (
             "ROLLBACK_COMPLETE", "REVIEW_IN_PROGRESS", "DELETE_FAILED"):
         raise validation_error(message=f"Stack:{existing.stack_id} is in {existing.status} state and can not "
