@@ -301,6 +301,13 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         api.request.token = self._get_param("ClientRequestToken")
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
+            if self._get_param("ChangeSetType") is None:
+                # "By default, CloudFormation specifies UPDATE" (CreateChangeSet, ChangeSetType); moto's
+                # default is CREATE, which the emulator would refuse for a stack that exists
+                if getattr(self, "automated_parameter_parsing", False):
+                    self.params["ChangeSetType"] = "UPDATE"
+                else:
+                    self.querystring["ChangeSetType"] = ["UPDATE"]
         try:
             return handler(self)
         finally:
