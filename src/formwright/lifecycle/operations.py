@@ -81,7 +81,7 @@ class Lifecycle:
     def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
                  progress: ProgressCallback = no_progress, max_concurrency: int = 1,
                  counter: CallCounter | None = None, region: str | None = None,
-                 profile: str | None = None) -> None:
+                 profile: str | None = None, environment: str | None = None) -> None:
         self.home = Path(home).resolve()
         self.state = self.home / ".formwright"
         self.journal: Journal = open_journal(self.state)
@@ -93,6 +93,7 @@ class Lifecycle:
         self.counter = counter or CallCounter()
         self.note: str | None = None
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
+        self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
 
     def close(self) -> None:
@@ -127,6 +128,21 @@ class Lifecycle:
             self.region_note = region_note(recorded, None, f"the region of instance '{name}',")
             return recorded
         return default_region(project.target.profile)
+
+    def _environment(self, name: str) -> str | None:
+        """The instance's environment: the one it was created in (recorded with each operation). --env may
+        name it, never another: an instance does not move between environments."""
+        inst = self.journal.instance(name)
+        if inst is None or inst.status == "deleted":
+            return self.environment
+        last = self.journal.last_operation(name)
+        recorded = last.params.get("environment") if last is not None else None
+        if self.environment is not None and self.environment != recorded:
+            was = f"of environment '{recorded}'" if recorded else "of no environment"
+            raise InputError(f"instance '{name}' is {was}, not '{self.environment}' (--env, FORMWRIGHT_ENV)",
+                             where=name, hint="an instance keeps the environment it was created in: create "
+                                              "another instance for this one")
+        return str(recorded) if recorded else None
 
     def _recorded_home(self, name: str) -> str | None:
         """The region the live instance's stacks that are not per region were deployed to, else the home
@@ -185,14 +201,15 @@ class Lifecycle:
             source, info = install_package(source, self.state)
             package = info.to_json()
         src = snapshot(source, self.state)
+        options = {**self.flags, "environment": self._environment(name)}
         try:
-            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **self.flags)
+            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **options)
             manifest = parse_manifest(rough)
             if any(d.secure for d in manifest.inputs.values()):
                 check_secure_names(src)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version,
-                                        **self.flags)
+                                        **options)
             manifest = parse_manifest(project)
             refuse_stack_targets(project)
         except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
@@ -300,7 +317,8 @@ class Lifecycle:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
-        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}))
+        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}),
+                                       environment=self._environment(name))
         loaded = self._load(name, source, given, previous)
         check_input_changes(parse_manifest(old_loaded).inputs, loaded.manifest.inputs, loaded.manifest.file)
         home = self.target(loaded.project, name).region
@@ -534,7 +552,7 @@ class Lifecycle:
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
                   "event": EVENTS.get(kind, ""), "home": self.target(loaded.project, name).region,
-                  **(extra or {})}
+                  "environment": loaded.project.environment, **(extra or {})}
         creating = [p for p in main if p.action in ("create", "replace", "share")]
         if creating:
             workspace = self._workspace(name, loaded)
