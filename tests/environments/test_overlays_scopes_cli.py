@@ -144,9 +144,10 @@ def test_every_project_command_reads_the_environment(overlaid: Path, run_cli, cl
     for module in dict.fromkeys(main.COMMAND_MODULES.values()):
         importlib.import_module(module).register(app)
     root: Any = typer.main.get_command(app)
-    with_env = {name for name, command in root.commands.items()
-                if any("--env" in getattr(p, "opts", []) for p in command.params)}
-    assert with_env == set(PROJECT_COMMANDS)
+    for flag in ("--env", "--var", "--var-file"):
+        having = {name for name, command in root.commands.items()
+                  if any(flag in getattr(p, "opts", []) for p in command.params)}
+        assert having == set(PROJECT_COMMANDS), flag
     for command in PROJECT_COMMANDS:
         extra = ["--yes"] if command in ("deploy", "delete") else []
         for how in ({"args": ["--env", "staging"]}, {"args": [], "env": {"FORMWRIGHT_ENV": "staging"}}):

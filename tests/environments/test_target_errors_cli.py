@@ -93,20 +93,3 @@ def test_a_missing_profile_named_in_the_project_is_one_line(tmp_path: Path, run_
         assert result.code == 2 and result.err.strip().count("\n") == 0, result.err
         assert "AWS profile 'ops' not found (add it to ~/.aws/config" in result.err
         assert "Traceback" not in result.err
-
-
-def test_instance_commands_refuse_an_environment_they_would_ignore(tmp_path: Path, run_cli, cloud) -> None:
-    # instances are varied by --input; an exported FORMWRIGHT_ENV (meant for deploy --env) is refused rather
-    # than silently dropped with the instance made from the base project
-    (tmp_path / "queue.yaml").write_text(QUEUE)
-    (tmp_path / "formwright.yaml").write_text(
-        "name: inst\nenvironments:\n  prod: {region: eu-west-1}\nstacks:\n  q: {template: queue.yaml}\n")
-    for command in (["create", "a"], ["delete", "a", "--yes"]):
-        result = run_cli("instance", *command, str(tmp_path), env={"FORMWRIGHT_ENV": "prod"})
-        assert result.code == 2 and result.err.strip().count("\n") == 0, result.err
-        assert "FORMWRIGHT_ENV=prod is set, but instances do not take environments" in result.err
-    assert live(cloud.endpoint, "123456789012") == set()
-    assert live(cloud.endpoint, "123456789012", "eu-west-1") == set()
-    made = run_cli("instance", "create", "a", str(tmp_path), env={"FORMWRIGHT_ENV": ""})
-    assert made.code == 0, made.err
-    assert live(cloud.endpoint, "123456789012") == {"inst-q"}

@@ -6,7 +6,8 @@
 - `-s/--stack NAME` (repeatable), `-y/--yes`, `--target local|aws`, `--macros DIR|remote`,
   `--param K=V` (template parameters) and `--input K=V` (instance and TOSCA inputs).
 - `--env NAME`, `--var K=V`, `--var-file FILE`, `--profile`, `--region` on every project command
-  (`@with_project_flags`), and `[SCOPE]...` (a group, `group.stack`, a stack, `stack@region`);
+  (`@with_project_flags`; instance operations take `--env` too), and `[SCOPE]...` (a group, `group.stack`, a
+  stack, `stack@region`);
   `--profile` and `--region` (`ProfileOption`, `RegionOption`; `Plain…` where there is no project) on every
   other command that calls the cloud.
 - In JSON mode everything on stdout is JSON, errors too: `{"ok": false, "errors": [{"file", "line",

@@ -1,4 +1,4 @@
-"""An instance's home region: where its stacks that are not per region live, and stay."""
+"""An instance's home region (where its stacks that are not per region live) and environment: both stay."""
 
 from __future__ import annotations
 
@@ -40,3 +40,19 @@ def recorded_home(journal: Journal, name: str) -> str | None:
     last = journal.last_operation(name)
     home = last.params.get("home") if last is not None else None
     return str(home) if home else None
+
+
+def instance_environment(journal: Journal, name: str, given: str | None) -> str | None:
+    """The instance's environment: the one it was created in (recorded with each operation). --env may
+    name it, never another: an instance does not move between environments."""
+    inst = journal.instance(name)
+    if inst is None or inst.status == "deleted":
+        return given
+    last = journal.last_operation(name)
+    recorded = last.params.get("environment") if last is not None else None
+    if given is not None and given != recorded:
+        was = f"of environment '{recorded}'" if recorded else "of no environment"
+        raise InputError(f"instance '{name}' is {was}, not '{given}' (--env, FORMWRIGHT_ENV)",
+                         where=name, hint="an instance keeps the environment it was created in: create "
+                                          "another instance for this one")
+    return str(recorded) if recorded else None

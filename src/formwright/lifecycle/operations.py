@@ -18,7 +18,7 @@ from formwright.errors import FormwrightError, InputError
 from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import check_regions, element_graph, elements_of, split_id
 from formwright.lifecycle.executor import Executor, drop_instance_state
-from formwright.lifecycle.homes import home_region
+from formwright.lifecycle.homes import home_region, instance_environment
 from formwright.lifecycle.inputs import resolve_inputs
 from formwright.lifecycle.manifest import (
     LenientInputs,
@@ -89,7 +89,7 @@ class Lifecycle:
     def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
                  progress: ProgressCallback = no_progress, max_concurrency: int = 1,
                  counter: CallCounter | None = None, region: str | None = None,
-                 profile: str | None = None) -> None:
+                 profile: str | None = None, environment: str | None = None) -> None:
         self.home = Path(home).resolve()
         self.state = self.home / ".formwright"
         self.journal: Journal = open_journal(self.state)
@@ -101,6 +101,7 @@ class Lifecycle:
         self.counter = counter or CallCounter()
         self.note: str | None = None
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
+        self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
 
     def close(self) -> None:
@@ -122,6 +123,10 @@ class Lifecycle:
         region, note = home_region(self.journal, project, name, self.flags["region"])
         self.region_note = note or self.region_note
         return region
+
+    def _environment(self, name: str) -> str | None:
+        """The instance's environment (`homes.instance_environment`)."""
+        return instance_environment(self.journal, name, self.environment)
 
     # ---- reading --------------------------------------------------------------------------------
     def instances(self) -> list[Instance]:
@@ -166,14 +171,15 @@ class Lifecycle:
             source, info = install_package(source, self.state)
             package = info.to_json()
         src = snapshot(source, self.state)
+        options = {**self.flags, "environment": self._environment(name)}
         try:
-            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **self.flags)
+            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **options)
             manifest = parse_manifest(rough)
             if any(d.secure for d in manifest.inputs.values()):
                 check_secure_names(src)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version,
-                                        **self.flags)
+                                        **options)
             manifest = parse_manifest(project)
             refuse_stack_targets(project)
         except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
@@ -281,7 +287,8 @@ class Lifecycle:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
-        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}))
+        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}),
+                                       environment=self._environment(name))
         loaded = self._load(name, source, given, previous)
         check_input_changes(parse_manifest(old_loaded).inputs, loaded.manifest.inputs, loaded.manifest.file)
         home = self.target(loaded.project, name).region
@@ -474,7 +481,7 @@ class Lifecycle:
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
                   "event": EVENTS.get(kind, ""), "home": self.target(loaded.project, name).region,
-                  **(extra or {})}
+                  "environment": loaded.project.environment, **(extra or {})}
         creating = [p for p in main if p.action in ("create", "replace", "share")]
         if creating:
             workspace = self._workspace(name, loaded)
