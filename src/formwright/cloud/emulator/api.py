@@ -85,12 +85,14 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     tags = dict(tags or {})
     stub = set(tags.pop(STUB_TAG, "").split())
     body = parse_template(template)
-    for error in (checks.unrecognized_types(body), checks.attribute_errors(body)):
-        if error:
-            raise validation_error(message=error)
-    missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []))
+    direct = not getattr(request, "change_set", False)  # CreateStack / UpdateStack, not CreateChangeSet
+    missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []), direct)
     if missing:
         raise insufficient(missing)
+    for error in (checks.cannot_transform(body), checks.unrecognized_types(body),
+                  checks.attribute_errors(body)):
+        if error:
+            raise validation_error(message=error)
     existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
     if existing is not None and change_set_type == "UPDATE" and getattr(request, "tags_given", None) is False:
         # "If you don't specify this parameter, CloudFormation doesn't modify the stack's tags"

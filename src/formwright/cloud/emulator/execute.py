@@ -232,6 +232,9 @@ class Execution:
         self.done.append(("update", logical, old))
         from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
 
+        if res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
+            raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
+                                               "update made a new resource under a new id")
         missed = unapplied(kind, new, props, names, self.account, self.region)
         if missed:  # moto answered the update and left these as they were: never UPDATE_COMPLETE
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
