@@ -166,3 +166,21 @@ def test_an_operations_events_carry_its_client_request_token(cfn) -> None:
     cfn.client.delete_stack(StackName=desc["StackId"], ClientRequestToken="delete-1")
     gone = cfn.client.describe_stack_events(StackName=desc["StackId"])["StackEvents"]
     assert (gone[0]["ResourceStatus"], gone[0]["ClientRequestToken"]) == ("DELETE_COMPLETE", "delete-1")
+
+
+def test_a_deleted_stacks_change_sets_go_with_it(cfn) -> None:
+    # a stack's change sets are deleted with it: DescribeChangeSet by ARN is ChangeSetNotFound afterwards (the
+    # Flux CloudFormation controller's reconcile loop takes that answer as "no change set", making a new one)
+    from botocore.exceptions import ClientError
+
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"] = {"VisibilityTimeout": 60}
+    pending = cfn.change_set("s", template)["ChangeSetId"]
+    cfn.client.delete_stack(StackName="s")
+    try:
+        cfn.client.describe_change_set(ChangeSetName=pending)
+    except ClientError as err:
+        assert err.response["Error"]["Code"] == "ChangeSetNotFound"
+    else:
+        raise AssertionError("the deleted stack's change set is still described")

@@ -108,6 +108,17 @@ def patch_moto() -> None:
 
     models.CloudFormationBackend.execute_change_set = execute_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
+    original_describe = models.CloudFormationBackend.describe_change_set
+
+    def describe_change_set(self: Any, change_set_name: str) -> Any:
+        known = change_set_name in self.change_sets or any(
+            c.change_set_name == change_set_name for c in self.change_sets.values())
+        if not known:
+            raise api.change_set_not_found(change_set_name)
+        return original_describe(self, change_set_name)
+
+    models.CloudFormationBackend.describe_change_set = describe_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
     def delete_stack(self: Any, name_or_stack_id: str) -> None:
         api.delete(self, name_or_stack_id)
 

@@ -34,6 +34,16 @@ def _errors() -> Any:
     return exceptions.ValidationError, InsufficientCapabilities, InvalidChangeSetStatus
 
 
+def change_set_not_found(name: str) -> Exception:
+    """CloudFormation's answer for a change set that is not there (moto's: "Stack with id X does not exist")."""
+    from moto.cloudformation import exceptions
+
+    class ChangeSetNotFound(exceptions.CloudFormationError):
+        code = "ChangeSetNotFound"
+
+    return ChangeSetNotFound(f"ChangeSet [{name}] does not exist")
+
+
 def parse_template(body: str) -> dict[str, Any]:
     """A template body (JSON first, then YAML with the short intrinsic forms) as a dict."""
     from moto.cloudformation.models import Stack
@@ -217,6 +227,8 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
         return
     for name in [n for n, e in backend.exports.items() if e.exporting_stack_id == stack.stack_id]:
         del backend.exports[name]
+    for change_set in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id]:
+        del backend.change_sets[change_set]  # they go with their stack: DescribeChangeSet says not found
     backend.stacks.pop(stack.stack_id, None)
     backend.deleted_stacks[stack.stack_id] = stack
 
