@@ -35,7 +35,7 @@ def _errors() -> Any:
 
 
 def change_set_not_found(name: str) -> Exception:
-    """CloudFormation's answer for a change set that is not there (moto's: "Stack with id X does not exist")."""
+    """CloudFormation's answer for a missing change set (moto said "Stack with id X does not exist")."""
     from moto.cloudformation import exceptions
 
     class ChangeSetNotFound(exceptions.CloudFormationError):
