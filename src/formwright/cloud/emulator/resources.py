@@ -84,11 +84,12 @@ def _set_in_place(kind: str, obj: Any, props: dict[str, Any], names: set[str], a
 # AWS::SQS::Queue properties moto's update leaves alone (it sets VisibilityTimeout and
 # ReceiveMessageWaitTimeSeconds only), set through SetQueueAttributes; a property the template drops
 # goes back to the queue's default (moto's, which a queue made without it has)
-SQS_ATTRIBUTES = {"DelaySeconds": 0, "MaximumMessageSize": None, "MessageRetentionPeriod": 345600,
-                  "ReceiveMessageWaitTimeSeconds": 0, "VisibilityTimeout": 30, "KmsMasterKeyId": None,
-                  "KmsDataKeyReusePeriodSeconds": 300, "SqsManagedSseEnabled": True,
-                  "ContentBasedDeduplication": False, "DeduplicationScope": "queue",
-                  "FifoThroughputLimit": "perQueue", "RedrivePolicy": {}}
+SQS_ATTRIBUTES: dict[str, Any] = {
+    "DelaySeconds": 0, "MaximumMessageSize": None, "MessageRetentionPeriod": 345600,
+    "ReceiveMessageWaitTimeSeconds": 0, "VisibilityTimeout": 30, "KmsMasterKeyId": None,
+    "KmsDataKeyReusePeriodSeconds": 300, "SqsManagedSseEnabled": True, "ContentBasedDeduplication": False,
+    "DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue", "RedrivePolicy": {},
+}
 
 
 def _set_queue_attributes(obj: Any, props: dict[str, Any], names: set[str], account: str,
@@ -113,7 +114,8 @@ def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: st
     if props.get("RetentionInDays") is None:  # dropped from the template: kept forever again
         backend.delete_retention_policy(obj.name)
     else:
-        backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))
+        # moto annotates the days as str but keeps and answers what it is given: an int, as AWS answers
+        backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))  # type: ignore[arg-type]
 
 
 def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:

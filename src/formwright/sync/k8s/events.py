@@ -67,9 +67,12 @@ def post_events(body: Mapping, events: list[Event]) -> None:
     for event in events:
         payload = event_body(body, event, component)
         url = f"/api/v1/namespaces/{payload['metadata']['namespace']}/events"
-        kopf_api.call(lambda api, settings, p=payload, u=url: api.post(
-            u, payload=p, headers={"Content-Type": "application/json"}, settings=settings, logger=log),
-            f"post an event ({event.type} {severity(event)}: {event.message})")
+
+        def post(api: Any, settings: Any, p: dict[str, Any] = payload, u: str = url) -> Any:
+            return api.post(u, payload=p, headers={"Content-Type": "application/json"}, settings=settings,
+                            logger=log)
+
+        kopf_api.call(post, f"post an event ({event.type} {severity(event)}: {event.message})")
 
 
 def _fallback(body: Mapping, events: list[Event]) -> None:
