@@ -495,3 +495,30 @@ def test_a_java_version_without_a_platform_is_corretto_17_with_a_warning(transfo
     assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
         "Java 1.6 has no Elastic Beanstalk Corretto platform here: Corretto 17 is used "
         "(supported: 11, 17, 21)"]
+
+
+POLICIES = """
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+  policies:
+    - asg:
+        type: tosca.policies.Scaling
+        targets: [server]
+        properties: {min_instances: 2, max_instances: 4, default_instances: 3}
+  workflows:
+    deploy:
+      steps: {}
+"""
+
+
+def test_a_policy_or_workflow_not_applied_is_said(transform):
+    # heat-translator's autoscaling sample scales a Compute to 3 instances; the CloudFormation plugin makes
+    # one: a warning at the policy's line, not a silent success (an error with --strict)
+    result = transform(POLICIES)
+    assert [str(w).split(": ", 1)[1].split(":", 1)[0] for w in result.warnings] == [
+        "policy 'asg' (tosca.policies.Scaling) is not applied",
+        "workflow 'deploy' (workflow) is not applied"]
+    assert [w.line for w in result.warnings] == [8, 13]
+    assert len(resources_of(result.template, "AWS::EC2::Instance")) == 1
