@@ -92,7 +92,8 @@ def satisfies(value: Any, constraints: Any) -> bool:
 
 def matches(compute: dict, node_filter: Any) -> bool:
     """Whether a Compute template meets every capability property filter of a node_filter."""
-    capabilities = compute.get("capabilities") if isinstance(compute.get("capabilities"), dict) else {}
+    capabilities = compute.get("capabilities")
+    capabilities = capabilities if isinstance(capabilities, dict) else {}
     items = node_filter.get("capabilities") if isinstance(node_filter, dict) else None
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or len(item) != 1:
@@ -171,7 +172,9 @@ def fulfil_hosts(doc: Document, registry: TypeRegistry, diagnostics: Diagnostics
         if not isinstance(tpl, dict) or registry.is_a(str(tpl.get("type")), COMPUTE):
             continue
         requirements = tpl.get("requirements")
-        for index, item in enumerate(requirements if isinstance(requirements, list) else []):
+        if not isinstance(requirements, list):
+            requirements = []
+        for index, item in enumerate(requirements):
             body = _abstract_host(item, nodes, registry)
             if body is None:
                 continue
