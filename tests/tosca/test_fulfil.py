@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from formwright.errors import InputError
-from formwright.tosca.fulfil import least_value
+from formwright.tosca.fulfil import least_value, satisfies
 from formwright.transform.cloudformation import transform_tosca
 
 from .conftest import lint_errors, resources_of, write_template
@@ -66,16 +66,46 @@ topology_template:
     assert set(resources_of(result.template, "AWS::EC2::Instance")) == {"Vm"}
 
 
-def test_two_computes_make_the_choice_the_users(tmp_path: Path):
-    src = write_template(tmp_path, NODE_FILTER + """    a:
-      type: tosca.nodes.Compute
-    b:
-      type: tosca.nodes.Compute
-""")
+def _compute(name: str, cpus: int, memory: str) -> str:
+    return (f"    {name}:\n      type: tosca.nodes.Compute\n      capabilities:\n        host:\n"
+            f"          properties: {{num_cpus: {cpus}, mem_size: {memory}}}\n")
+
+
+def test_the_compute_the_node_filter_matches_hosts_it(tmp_path: Path):
+    # cloudnet-tosca-toolbox's OASIS 1.2 example-2-21: one Compute matches the filters, one does not
+    src = write_template(tmp_path, NODE_FILTER + _compute("small", 1, "1 GB") + _compute("big", 2, "4096 MB"))
+    result = transform_tosca(src, None)
+    assert [str(w) for w in result.warnings] == [
+        f"{src}:8: requirement 'host' of node template 'test' names no node template: placed on the Compute "
+        "its node_filter matches 'big'"]
+
+
+def test_two_computes_the_filter_matches_make_the_choice_the_users(tmp_path: Path):
+    src = write_template(tmp_path, NODE_FILTER + _compute("a", 2, "2 GB") + _compute("b", 4, "8 GB"))
     with pytest.raises(InputError) as err:
         transform_tosca(src, None)
     assert str(err.value) == (f"{src}:8: requirement 'host' of node template 'test' names no node template, "
                               "and 2 Computes could host it: a, b (name one with `node:`)")
+
+
+def test_no_compute_the_filter_matches_is_a_new_one(tmp_path: Path):
+    src = write_template(tmp_path, NODE_FILTER + _compute("tiny", 1, "512 MB"))
+    result = transform_tosca(src, None)
+    assert "a Compute 'test_host' is made for it (num_cpus 1, mem_size 2 GB)" in str(result.warnings[0])
+    assert set(resources_of(result.template, "AWS::EC2::Instance")) == {"Tiny", "TestHost"}
+
+
+@pytest.mark.parametrize(("value", "constraints", "ok"), [
+    ("4096 MB", {"greater_or_equal": "2 GB"}, True),
+    ("1 GiB", {"greater_or_equal": "2 GB"}, False),
+    (2, {"in_range": [1, 4]}, True),
+    (8, {"in_range": [1, 4]}, False),
+    ("Linux", "linux", True),
+    ("x86_64", {"valid_values": ["arm64"]}, False),
+    (None, {"greater_or_equal": 1}, False),  # unset: not shown to match
+])
+def test_a_value_satisfies_a_property_filter(value, constraints, ok):
+    assert satisfies(value, constraints) is ok
 
 
 @pytest.mark.parametrize(("constraints", "least"), [

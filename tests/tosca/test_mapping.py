@@ -495,3 +495,64 @@ def test_a_java_version_without_a_platform_is_corretto_17_with_a_warning(transfo
     assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
         "Java 1.6 has no Elastic Beanstalk Corretto platform here: Corretto 17 is used "
         "(supported: 11, 17, 21)"]
+
+
+POLICIES = """
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+  policies:
+    - asg:
+        type: tosca.policies.Scaling
+        targets: [server]
+        properties: {min_instances: 2, max_instances: 4, default_instances: 3}
+  workflows:
+    deploy:
+      steps: {}
+"""
+
+
+def test_a_policy_or_workflow_not_applied_is_said(transform):
+    # heat-translator's autoscaling sample scales a Compute to 3 instances; the CloudFormation plugin makes
+    # one: a warning at the policy's line, not a silent success (an error with --strict)
+    result = transform(POLICIES)
+    assert [str(w).split(": ", 1)[1].split(":", 1)[0] for w in result.warnings] == [
+        "policy 'asg' (tosca.policies.Scaling) is not applied",
+        "workflow 'deploy' (workflow) is not applied"]
+    assert [w.line for w in result.warnings] == [8, 13]
+    assert len(resources_of(result.template, "AWS::EC2::Instance")) == 1
+
+
+SHARED_DISK = """
+topology_template:
+  node_templates:
+    web_1:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage: {node: shared, relationship: tosca.relationships.AttachesTo}
+    web_2:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage: {node: shared, relationship: tosca.relationships.AttachesTo}
+    shared:
+      type: tosca.nodes.Storage.BlockStorage
+      properties:
+        size: 1 GB
+"""
+
+
+def test_one_volume_on_two_computes_is_an_io2_multi_attach_volume_in_their_zone(transform):
+    # cloudnet-tosca-toolbox's OASIS 1.2 BlockStorage-4 (the spec's "single Block Storage shared by a 2-tier
+    # application") under the 1.1+ name tosca.nodes.Storage.BlockStorage; EBS attaches a volume to several
+    # instances only as io1/io2 with Multi-Attach (4 GiB at least), all in the volume's zone
+    result = transform(SHARED_DISK)
+    (volume,) = resources_of(result.template, "AWS::EC2::Volume").values()
+    assert volume["Properties"] == {"Size": 4, "VolumeType": "io2", "Iops": 100, "MultiAttachEnabled": True,
+                                    "AvailabilityZone": {"Fn::GetAtt": ["Web1", "AvailabilityZone"]}}
+    instances = resources_of(result.template, "AWS::EC2::Instance")
+    assert instances["Web2"]["Properties"]["AvailabilityZone"] == {"Fn::GetAtt": ["Web1", "AvailabilityZone"]}
+    assert "AvailabilityZone" not in instances["Web1"]["Properties"]
+    assert sorted(_devices(result.template).values()) == ["/dev/sdf", "/dev/sdf"]  # one device per instance
+    assert ["EBS Multi-Attach" in str(w) for w in result.warnings] == [True]
+    assert lint_errors(result.template) == []

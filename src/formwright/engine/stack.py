@@ -8,6 +8,7 @@ of resolved parameters and written to `.formwright/build/<stack>/`.
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 import threading
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import write_atomic
 from formwright.state.secrets import GeneratedSecrets
 from formwright.template import dump_json, load, plain
+
+log = logging.getLogger("formwright")
 
 UNKNOWN = "(known after apply)"
 
@@ -183,6 +186,8 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
                                      out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket,
                                      bucket_owner=account_id if target is not None else None)
             original, source = prepared.template, str(config.tosca)
+            for problem in prepared.warnings:  # as `transform tosca` prints them: never a silent success
+                log.warning("warning: %s", problem)
             fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
             fixed.update(secrets.stable(name, {k: fixed[k] for k in prepared.generated}))
         else:

@@ -1,12 +1,14 @@
 """`host` requirements the orchestrator fulfils: left out, or abstract (a node type and/or a node_filter).
 
 TOSCA Simple Profile 1.0 section 3.7.2 (requirement assignment): `node` names a node template, or a node
-type from which "the provider" selects a node template at deploy time, and `node_filter` narrows that
+type from which the provider selects a node template at deploy time, and `node_filter` narrows that
 choice; a requirement with only a `node_filter` is fulfilled the same way (tosca-parser's
 test_node_filter.yaml, a DBMS whose host is a num_cpus / mem_size filter, is valid). formwright is the
-provider here: the topology's only Compute is taken; when it has none, a Compute is made to the filter's
-measure (the least value each constraint allows). A `host` left out altogether goes to the only Compute too
-(the spec's examples leave it open; puccini accepts them), and without one is tosca-parser's error, as its
+provider here: of the topology's Computes, the one the node_filter matches (cloudnet-tosca-toolbox's
+example-2-21 has one that matches and one that does not), or the only one without a filter, is taken; when
+none matches, a Compute is made to the filter's measure (the least value each constraint allows); several
+that match are the user's choice to make. A `host` left out altogether goes to the only Compute too (the
+spec's examples leave it open; puccini accepts them), and without one is tosca-parser's error, as its
 test_template_without_requirement.yaml expects. Each choice is a warning at the requirement's line.
 """
 
@@ -48,6 +50,65 @@ def least_value(constraints: Any) -> Any:
         elif operator == "greater_than" and isinstance(argument, int) and not isinstance(argument, bool):
             value = argument + 1
     return value
+
+
+def _comparable(value: Any) -> Any:
+    """A property value as something to compare: a scalar-unit size ("512 MB") in bytes, text lowered."""
+    if isinstance(value, str):
+        from toscaparser.elements.scalarunit import ScalarUnit_Size
+
+        try:
+            return ScalarUnit_Size(value).get_num_from_scalar_unit("B")
+        except Exception:  # noqa: BLE001 - not a size: compared as text
+            return value.strip().lower()
+    return value
+
+
+def satisfies(value: Any, constraints: Any) -> bool:
+    """Whether a set property value meets the constraint clauses of a property filter."""
+    if value is None or isinstance(value, dict):
+        return False  # unset, or known only at deploy time: not shown to match
+    have = _comparable(value)
+    for clause in constraints if isinstance(constraints, list) else [constraints]:
+        if not isinstance(clause, dict):
+            clause = {"equal": clause}
+        for operator, argument in clause.items():
+            try:
+                if operator == "valid_values":
+                    ok = have in [_comparable(a) for a in argument]
+                elif operator == "in_range":
+                    ok = _comparable(argument[0]) <= have <= _comparable(argument[1])
+                else:
+                    want = _comparable(argument)
+                    ok = {"equal": have == want, "greater_than": have > want,
+                          "greater_or_equal": have >= want, "less_than": have < want,
+                          "less_or_equal": have <= want}.get(operator, False)
+            except (TypeError, IndexError):
+                ok = False
+            if not ok:
+                return False
+    return True
+
+
+def matches(compute: dict, node_filter: Any) -> bool:
+    """Whether a Compute template meets every capability property filter of a node_filter."""
+    capabilities = compute.get("capabilities")
+    capabilities = capabilities if isinstance(capabilities, dict) else {}
+    items = node_filter.get("capabilities") if isinstance(node_filter, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or len(item) != 1:
+            continue
+        ((name, body),) = item.items()
+        assignment = capabilities.get(_CAPABILITY_NAMES.get(str(name), str(name))) or {}
+        values = assignment.get("properties") if isinstance(assignment, dict) else None
+        values = values if isinstance(values, dict) else {}
+        properties = body.get("properties") if isinstance(body, dict) else None
+        for prop in properties if isinstance(properties, list) else []:
+            if isinstance(prop, dict) and len(prop) == 1:
+                ((prop_name, constraints),) = prop.items()
+                if not satisfies(values.get(prop_name), constraints):
+                    return False
+    return True
 
 
 def _filter_capabilities(node_filter: Any) -> dict[str, dict[str, Any]]:
@@ -111,17 +172,22 @@ def fulfil_hosts(doc: Document, registry: TypeRegistry, diagnostics: Diagnostics
         if not isinstance(tpl, dict) or registry.is_a(str(tpl.get("type")), COMPUTE):
             continue
         requirements = tpl.get("requirements")
-        for index, item in enumerate(requirements if isinstance(requirements, list) else []):
+        if not isinstance(requirements, list):
+            requirements = []
+        for index, item in enumerate(requirements):
             body = _abstract_host(item, nodes, registry)
             if body is None:
                 continue
             line = line_of(item) or line_of(tpl)
-            if len(computes) > 1:
+            node_filter = body.get("node_filter")
+            fitting = [c for c in computes if matches(nodes[c], node_filter)] if node_filter else computes
+            if len(fitting) > 1:
                 raise InputError(f"requirement 'host' of node template '{name}' names no node template, and "
-                                 f"{len(computes)} Computes could host it: {', '.join(computes)}",
+                                 f"{len(fitting)} Computes could host it: {', '.join(fitting)}",
                                  file=doc.shown, line=line, hint="name one with `node:`")
-            if computes:
-                host, what = computes[0], f"placed on the only Compute '{computes[0]}'"
+            if fitting:
+                which = "the Compute its node_filter matches" if node_filter else "the only Compute"
+                host, what = fitting[0], f"placed on {which} '{fitting[0]}'"
             else:
                 host, given = _new_compute(name, body, nodes, line)
                 what = f"a Compute '{host}' is made for it ({given})"

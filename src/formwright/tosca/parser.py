@@ -176,6 +176,10 @@ def parser_input(documents: Documents) -> dict[str, Any]:
     tpl["node_types"] = {**profile_node_types(), **(tpl.get("node_types") or {})}
     topology = tpl.get("topology_template")
     if isinstance(topology, dict):
+        # not applied by formwright, which says so (transform/cloudformation/check.py); tosca-parser knows
+        # few policy types' properties (Scaling's min_instances …) and no workflows
+        topology.pop("policies", None)
+        topology.pop("workflows", None)
         if isinstance(topology.get("outputs"), dict):
             topology["outputs"] = {name: {"value": _PLACEHOLDER} for name in topology["outputs"]}
         for node in (topology.get("node_templates") or {}).values():
@@ -207,6 +211,8 @@ def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
     if not match:
         return False
     section, node, name = match.groups()
+    if node not in (tpl["topology_template"].get("node_templates") or {}):
+        return False  # a policy or group of that name: tosca-parser's error stands
     raw = doc.data["topology_template"]["node_templates"].get(node) or {}
     node_type = str(raw.get("type"))
     parsed = tpl["topology_template"]["node_templates"][node]

@@ -49,6 +49,17 @@ def _add_properties() -> None:
                 properties.setdefault(name, schema)
 
 
+# TOSCA 1.1's names of the 1.0 storage nodes (formwright's profile defines them as their 1.0 types)
+RENAMED_STORAGE = ("tosca.nodes.Storage.BlockStorage", "tosca.nodes.Storage.ObjectStorage")
+
+
+def _allow_renamed_storage() -> None:
+    from toscaparser.unsupportedtype import UnsupportedType
+
+    UnsupportedType.un_supported_types = [t for t in UnsupportedType.un_supported_types
+                                          if t not in RENAMED_STORAGE]
+
+
 _ready = False
 
 
@@ -61,6 +72,7 @@ def ensure_versions() -> None:
     from toscaparser.tosca_template import ToscaTemplate
 
     _add_properties()
+    _allow_renamed_storage()
     _ready = True
 
     for version in VERSIONS:

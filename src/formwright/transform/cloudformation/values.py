@@ -74,7 +74,7 @@ class Renderer:
             return ""
         return value if isinstance(value, (dict, str)) else str(value)
 
-    def token(self, value: Token, where: Location | None) -> dict:
+    def token(self, value: Token, where: Location | None) -> dict | str:
         """`token` of a deploy-time text: `Fn::Select` of its `Fn::Split` (CloudFormation splits it)."""
         text = self.text(self.render(value.text, where))
         if "@@FW_" in str(text):

@@ -5,6 +5,10 @@ the device there, `/dev/vdc`; the spec means a mount point), when it is a name E
 (`/dev/sd[b-z]`, `/dev/xvd[b-z]`). Any other name would fail the attachment on AWS: OpenStack's `/dev/vdX`
 keeps its letter as `/dev/sdX`, anything else gets the next free one of EC2's recommended `/dev/sd[f-p]`,
 with a warning. No two volumes of an instance share a device.
+
+A volume attached to several instances is what EBS calls Multi-Attach: only io1/io2 volumes (of at least
+4 GiB, with provisioned IOPS) in the instances' zone, so the other instances are placed in the first one's
+zone; a warning says so, and that an ordinary file system must not be mounted on two instances at once.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from formwright.transform.cloudformation.visitors.software import literal
 _EC2_DEVICE = re.compile(r"^/dev/(?:sd|xvd)([b-z])$")
 _OTHER_DEVICE = re.compile(r"^/dev/(?:vd|hd)([b-z])$")  # virtio / IDE names of OpenStack's guests
 RECOMMENDED = "fghijklmnop"  # /dev/sd[f-p], EC2's recommended names for EBS volumes
+MULTI_ATTACH = {"VolumeType": "io2", "Iops": 100, "MultiAttachEnabled": True}  # io2's least IOPS
+MULTI_ATTACH_MIN_GIB = 4  # io1/io2 volumes are 4 GiB at least
 
 
 def _next_free(used: set[str], node: Node) -> str:
@@ -76,8 +82,17 @@ def visit(build: Build, node: Node) -> None:
     first = build.plan.instances[instances[0].source]
     size = gigabytes(literal(build, node, node.properties.get("size")) or "1 GB", node.location)
     volume = build.plan.volumes[node.name]
-    build.template.add_resource(ec2.Volume(volume, Size=max(1, math.ceil(size)), VolumeType="gp3",
-                                           AvailabilityZone=GetAtt(first, "AvailabilityZone"),
+    kind: dict[str, Any] = {"Size": max(1, math.ceil(size)), "VolumeType": "gp3"}
+    sharing = list(dict.fromkeys(r.source for r in instances))
+    if len(sharing) > 1:
+        kind = {"Size": max(MULTI_ATTACH_MIN_GIB, math.ceil(size)), **MULTI_ATTACH}
+        for other in sharing[1:]:
+            build.zones[build.plan.instances[other]] = GetAtt(first, "AvailabilityZone")
+        build.warn(f"block storage '{node.name}' is attached to {len(sharing)} Computes "
+                   f"({', '.join(sharing)}): an io2 volume with EBS Multi-Attach, the instances in one zone",
+                   node.location, hint="an ordinary file system (ext4, xfs) must not be mounted on two "
+                                       "instances at once")
+    build.template.add_resource(ec2.Volume(volume, **kind, AvailabilityZone=GetAtt(first, "AvailabilityZone"),
                                            DeletionPolicy="Snapshot", UpdateReplacePolicy="Snapshot"))
     for rel in instances:
         build.template.add_resource(ec2.VolumeAttachment(
