@@ -67,9 +67,12 @@ def test_sixty_stacks_fit_the_terminal_with_the_header_first(width: int, height:
 
 
 DRAW = """
-import pathlib, sys, time
+import os, pathlib, sys, time
 from formwright.cli.progress import Progress
 NAMES = [f"stack-{i:02d}-with-a-rather-long-name" for i in range(60)]
+# draw once the terminal has the size the test asked for
+while tuple(os.get_terminal_size()) != (int(sys.argv[3]), int(sys.argv[4])):
+    time.sleep(0.05)
 with Progress(NAMES) as progress:  # its console is the real terminal: rich reads the size from it
     feed(progress)
     pathlib.Path(sys.argv[1]).write_text("fed")
@@ -87,9 +90,12 @@ def test_in_a_real_terminal_the_header_stays_on_screen(width: int, height: int, 
     fed, stop = tmp_path / "fed", tmp_path / "stop"
     session = f"fw-display-{os.getpid()}-{width}"
     tmux = ["tmux", "-L", session, "-f", "/dev/null"]
+    # LINES and COLUMNS (set under pytest-xdist) would override the terminal's size for rich, as in CI
+    terminal_env = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
+    terminal_env["TERM"] = "xterm-256color"
     subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
-                    f"{sys.executable} {script} {fed} {stop}; sleep 600"], check=True, timeout=30,
-                   env={**os.environ, "TERM": "xterm-256color"})
+                    f"{sys.executable} {script} {fed} {stop} {width} {height}; sleep 600"],
+                   check=True, timeout=30, env=terminal_env)
     try:
         screen: list[str] = []
         for _ in range(600):  # until the live region is drawn (a bound against a hang, not a timing check)
