@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -136,11 +137,11 @@ def test_the_live_region_is_gone_when_the_work_ends() -> None:
 
 
 INTERRUPTED = """
-import io, os, signal, time
+import io, os, signal, sys, time
 from rich.console import Console
 from formwright.cli.progress import Progress
 from formwright.engine.results import ProgressEvent
-with Progress(["network", "app", "db"], interruptible=True) as progress:
+with Progress(["network", "app", "db"], interruptible=True, enabled=sys.argv[1] == "text") as progress:
     progress(ProgressEvent("network", "done", "CREATE_COMPLETE", "created"))
     progress(ProgressEvent("app", "updating", "UPDATE_IN_PROGRESS", "Queue UPDATE_IN_PROGRESS"))
     os.kill(os.getpid(), signal.SIGINT)
@@ -148,12 +149,24 @@ with Progress(["network", "app", "db"], interruptible=True) as progress:
 """
 
 
-def test_ctrl_c_lists_the_stacks_still_in_progress_in_the_cloud() -> None:
-    import subprocess
-    import sys
+def interrupted(output: str) -> subprocess.CompletedProcess:
+    """A real SIGINT while `app` is updating in the cloud and `network` is done."""
+    return subprocess.run([sys.executable, "-c", INTERRUPTED, output], capture_output=True, text=True,
+                          timeout=60, check=False)
 
-    done = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=60,
-                          check=False)
+
+def test_ctrl_c_lists_the_stacks_still_in_progress_in_the_cloud() -> None:
+    done = interrupted("text")
     assert done.returncode == 130
     assert "still in progress in the cloud: app (UPDATE_IN_PROGRESS)" in done.stderr
     assert "network" not in done.stderr.split("cloud:")[1].splitlines()[0]  # finished, not listed
+
+
+def test_ctrl_c_in_json_mode_answers_in_json() -> None:
+    done = interrupted("json")
+    assert done.returncode == 130
+    answer = json.loads(done.stdout)
+    assert answer["ok"] is False
+    assert answer["in_progress"] == [{"stack": "app", "status": "UPDATE_IN_PROGRESS"}]
+    message = answer["errors"][0]["message"]
+    assert message == "interrupted: still in progress in the cloud: app (UPDATE_IN_PROGRESS)"

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from formwright.cli.common import err_console
+from formwright.cli.common import emit_json, err_console, error_entry, error_envelope
 from formwright.engine.results import ProgressEvent
 from formwright.errors import EXIT_INTERRUPTED
 
@@ -47,8 +47,9 @@ class Progress:
 
     def __init__(self, names: list[str], *, console: Console | None = None, enabled: bool = True,
                  interruptible: bool = False) -> None:
-        """`interruptible`: Ctrl-C ends the program at once, listing the stacks still in progress in the
-        cloud (for stack commands, whose every step the cloud finishes or the next run resumes)."""
+        """`enabled`: show progress (text mode; off for --output json). `interruptible`: Ctrl-C ends the
+        program at once, listing the stacks still in progress in the cloud (for stack commands, whose
+        every step the cloud finishes or the next run resumes); in JSON mode as the JSON error answer."""
         self.console = console or err_console
         self.lines = {name: _Line() for name in names}
         self.enabled = enabled
@@ -179,14 +180,18 @@ class Progress:
         if self._live is not None:
             self._live.stop()
         busy = self.in_the_cloud()
-        say = self.console.print
-        if busy:
-            listed = ", ".join(f"{name} ({status})" for name, status in busy)
-            say(f"interrupted: still in progress in the cloud: {escape(listed)}", highlight=False)
-            say("CloudFormation finishes these without formwright; watch them with "
-                "`formwright events -s STACK --follow` or `formwright status`", highlight=False)
+        listed = ", ".join(f"{name} ({status})" for name, status in busy)
+        message = (f"interrupted: still in progress in the cloud: {listed}" if busy
+                   else "interrupted: no stack operation was in progress in the cloud")
+        hint = ("CloudFormation finishes these without formwright; watch them with "
+                "`formwright events -s STACK --follow` or `formwright status`") if busy else None
+        if not self.enabled:  # --output json: the answer on stdout is JSON, this one too
+            emit_json(error_envelope([error_entry(message, hint=hint)],
+                                     in_progress=[{"stack": n, "status": s} for n, s in busy]))
         else:
-            say("interrupted: no stack operation was in progress in the cloud", highlight=False)
+            self.console.print(escape(message), highlight=False)
+            if hint:
+                self.console.print(escape(hint), highlight=False)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)  # worker threads poll the cloud; nothing local is left half-written
