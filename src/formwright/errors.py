@@ -30,7 +30,11 @@ class FormwrightError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.file = file
+        # a line that knows its file (template.values.SourceLine: a value from an overlay file) names it
+        source = getattr(line, "file", None)
+        if source and line is not None:
+            line = int(line)
+        self.file = source or file
         self.line = line
         self.where = where
         self.hint = hint

@@ -82,7 +82,9 @@ class _Server(http.server.ThreadingHTTPServer):
 @dataclass
 class FaultProxy:
     """Forwards to `upstream`; see the module docstring. `calls` counts CloudFormation actions (those
-    that reached the local cloud), `stack_reads` those DescribeStacks by name (or id) and listings."""
+    that reached the local cloud), `stack_reads` those DescribeStacks by name (or id) and listings;
+    `timeline` every CloudFormation call as (arrived, replied: monotonic seconds, action, the StackName
+    or ChangeSetName it names, HTTP status), for benchmarks to see where time went."""
 
     upstream: str
     faults: Faults = field(default_factory=Faults)
@@ -91,6 +93,7 @@ class FaultProxy:
     calls: Counter[str] = field(default_factory=Counter)
     stack_reads: Counter[str] = field(default_factory=Counter)
     injected: Counter[str] = field(default_factory=Counter)
+    timeline: list[tuple[float, float, str, str, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -136,6 +139,12 @@ class FaultProxy:
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
 
+    def stack_of(self, key: str) -> str:
+        """The stack name a timeline entry's StackName or ChangeSetName (name or id) stands for."""
+        with self._lock:
+            key = self._change_set_stack.get(key, key)  # a change set's id -> its stack's id
+        return key.split("/")[1] if key.startswith("arn:aws:cloudformation:") else key
+
     def close(self) -> None:
         """Stop serving."""
         self.server.shutdown()
@@ -178,6 +187,15 @@ class FaultProxy:
             return self._forward(method, path, headers, body)
         params = dict(urllib.parse.parse_qsl(text))
         action = params.get("Action", "")
+        arrived = time.monotonic()
+        status, data, reply_headers = self._answer(action, params, method, path, headers, body)
+        with self._lock:
+            self.timeline.append((arrived, time.monotonic(), action,
+                                  params.get("StackName") or params.get("ChangeSetName") or "", status))
+        return status, data, reply_headers
+
+    def _answer(self, action: str, params: dict[str, str], method: str, path: str, headers: dict[str, str],
+                body: bytes) -> tuple[int, bytes, dict]:
         with self._lock:
             self.calls[action] += 1
             roll = self._rng.random()

@@ -149,6 +149,7 @@ def harness(tmp_path: Path, options: str):
 ROLE = "arn:aws:iam::123456789012:role/cfn"
 READY = {"ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE", "Changes": []}
 BY_ID = {"StackName": ID}
+BY_NAME = {"StackName": "p-s"}
 TOPIC = "arn:aws:sns:us-east-1:123456789012:deploys"
 
 
@@ -228,6 +229,77 @@ def test_a_kept_failed_state_is_updated_again(tmp_path, status) -> None:
     stubber.assert_no_pending_responses()
     assert result.outcome == "updated", result.error
     assert f"stack was {status}" in result.plan.note
+
+
+def test_update_failed_is_rolled_back_with_rollback_stack_then_updated(tmp_path) -> None:
+    # RollbackStack "rolls back the specified stack to the last known stable state from CREATE_FAILED or
+    # UPDATE_FAILED stack statuses" (AWS CloudFormation API Reference, RollbackStack); from there the
+    # update is made again, rollback on (the default on_failure)
+    runner, stack, stubber = harness(tmp_path, "")
+    stubber.add_response("describe_stacks", stack_response("UPDATE_FAILED", updated=NOW), BY_NAME)
+    stubber.add_response("rollback_stack", {"StackId": ID}, {"StackName": ID})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_FAILED", updated=NOW), BY_ID)  # stale
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_IN_PROGRESS", updated=LATER),
+                         BY_ID)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE", updated=LATER), BY_ID)
+    stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
+    stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
+    later_still = LATER + dt.timedelta(minutes=1)
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=later_still), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated", result.error
+    assert "stack was UPDATE_FAILED with rollback disabled: rolled back first" in result.plan.note
+
+
+def test_a_rollback_that_fails_is_reported_with_its_status(tmp_path) -> None:
+    runner, stack, stubber = harness(tmp_path, "")
+    stubber.add_response("describe_stacks", stack_response("UPDATE_FAILED", updated=NOW), BY_NAME)
+    stubber.add_response("rollback_stack", {"StackId": ID}, {"StackName": ID})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_FAILED", updated=LATER), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()  # no change set on a stack the rollback left broken
+    assert result.outcome == "failed" and result.exit_code == 1
+    assert "the rollback ended in UPDATE_ROLLBACK_FAILED" in result.error
+
+
+def test_create_failed_kept_with_do_nothing_is_updated_again(tmp_path) -> None:
+    # OnStackFailure DO_NOTHING keeps a failed create's resources (CREATE_FAILED); CloudFormation takes an
+    # update of that stack from there ("retry"), with rollback still disabled
+    runner, stack, stubber = harness(tmp_path, "on_failure: do_nothing\n")
+    stubber.add_response("describe_stacks", stack_response("CREATE_FAILED"), {"StackName": "p-s"})
+    stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
+    stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY,
+                                                    "DisableRollback": True})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated", result.error
+    assert "stack was CREATE_FAILED: updated again" in result.plan.note
+
+
+def test_import_rollback_failed_is_updated_again_with_rollback_on(tmp_path) -> None:
+    runner, stack, stubber = harness(tmp_path, "")
+    stubber.add_response("describe_stacks", stack_response("IMPORT_ROLLBACK_FAILED"), {"StackName": "p-s"})
+    stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
+    stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
+    stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
+    stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE", updated=LATER), BY_ID)
+    with stubber:
+        result = runner.deploy(stack, {})
+    stubber.assert_no_pending_responses()
+    assert result.outcome == "updated", result.error
 
 
 def test_termination_protection_set_out_of_band_is_kept_and_the_plan_says_so(tmp_path) -> None:

@@ -99,21 +99,70 @@ class ChangeSets:
         return {"Status": status, "Changes": []}
 
 
-def test_a_change_set_wait_sleeps_through_what_earlier_ones_took() -> None:
-    sleeps: list[float] = []
+class Clock:
+    """The waits' clock (time.monotonic in engine/cfn.py) moved only by their sleeps, which it records:
+    the sleeps' lengths are what is tested, not how long they take."""
+
+    def __init__(self) -> None:
+        self.now, self.sleeps = 1000.0, []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    from formwright.engine import cfn as cfn_module
+
+    fake = Clock()
+    monkeypatch.setattr(cfn_module, "time", fake)
+    return fake
+
+
+def test_a_change_set_wait_sleeps_through_what_earlier_ones_took(clock) -> None:
     cadence = Cadence(first=0.2)  # as on AWS
-    cfn = CloudFormation(ChangeSets(0), CallCounter(), sleep=sleeps.append, cadence=cadence)
+    cfn = CloudFormation(ChangeSets(0), CallCounter(), sleep=clock.sleep, cadence=cadence)
     for _ in range(3):
-        cfn.change_sets.add(0.9, 1.1)  # earlier change sets took about a second
+        cfn.change_sets.add(0.9, 1.1)  # earlier change sets took about a second, going at 0.9 s
     cfn.poll_client = ChangeSets(2)
     cfn.wait_change_set("cs")
-    assert abs(sleeps[0] - cadence.lead * 1.0) < 1e-9  # the first read at 80 % of that
-    assert all(0.09 <= s <= 0.11 for s in sleeps[1:])  # then every 0.1 s, as the wait starts over there
+    assert abs(clock.sleeps[0] - 0.9) < 1e-9  # the first read where the earlier ones were last going
+    assert [round(s, 9) for s in clock.sleeps[1:]] == [cadence.near] * 2  # then every 0.05 s
     assert cfn.poll_client.reads == 3
-    fresh = CloudFormation(ChangeSets(0), CallCounter(), sleep=sleeps.append, cadence=cadence)
-    sleeps.clear()
+    fresh = CloudFormation(ChangeSets(0), CallCounter(), sleep=clock.sleep, cadence=cadence)
+    clock.sleeps.clear()
     fresh.wait_change_set("cs")
-    assert sleeps == [0.1]  # nothing learnt yet: the first read after 0.1 s
+    assert 0.09 <= clock.sleeps[0] <= 0.11 and len(clock.sleeps) == 1  # nothing learnt: a read at 0.1 s
+
+
+class LearningChangeSets(ChangeSets):
+    """A change set pending for `pending` reads; at its `learn_at`-th read another change set of the
+    target is recorded as having ended (change sets made together learn from the first to end)."""
+
+    def __init__(self, pending: int, learn_at: int, durations) -> None:
+        super().__init__(pending)
+        self.learn_at, self.durations = learn_at, durations
+
+    def describe_change_set(self, **kwargs):
+        if self.reads + 1 == self.learn_at:
+            self.durations.add(0.9, 1.1)
+        return super().describe_change_set(**kwargs)
+
+
+def test_a_change_set_wait_learns_from_one_made_with_it(clock) -> None:
+    cadence = Cadence(first=0.2)
+    cfn = CloudFormation(ChangeSets(0), CallCounter(), sleep=clock.sleep, cadence=cadence)
+    cfn.poll_client = LearningChangeSets(6, learn_at=3, durations=cfn.change_sets)
+    cfn.wait_change_set("cs")
+    # the plain cadence while nothing was known (reads at ~0.1, 0.2, 0.3 s); then the other change set
+    # ended at ~1 s, last seen going at 0.9 s: a sleep to 0.9 s, and reads every 0.05 s from there
+    assert all(0.09 <= s <= 0.11 for s in clock.sleeps[:3])
+    assert abs(sum(clock.sleeps[:4]) - 0.9) < 1e-9
+    assert [round(s, 9) for s in clock.sleeps[4:]] == [cadence.near] * 3
 
 
 class FlakyListings:
@@ -147,3 +196,41 @@ def test_waits_sit_out_a_few_failed_listings_and_back_off_after() -> None:
             else:
                 with pytest.raises(ClientError):  # failing on: the wait loop's backoff takes over
                     reads.read()
+
+
+def test_a_stack_coming_to_its_deploy_is_taken_from_a_fresh_listing(cloud, tmp_path) -> None:
+    """A stack whose dependencies were just seen done by a listing goes straight to CreateChangeSet (no
+    DescribeStacks of its own); one made out of band since that listing is found by CreateChangeSet's
+    refusal and deployed as an update, as its own DescribeStacks then says."""
+    import time
+
+    import boto3
+
+    (tmp_path / "stack.json").write_text(json.dumps(TEMPLATE))
+    (tmp_path / "formwright.yaml").write_text(
+        "name: w\nstacks:\n  fresh: {template: stack.json}\n  late: {template: stack.json}\n")
+    project = load_project(tmp_path)
+    with FaultProxy(cloud.endpoint, Faults(stale_after_execute=False)) as proxy:
+        target = ProxiedTarget(proxy.endpoint)
+        stacks = prepare_stacks(project, target=target)
+        group = StackGroup(project, stacks, target)
+        cfn = group.runner.cfn
+        assert cfn.watch is not None
+        assert cfn.watch.next_listing(0, 0.0, time.monotonic() + 30) is not None  # neither stack exists
+        # `late` is made out of band after the listing, with another resource
+        other = boto3.client("cloudformation", endpoint_url=cloud.endpoint, region_name="us-east-1",
+                             aws_access_key_id="t", aws_secret_access_key="t")
+        queue = json.dumps({"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}})
+        made = other.create_change_set(StackName="w-late", ChangeSetName="oob", ChangeSetType="CREATE",
+                                       TemplateBody=queue)
+        other.execute_change_set(ChangeSetName=made["Id"])
+        proxy.timeline.clear()
+        fresh = group.runner.deploy(stacks["fresh"], {})
+        late = group.runner.deploy(stacks["late"], {})
+    assert fresh.outcome == "created", fresh.error
+    named = [(action, proxy.stack_of(key)) for _, _, action, key, _ in proxy.timeline]
+    assert named[0] == ("CreateChangeSet", "w-fresh")  # straight from the listing
+    assert late.outcome == "updated", late.error
+    late_calls = [action for action, stack in named if stack == "w-late"]
+    assert late_calls[:3] == ["CreateChangeSet", "DescribeStacks", "CreateChangeSet"]  # refused, read, again
+    assert late.outputs == {"Name": "w-late"}

@@ -15,29 +15,16 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROJECT = Path(__file__).resolve().parents[2]
-CASE_TIMEOUT = 180
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules, however this file is run
 
-
-@dataclass
-class Outcome:
-    """One case's result: `group` is the score bucket (e.g. "reject"), `ok` whether it passed."""
-
-    case: str
-    group: str
-    ok: bool
-    detail: str = ""
-    network: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+from common import PROJECT, Outcome, exit_detail, formwright
+from tosca_corpus import run_tosca
 
 
 def find_root(explicit: str | None) -> Path | None:
@@ -52,33 +39,6 @@ def find_root(explicit: str | None) -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
-
-
-def formwright(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI of the interpreter running this script, as a user would."""
-    env = dict(os.environ)
-    env.setdefault("FORMWRIGHT_HOME", str(PROJECT / ".formwright-home"))
-    env["NO_COLOR"] = "1"
-    try:
-        return subprocess.run([sys.executable, "-m", "formwright", *args], capture_output=True, text=True,
-                              timeout=CASE_TIMEOUT, cwd=cwd, env=env, check=False)
-    except subprocess.TimeoutExpired as exc:
-        return subprocess.CompletedProcess(exc.cmd, -999, "", f"timed out after {CASE_TIMEOUT} s")
-
-
-def last_line(text: str) -> str:
-    """The last non-empty line of a child's stderr (its error message)."""
-    lines = [line for line in (text or "").strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
-def exit_detail(proc: subprocess.CompletedProcess[str]) -> str:
-    """How a child ended, for a failure line."""
-    if proc.returncode == -999:
-        return "timed out"
-    kind = "internal error " if proc.returncode not in (0, 1, 2) else ""
-    return f"{kind}exit {proc.returncode}: {last_line(proc.stderr)}"
-
 
 # ---------------------------------------------------------------- comparison helpers
 
@@ -226,35 +186,33 @@ def run_sam_case(base: Path, case: dict[str, Any]) -> Outcome:
     return Outcome(case["id"], "equal", True, network=network)
 
 
-# ---------------------------------------------------------------- tosca
+# ---------------------------------------------------------------- the corpora
 
 
-def run_tosca_case(base: Path, case: dict[str, Any]) -> Outcome:
-    """One TOSCA case: `formwright transform tosca <path> -o <tmp>` with its inputs."""
-    expect = case["expect"]
-    with tempfile.TemporaryDirectory(prefix="fw-conformance-") as tmp:
-        out = Path(tmp) / "out"
-        args = ["transform", "tosca", str(base / case["path"]), "-o", str(out)]
-        for key, value in (case.get("inputs") or {}).items():
-            args += ["--input", f"{key}={value}"]
-        proc = formwright(args)
-        written = (out / "template.yaml").is_file()
-    if expect == "transform":
-        ok = proc.returncode == 0 and written
-        detail = "" if ok else (exit_detail(proc) if proc.returncode else "exit 0 but no template.yaml")
-        return Outcome(case["id"], expect, ok, detail)
-    ok = proc.returncode != 0 and not written
-    message = last_line(proc.stderr)
-    detail = (f"accepted (exit {proc.returncode})" if proc.returncode == 0
-              else "template written" if written else "")
-    extra = {"message": message, "reason": case.get("reason", "")}
-    return Outcome(case["id"], expect, ok, detail, extra=extra)
+CorpusRunner = Callable[[Path, list[dict[str, Any]], int], list[Outcome]]
 
 
-RUNNERS: dict[str, Callable[[Path, dict[str, Any]], Outcome]] = {
-    "langext": run_langext_case,
-    "sam": run_sam_case,
-    "tosca": run_tosca_case,
+def each_case(runner: Callable[[Path, dict[str, Any]], Outcome]) -> CorpusRunner:
+    """A corpus runner from a one-case runner: the cases `jobs` at a time, in their order."""
+
+    def run_all(base: Path, cases: list[dict[str, Any]], jobs: int) -> list[Outcome]:
+        def one(case: dict[str, Any]) -> Outcome:
+            try:
+                return runner(base, case)
+            except Exception as exc:  # noqa: BLE001 - a broken case must not hide the others' scores
+                return Outcome(case.get("id", "?"), case.get("kind", case.get("expect", "?")), False,
+                               f"runner error: {type(exc).__name__}: {exc}")
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            return list(pool.map(one, cases))
+
+    return run_all
+
+
+RUNNERS: dict[str, CorpusRunner] = {
+    "langext": each_case(run_langext_case),
+    "sam": each_case(run_sam_case),
+    "tosca": run_tosca,
 }
 
 
@@ -271,13 +229,27 @@ def corpus_kind(folder: Path, manifest: dict[str, Any]) -> str:
 
 
 def score_line(name: str, outcomes: list[Outcome]) -> str:
-    """`langext  84/138  expand-equal 11/30, succeed 39/52, reject 34/56` (plus network-needing cases)."""
-    passed = sum(o.ok for o in outcomes)
+    """`langext  84/138  expand-equal 11/30, succeed 39/52, reject 34/56` (plus network-needing cases).
+
+    The total counts cases that passed every check; each group (a check) has its own count, followed by
+    the resource types the local cloud stubbed for it, if any."""
+    cases: dict[str, bool] = {}
     groups: dict[str, list[Outcome]] = {}
     for outcome in outcomes:
+        cases[outcome.case] = cases.get(outcome.case, True) and outcome.ok
         groups.setdefault(outcome.group, []).append(outcome)
-    parts = [f"{group} {sum(o.ok for o in items)}/{len(items)}" for group, items in groups.items()]
-    line = f"{name:<8} {passed}/{len(outcomes)}  " + ", ".join(parts)
+    parts = []
+    for group, items in groups.items():
+        part = f"{group} {sum(o.ok for o in items)}/{len(items)}"
+        stubbed: dict[str, int] = {}
+        for outcome in items:
+            for kind in outcome.extra.get("stubbed") or []:
+                stubbed[kind] = stubbed.get(kind, 0) + 1
+        if stubbed:
+            part += " (stubbed in the local cloud: " + ", ".join(
+                f"{kind} in {count}" for kind, count in sorted(stubbed.items())) + ")"
+        parts.append(part)
+    line = f"{name:<8} {sum(cases.values())}/{len(cases)}  " + ", ".join(parts)
     network = [o for o in outcomes if o.network]
     if network:
         failing = [o.case for o in network if not o.ok]
@@ -297,17 +269,7 @@ def run_corpus(folder: Path, only: set[str], jobs: int) -> tuple[str, list[Outco
         return None
     if not cases:
         return None
-
-    def one(case: dict[str, Any]) -> Outcome:
-        try:
-            return runner(folder, case)
-        except Exception as exc:  # noqa: BLE001 - a broken case must not hide the others' scores
-            return Outcome(case.get("id", "?"), case.get("kind", case.get("expect", "?")), False,
-                           f"runner error: {type(exc).__name__}: {exc}")
-
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        outcomes = list(pool.map(one, cases))
-    return folder.name, outcomes
+    return folder.name, runner(folder, cases, jobs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.output == "text":
             print(score_line(name, outcomes), flush=True)
             for outcome in outcomes:
-                if args.verbose and (not outcome.ok or outcome.extra):
+                if args.verbose and (not outcome.ok or outcome.extra.get("message")):
                     mark = "ok  " if outcome.ok else "FAIL"
                     line = f"  {mark} {outcome.group:<12} {outcome.case}: {outcome.detail}"
                     print(line.rstrip(), flush=True)

@@ -8,6 +8,7 @@ through the CLI against the local cloud, which keeps regions apart as AWS does.
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -47,19 +48,38 @@ def aws_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
     return {"AWS_CONFIG_FILE": str(config)}
 
 
-def test_every_cloud_command_takes_profile_and_region() -> None:
+def all_commands() -> dict[str, Any]:
+    """Every command of the program by its path ("instance create"), from a fresh application with every
+    command module, as shell completion loads them."""
     from formwright.cli import main
 
-    app = typer.Typer()  # a fresh application with every command module, as shell completion loads them
+    app = typer.Typer()
     for module in dict.fromkeys(main.COMMAND_MODULES.values()):
         importlib.import_module(module).register(app)
-    root = typer.main.get_command(app)
+    found: dict[str, Any] = {}
+
+    def walk(command: Any, path: list[str]) -> None:
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+        else:
+            found[" ".join(path)] = command
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_cloud_command_takes_profile_and_region() -> None:
+    commands = all_commands()
+    flags = {path: {opt for param in command.params for opt in getattr(param, "opts", [])}
+             for path, command in commands.items()}
     for path in CLOUD_COMMANDS:
-        command: Any = root
-        for word in path.split():
-            command = command.commands[word]
-        flags = {opt for param in command.params for opt in getattr(param, "opts", [])}
-        assert {"--profile", "--region"} <= flags, path
+        assert {"--profile", "--region"} <= flags[path], path
+    # every other command is one that makes no cloud call (a new command must be put in one list or the other)
+    offline = {"init", "validate", "build", "graph", "history", "package", "completion", "transform tosca",
+               "instance list", "instance show", "instance history", "sync status", "sync suspend",
+               "sync resume", "local-cloud start", "local-cloud stop", "local-cloud status"}
+    assert set(commands) == set(CLOUD_COMMANDS) | offline
 
 
 def test_project_commands_use_the_flags_and_the_profiles_region(tmp_path: Path, run_cli, cloud,
@@ -167,3 +187,28 @@ def test_retry_of_a_create_goes_to_the_region_it_was_started_in(tmp_path: Path, 
     assert retried.code == 0, retried.err
     assert live_stacks(cloud.endpoint, "eu-west-1") == {"exporter", "r-first", "r-second"}
     assert live_stacks(cloud.endpoint, "us-east-1") == set()
+
+
+def test_expand_gives_macros_the_region_of_the_flags(tmp_path: Path, run_cli, cloud, aws_config) -> None:
+    # a macro's event carries the region, as CloudFormation's does (its account and region); --region,
+    # else AWS_REGION, else the profile's region
+    macros = tmp_path / "macros"
+    macros.mkdir()
+    (macros / "Stamp.py").write_text(
+        "def handler(event, context):\n"
+        "    fragment = dict(event['fragment'])\n"
+        "    fragment['Outputs'] = {'Region': {'Value': event['region']}}\n"
+        "    return {'requestId': event['requestId'], 'status': 'success', 'fragment': fragment}\n")
+    template = tmp_path / "t.yaml"
+    template.write_text("Transform: Stamp\nResources:\n  Q: {Type: AWS::SQS::Queue}\n")
+
+    def region(*flags: str, env: dict[str, str] | None = None) -> str:
+        result = run_cli("expand", str(template), "--macros", str(macros), *flags, env=env)
+        assert result.code == 0, result.err
+        return json.loads(result.out)["Outputs"]["Region"]["Value"]
+
+    assert region("--region", "ap-south-1") == "ap-south-1"
+    assert region("--profile", "north", env=aws_config) == "eu-north-1"
+    assert region(env={**aws_config, "AWS_REGION": "sa-east-1"}) == "sa-east-1"
+    missing = run_cli("expand", str(template), "--macros", str(macros), "--profile", "nope", env=aws_config)
+    assert missing.code == 2 and missing.err.strip().count("\n") == 0, missing.err

@@ -208,3 +208,36 @@ stacks:
 
 def test_output_ref_keeps_its_region(tmp_path: Path) -> None:
     assert OutputRef("cdn@eu-west-1", "Url").base == "cdn"
+
+
+# sceptre's names for the same keys (its "Stack Config" reference): the nearest spelling would mislead, as
+# `iam_role` (the role sceptre assumes) is nearest to `service_role` (the role CloudFormation uses)
+@pytest.mark.parametrize(("old", "new", "hint"), [
+    ("    profile: apps", "    iam_role: arn:aws:iam::222222222222:role/deployer",
+     "unknown key 'iam_role' in group 'app' (sceptre's `iam_role` is `role_arn` here)"),
+    ("    profile: apps", "    sceptre_role: arn:aws:iam::222222222222:role/deployer",
+     "unknown key 'sceptre_role' in group 'app' (sceptre's `sceptre_role` is `role_arn` here)"),
+    ("        region: ap-south-1", "        cloudformation_service_role: arn:aws:iam::1:role/cfn",
+     "unknown key 'cloudformation_service_role' in stack 'worker' (sceptre's `cloudformation_service_role` "
+     "is `service_role` here)"),
+    ("        region: ap-south-1", "        stack_tags: {a: b}",
+     "unknown key 'stack_tags' in stack 'worker' (sceptre's `stack_tags` is `tags` here)"),
+    ("        region: ap-south-1", "        dependencies: [registry]",
+     "unknown key 'dependencies' in stack 'worker' (sceptre's `dependencies` is `depends_on` here)"),
+])
+def test_sceptre_keys_name_their_counterpart(shop: Path, old: str, new: str, hint: str) -> None:
+    (shop / "formwright.yaml").write_text(PROJECT.replace(old, new))
+    with pytest.raises(ProjectError) as err:
+        load_project(shop)
+    assert hint in str(err.value) and err.value.line
+
+
+def test_overlay_files_may_end_in_yml_but_not_twice(shop: Path) -> None:
+    (shop / "environments").mkdir()
+    (shop / "environments" / "qa.yml").write_text("region: eu-central-1\n")
+    assert load_project(shop, environment="qa").stacks["queue"].target.region == "eu-central-1"
+    with pytest.raises(ProjectError, match=r"unknown environment 'staging' \(environments: prod, qa\)"):
+        load_project(shop, environment="staging")
+    (shop / "environments" / "qa.yaml").write_text("region: eu-west-2\n")
+    with pytest.raises(ProjectError, match=r"environment 'qa' has two files, qa\.yaml and qa\.yml"):
+        load_project(shop, environment="qa")

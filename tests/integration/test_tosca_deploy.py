@@ -86,3 +86,33 @@ def test_ubuntu_image_parameter_deploys(tmp_path: Path, run_cli, cloud) -> None:
     assert result.code == 0, result.err
     instances = cloud.client("ec2").describe_instances()["Reservations"]
     assert any(i["ImageId"].startswith("ami-") for r in instances for i in r["Instances"])
+
+
+SCALED = """tosca_definitions_version: tosca_simple_yaml_1_0
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+      capabilities:
+        host:
+          properties: {num_cpu: 2}
+  policies:
+    - asg:
+        type: tosca.policies.Scaling
+        targets: [server]
+"""
+
+
+def test_what_the_transform_warns_about_is_said_by_deploy(tmp_path: Path, run_cli, cloud) -> None:
+    """A `tosca:` stack's warnings (a policy not applied, a misspelt property) reach the user of `deploy`, as
+    `transform tosca` prints them, and the deploy still goes through."""
+    (tmp_path / "scaled.yaml").write_text(SCALED)
+    (tmp_path / "formwright.yaml").write_text(
+        "name: warned\nstacks:\n  vm:\n    tosca: scaled.yaml\n" + STUB_INSTANCES)
+    result = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert result.code == 0, result.err
+    assert result.json()["stacks"]["vm"]["outcome"] == "created"
+    source = tmp_path / "scaled.yaml"
+    assert f"warning: {source}:8: node template 'server': capability 'host' has no property 'num_cpu'" \
+        in result.err
+    assert f"warning: {source}:10: policy 'asg' (tosca.policies.Scaling) is not applied" in result.err

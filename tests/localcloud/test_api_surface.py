@@ -77,6 +77,8 @@ def test_a_nested_stack_gives_its_outputs_and_id_and_updates_in_place(cfn) -> No
     out = cfn.outputs("parent")
     assert out["Id"].startswith("arn:aws:cloudformation:") and "/parent-Child-" in out["Id"]
     assert out["Url"].startswith("https://sqs.") and out["N"] == "30"
+    # its PhysicalResourceId is the stack id too, as CloudFormation lists a nested stack
+    assert cfn.resource("parent", "Child") == out["Id"]
     assert cfn.deploy("parent", parent, {"N": "60"})["StackStatus"] == "UPDATE_COMPLETE"
     assert cfn.outputs("parent") == {**out, "N": "60"}  # same child stack, same queue: updated in place
 
@@ -128,3 +130,57 @@ def test_an_update_without_tags_keeps_the_stack_tags_and_an_empty_list_removes_t
     cfn.client.update_stack(StackName="t", TemplateBody=body, Tags=[],
                             Parameters=[{"ParameterKey": "V", "ParameterValue": "4"}])
     assert cfn.stack("t").get("Tags", []) == []
+
+
+def test_each_resource_shows_its_own_status(cfn) -> None:
+    # DescribeStackResources / ListStackResources (API Reference): ResourceStatus is the resource's own
+    # ("Current status of the resource"), so an update leaves an untouched resource CREATE_COMPLETE
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
+                              "Other": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
+    assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_COMPLETE"
+    described = {r["LogicalResourceId"]: r["ResourceStatus"]
+                 for r in cfn.client.describe_stack_resources(StackName="s")["StackResources"]}
+    listed = {r["LogicalResourceId"]: r["ResourceStatus"]
+              for r in cfn.client.list_stack_resources(StackName="s")["StackResourceSummaries"]}
+    one = cfn.client.describe_stack_resource(StackName="s", LogicalResourceId="Other")["StackResourceDetail"]
+    assert described == listed == {"Queue": "UPDATE_COMPLETE", "Other": "CREATE_COMPLETE"}
+    assert one["ResourceStatus"] == "CREATE_COMPLETE"
+
+
+def test_an_operations_events_carry_its_client_request_token(cfn) -> None:
+    # StackEvent ClientRequestToken (API Reference): "All events triggered by a given stack operation are
+    # assigned the same client request token" — formwright tells its operation's events by it on AWS
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
+    desc = cfn.change_set("s", template)
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"], ClientRequestToken="update-1")
+    events = cfn.client.describe_stack_events(StackName="s")["StackEvents"]
+    tokens = [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ClientRequestToken")) for e in events]
+    assert tokens[:4] == [("s", "UPDATE_COMPLETE", "update-1"), ("Queue", "UPDATE_COMPLETE", "update-1"),
+                          ("Queue", "UPDATE_IN_PROGRESS", "update-1"),
+                          ("s", "UPDATE_IN_PROGRESS", "update-1")]
+    assert all(token != "update-1" for _, _, token in tokens[4:])
+    cfn.client.delete_stack(StackName=desc["StackId"], ClientRequestToken="delete-1")
+    gone = cfn.client.describe_stack_events(StackName=desc["StackId"])["StackEvents"]
+    assert (gone[0]["ResourceStatus"], gone[0]["ClientRequestToken"]) == ("DELETE_COMPLETE", "delete-1")
+
+
+def test_a_deleted_stacks_change_sets_go_with_it(cfn) -> None:
+    # a stack's change sets are deleted with it: DescribeChangeSet by ARN is ChangeSetNotFound afterwards (the
+    # Flux CloudFormation controller's reconcile loop takes that answer as "no change set", making a new one)
+    from botocore.exceptions import ClientError
+
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    template["Resources"]["Queue"]["Properties"] = {"VisibilityTimeout": 60}
+    pending = cfn.change_set("s", template)["ChangeSetId"]
+    cfn.client.delete_stack(StackName="s")
+    try:
+        cfn.client.describe_change_set(ChangeSetName=pending)
+    except ClientError as err:
+        assert err.response["Error"]["Code"] == "ChangeSetNotFound"
+    else:
+        raise AssertionError("the deleted stack's change set is still described")

@@ -16,20 +16,27 @@ QUEUE = {
 
 
 def test_a_parameter_only_change_replaces_a_create_only_property(cfn) -> None:
-    # "Update behaviors of stack resources" + AWS::SQS::Queue QueueName "Update requires: Replacement"
+    # "Update behaviors of stack resources" + AWS::SQS::Queue QueueName "Update requires: Replacement".
+    # The details of a change made through a parameter are those of "Example change sets" ("Modifying an
+    # input parameter value"): a Dynamic DirectModification and a Static ParameterReference whose
+    # CausingEntity is the parameter; PolicyAction ReplaceAndDelete (ResourceChange, API Reference).
     cfn.deploy("s", QUEUE, {"Prefix": "alpha"})
     old_url = cfn.outputs("s")["Url"]
     desc = cfn.change_set("s", QUEUE, {"Prefix": "beta"})
     queue = changes(desc)["Queue"]
     assert (queue["Action"], queue["Replacement"], queue["Scope"]) == ("Modify", "True", ["Properties"])
-    assert queue["PhysicalResourceId"] == old_url
-    assert queue["Details"] == [{"Target": {"Attribute": "Properties", "Name": "QueueName",
-                                            "RequiresRecreation": "Always"},
-                                 "Evaluation": "Static", "ChangeSource": "DirectModification"}]
+    assert (queue["PhysicalResourceId"], queue["PolicyAction"]) == (old_url, "ReplaceAndDelete")
+    target = {"Attribute": "Properties", "Name": "QueueName", "RequiresRecreation": "Always"}
+    assert queue["Details"] == [
+        {"Target": target, "Evaluation": "Dynamic", "ChangeSource": "DirectModification"},
+        {"Target": target, "Evaluation": "Static", "ChangeSource": "ParameterReference",
+         "CausingEntity": "Prefix"}]
     # the parameter that refers to the queue's Arn changes too, dynamically ("Example change sets")
     param = changes(desc)["Param"]
-    assert (param["Replacement"], param["Details"][0]["Evaluation"], param["Details"][0]["ChangeSource"]) == (
-        "False", "Dynamic", "ResourceAttribute")
+    assert (param["Replacement"], param["Details"]) == ("False", [{
+        "Target": {"Attribute": "Properties", "Name": "Value", "RequiresRecreation": "Never"},
+        "Evaluation": "Dynamic", "ChangeSource": "ResourceAttribute", "CausingEntity": "Queue.Arn"}])
+    assert "PolicyAction" not in param
     cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
     assert cfn.stack("s")["StackStatus"] == "UPDATE_COMPLETE"
     assert cfn.outputs("s") == {"Url": old_url.replace("alpha", "beta"), "Prefix": "beta"}
@@ -37,8 +44,53 @@ def test_a_parameter_only_change_replaces_a_create_only_property(cfn) -> None:
     assert [u.rsplit("/", 1)[1] for u in urls] == ["beta-queue"]  # the old queue went in the clean-up
 
 
+def test_parameters_read_through_mappings_conditions_and_split_are_the_causing_entities(cfn) -> None:
+    # "Example change sets": a change through a parameter names it as CausingEntity; here the parameters
+    # reach the properties through Fn::FindInMap, a Condition's Fn::If and Fn::Split/Fn::Select
+    template = {
+        "Parameters": {"Size": {"Type": "String"}, "Slow": {"Type": "String"}, "Pair": {"Type": "String"}},
+        "Mappings": {"Sizes": {"small": {"Delay": 0}, "big": {"Delay": 5}}},
+        "Conditions": {"IsSlow": {"Fn::Equals": [{"Ref": "Slow"}, "yes"]}},
+        "Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {
+            "DelaySeconds": {"Fn::FindInMap": ["Sizes", {"Ref": "Size"}, "Delay"]},
+            "VisibilityTimeout": {"Fn::If": ["IsSlow", 600, 30]},
+            "MessageRetentionPeriod": {"Fn::Select": [1, {"Fn::Split": [",", {"Ref": "Pair"}]}]}}}},
+    }
+    cfn.deploy("s", template, {"Size": "small", "Slow": "no", "Pair": "60,3600"})
+    desc = cfn.change_set("s", template, {"Size": "big", "Slow": "yes", "Pair": "60,7200"})
+    queue = changes(desc)["Queue"]
+    causes = {(d["Target"]["Name"], d["Evaluation"], d["ChangeSource"], d.get("CausingEntity"))
+              for d in queue["Details"]}
+    assert causes == {
+        ("DelaySeconds", "Dynamic", "DirectModification", None),
+        ("DelaySeconds", "Static", "ParameterReference", "Size"),
+        ("VisibilityTimeout", "Dynamic", "DirectModification", None),
+        ("VisibilityTimeout", "Static", "ParameterReference", "Slow"),
+        ("MessageRetentionPeriod", "Dynamic", "DirectModification", None),
+        ("MessageRetentionPeriod", "Static", "ParameterReference", "Pair")}
+    assert queue["Replacement"] == "False"
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    attrs = cfn.target.client("sqs").get_queue_attributes(QueueUrl=cfn.resource("s", "Queue"),
+                                                          AttributeNames=["All"])["Attributes"]
+    assert (attrs["DelaySeconds"], attrs["VisibilityTimeout"], attrs["MessageRetentionPeriod"]) == (
+        "5", "600", "7200")
+
+
+def test_a_template_edit_is_a_direct_modification(cfn) -> None:
+    # "Example change sets" ("Directly editing a template"): one Static DirectModification, no cause
+    cfn.deploy("s", QUEUE, {"Prefix": "alpha"})
+    edited = {**QUEUE, "Resources": {**QUEUE["Resources"], "Queue": {
+        "Type": "AWS::SQS::Queue", "Properties": {"QueueName": {"Fn::Sub": "${Prefix}-other"}}}}}
+    queue = changes(cfn.change_set("s", edited, {"Prefix": "alpha"}))["Queue"]
+    assert queue["Details"] == [{"Target": {"Attribute": "Properties", "Name": "QueueName",
+                                            "RequiresRecreation": "Always"},
+                                 "Evaluation": "Static", "ChangeSource": "DirectModification"}]
+
+
 def test_a_reference_to_a_replaced_resource_in_a_create_only_property_is_conditional(cfn) -> None:
-    # "Update behaviors of stack resources": Replacement Conditional when a dynamic value may recreate
+    # ResourceChange Replacement (API Reference): "If the RequiresRecreation field is Always and the
+    # Evaluation field is Dynamic, Replacement is Conditional"; RequiresRecreation is the property's own
+    # update behaviour (ResourceTargetDefinition), Always for the create-only SSM Parameter Name
     template = {
         "Parameters": {"Name": {"Type": "String"}},
         "Resources": {
@@ -52,8 +104,33 @@ def test_a_reference_to_a_replaced_resource_in_a_create_only_property_is_conditi
     found = changes(cfn.change_set("s", template, {"Name": "two"}))
     assert found["Topic"]["Replacement"] == "True"
     assert found["Alias"]["Replacement"] == "Conditional"
-    assert found["Alias"]["Details"][0]["Target"] == {"Attribute": "Properties", "Name": "Name",
-                                                      "RequiresRecreation": "Conditionally"}
+    assert "PolicyAction" not in found["Alias"]
+    assert found["Alias"]["Details"] == [{
+        "Target": {"Attribute": "Properties", "Name": "Name", "RequiresRecreation": "Always"},
+        "Evaluation": "Dynamic", "ChangeSource": "ResourceAttribute", "CausingEntity": "Topic.TopicName"}]
+
+
+def test_a_policy_only_change_is_a_modify_of_that_attribute(cfn) -> None:
+    # ResourceTargetDefinition Attribute (API Reference) lists DeletionPolicy and UpdateReplacePolicy;
+    # aws-cloudformation/cloudformation-coverage-roadmap#1543: a policy-only edit must be applied, not
+    # be "no changes". A later removal then follows the new policy: PolicyAction Retain, DELETE_SKIPPED.
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}, "Other": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    kept = {"Resources": {**template["Resources"], "Queue": {"Type": "AWS::SQS::Queue",
+                                                             "DeletionPolicy": "Retain"}}}
+    desc = cfn.change_set("s", kept)
+    queue = changes(desc)["Queue"]
+    assert (desc["Status"], queue["Action"], queue["Replacement"], queue["Scope"]) == (
+        "CREATE_COMPLETE", "Modify", "False", ["DeletionPolicy"])
+    assert queue["Details"] == [{"Target": {"Attribute": "DeletionPolicy", "RequiresRecreation": "Never"},
+                                 "Evaluation": "Static", "ChangeSource": "DirectModification"}]
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    name = cfn.resource("s", "Queue").rsplit("/", 1)[1]
+    gone = cfn.change_set("s", {"Resources": {"Other": {"Type": "AWS::SQS::Queue"}}})
+    assert (changes(gone)["Queue"]["Action"], changes(gone)["Queue"]["PolicyAction"]) == ("Remove", "Retain")
+    cfn.client.execute_change_set(ChangeSetName=gone["ChangeSetId"])
+    assert ("Queue", "DELETE_SKIPPED", "") in cfn.events("s")
+    assert name in [u.rsplit("/", 1)[1] for u in cfn.target.client("sqs").list_queues()["QueueUrls"]]
 
 
 def test_a_condition_toggle_adds_and_removes_the_resource(cfn) -> None:

@@ -29,6 +29,24 @@ def test_iam_resources_need_capabilities(cfn) -> None:
     assert cfn.change_set("s", named, caps=["CAPABILITY_NAMED_IAM"])["Status"] == "CREATE_COMPLETE"
 
 
+def test_a_transform_needs_auto_expand_only_on_create_stack_and_is_refused_as_it_cannot_run(cfn) -> None:
+    # CreateChangeSet, Capabilities (API Reference): CAPABILITY_AUTO_EXPAND "doesn't apply to creating
+    # change sets"; CreateStack without it: "Requires capabilities : [CAPABILITY_AUTO_EXPAND]". moto runs
+    # no macros, so a template still holding a Transform is refused by the local cloud, saying so
+    import json
+
+    template = {"Transform": "AWS::Serverless-2016-10-31", "Resources": {"Fn": {
+        "Type": "AWS::Serverless::Function", "Properties": {"Runtime": "python3.12", "Handler": "i.h",
+                                                            "InlineCode": "def h(e, c): pass"}}}}
+    code, message = _error(lambda: cfn.client.create_stack(StackName="s", TemplateBody=json.dumps(template)))
+    assert (code, message) == ("InsufficientCapabilitiesException",
+                               "Requires capabilities : [CAPABILITY_AUTO_EXPAND]")
+    code, message = _error(lambda: cfn.change_set("s", template))
+    assert code == "ValidationError"
+    assert message.startswith("The local cloud cannot process Transform [AWS::Serverless-2016-10-31]")
+    assert not cfn.exists("s")
+
+
 def test_parameter_constraints_are_enforced(cfn) -> None:
     # "Parameters" template section: AllowedValues, AllowedPattern, MinLength/MaxLength, MinValue/MaxValue
     template = {"Parameters": {"Env": {"Type": "String", "AllowedValues": ["dev", "prod"]},
@@ -45,6 +63,21 @@ def test_parameter_constraints_are_enforced(cfn) -> None:
     assert not cfn.exists("s")  # a refused CreateChangeSet leaves no stack behind
 
 
+def test_a_constraint_description_words_the_refusal(cfn) -> None:
+    # "Parameters" template section, ConstraintDescription: shown when a constraint is broken. The API
+    # words it "Parameter NAME failed to satisfy constraint: DESCRIPTION", for any constraint (as users
+    # quote CreateChangeSet's ValidationError: "Parameter EnvironmentSuffix failed to satisfy constraint:
+    # Must be one of: dev, staging, prod")
+    template = {"Parameters": {"Suffix": {"Type": "String", "MaxLength": 4, "AllowedPattern": "[a-z]+",
+                                          "ConstraintDescription": "Must be 1-4 lower-case letters"}},
+                "Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    refusal = "Parameter Suffix failed to satisfy constraint: Must be 1-4 lower-case letters"
+    for value in ("toolong", "A1"):
+        assert _error(lambda v=value: cfn.change_set("s", template, {"Suffix": v})) == ("ValidationError",
+                                                                                       refusal)
+    assert cfn.change_set("s", template, {"Suffix": "dev"})["Status"] == "CREATE_COMPLETE"
+
+
 def test_an_unknown_resource_type_is_a_template_format_error(cfn) -> None:
     # "Troubleshooting CloudFormation": Template format error: Unrecognized resource types
     code, message = _error(lambda: cfn.change_set("s", {"Resources": {"Q": {"Type": "AWS::SQS::Queu"}}}))
@@ -58,6 +91,16 @@ def test_an_unknown_property_fails_the_change_set(cfn) -> None:
     desc = cfn.change_set("s", template)
     assert desc["Status"] == "FAILED"
     assert "extraneous key [QueueNam]" in desc["StatusReason"]
+
+
+def test_a_missing_required_property_fails_the_change_set(cfn) -> None:
+    # the resource provider schema of AWS::SSM::Parameter requires Value and Type; CloudFormation
+    # validates the model against it: "#: required key [Value] not found"
+    template = {"Resources": {"P": {"Type": "AWS::SSM::Parameter", "Properties": {"Type": "String"}}}}
+    desc = cfn.change_set("s", template)
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"] == ("Properties validation failed for resource P with message: "
+                                    "#: required key [Value] not found")
 
 
 def test_an_undefined_attribute_is_refused(cfn) -> None:
@@ -132,6 +175,10 @@ def test_what_the_local_cloud_cannot_run_fails_the_change_set_unless_stubbed(cfn
     assert "formwright:local-cloud:stub" not in {t["Key"] for t in stack.get("Tags", [])}
     assert ("Wait", "CREATE_COMPLETE", "Stubbed by the local cloud (local_cloud.stub): nothing was run") in (
         cfn.events("s"))
+    # AWS::CloudFormation::WaitConditionHandle "Return values": Ref gives the (presigned) URL to signal
+    handle = cfn.resource("s", "Handle")
+    assert handle.startswith("https://cloudformation-waitcondition-us-east-1.s3.amazonaws.com/arn%3Aaws%3A")
+    assert handle.endswith("/Handle")
 
 
 def test_a_creation_policy_fails_the_change_set(cfn) -> None:
@@ -145,7 +192,9 @@ def test_a_creation_policy_fails_the_change_set(cfn) -> None:
 
 
 def test_a_stack_policy_denies_the_update(cfn) -> None:
-    # "Prevent updates to stack resources": a Deny on Update:* for a logical id fails the update
+    # "Prevent updates to stack resources": a Deny on Update:* for a logical id fails the update; the
+    # reason as stack events show it on AWS, ';' included ("... does not allow [Update:Replace] for
+    # resource [LogicalResourceId/VPC];", quoted from a real stack's UPDATE_FAILED event)
     import json
 
     template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": 30}},
@@ -157,4 +206,16 @@ def test_a_stack_policy_denies_the_update(cfn) -> None:
     template["Resources"]["Queue"]["Properties"]["VisibilityTimeout"] = 60
     assert cfn.deploy("s", template)["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
     assert ("Queue", "UPDATE_FAILED", "Action denied by stack policy: Statement [#2] does not allow "
-            "[Update:Modify] for resource [LogicalResourceId/Queue]") in cfn.events("s")
+            "[Update:Modify] for resource [LogicalResourceId/Queue];") in cfn.events("s")
+
+
+def test_a_create_change_set_for_a_stack_that_exists_is_refused(cfn) -> None:
+    # AWS: "ValidationError ... Stack [microservices] already exists and cannot be created again with the
+    # changeSet [...]" (compose-x/ecs_composex#785); a stack in REVIEW_IN_PROGRESS takes CREATE ones
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    cfn.deploy("s", template)
+    code, message = _error(lambda: cfn.change_set("s", template, kind="CREATE"))
+    assert code == "ValidationError"
+    assert message.startswith("Stack [s] already exists and cannot be created again with the changeSet [cs")
+    assert cfn.change_set("r", template, kind="CREATE")["Status"] == "CREATE_COMPLETE"  # r: in review
+    assert cfn.change_set("r", template, kind="CREATE")["Status"] == "CREATE_COMPLETE"

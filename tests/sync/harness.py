@@ -45,10 +45,16 @@ class Harness:
         records = self.store.all()
         outcome = self.reconciler.reconcile(obj, record.generation, record.status, suspended=suspended,
                                             repository=objects.sources.get(obj.source_key),
-                                            ready_of=lambda k: records[k].status if k in records else None,
+                                            ready_of=lambda k: (records[k].generation, records[k].status)
+                                            if k in records and k in objects.stacks else None,
                                             force_fetch=True)
         self.store.save(obj.key, outcome.status)
+        self.store.add_events(obj.key, outcome.events)
         return outcome
+
+    def events(self, name: str) -> list[tuple[str, str]]:
+        """(type, message) of every event of default/<name> kept so far, oldest first."""
+        return [(e.type, e.message) for _, e in self.store.events(f"default/{name}")]
 
     def settle(self, name: str, passes: int = 10) -> Status:
         """Passes until Ready is True or False (the local cloud is synchronous, so no waiting)."""

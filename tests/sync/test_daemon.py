@@ -124,6 +124,74 @@ def test_project_deploy_holds_one_worker_while_others_are_served_then_deletion_d
     assert not thread.is_alive()
 
 
+def test_broken_sources_fail_only_their_objects_and_the_daemon_reloads_the_fix(tmp_path, repo, cloud):
+    """The controller's getSource / artifact checks per object: a missing GitRepository, one that cannot be
+    fetched and a Bucket (the daemon reads git only) make their own objects ArtifactFailed; the good one is
+    applied, the daemon runs on, and a GitRepository added to the folder later is picked up."""
+    import yaml
+
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    stacks = [{"name": "good"}, {"name": "orphan", "sourceRef": {"kind": "GitRepository", "name": "later"}},
+              {"name": "unreachable", "sourceRef": {"kind": "GitRepository", "name": "gone"}},
+              {"name": "bucket", "sourceRef": {"kind": "Bucket", "name": "repo"}}]
+    text = objects_yaml(repo.url, [dict(s) for s in stacks])
+
+    def source(name: str, url: str) -> str:
+        return "---\n" + yaml.safe_dump({
+            "apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"url": url, "ref": {"branch": "main"}, "interval": "1s"}})
+
+    (folder / "stacks.yaml").write_text(text + source("gone", (tmp_path / "no-such-repo").as_uri()))
+    daemon = Daemon(folder, cloud, workers=2, reload_interval=0.2, drift=False)
+    thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False})
+    thread.start()
+    try:
+        wait_for(lambda: (s := daemon._status_of("default/good")) and s.is_ready, "good Ready")
+        for name in ("orphan", "unreachable", "bucket"):
+            wait_for(lambda n=name: (s := daemon._status_of(f"default/{n}")) and s.reason == "ArtifactFailed",
+                     f"{name} ArtifactFailed")
+        assert daemon._status_of("default/orphan").message == "Source 'GitRepository/later' not found"
+        assert daemon._status_of("default/unreachable").message.startswith(
+            "Source 'GitRepository/gone' is not ready, artifact not found: ")
+        assert "Bucket" in daemon._status_of("default/bucket").message
+        (folder / "stacks.yaml").write_text(text + source("gone", (tmp_path / "no-such-repo").as_uri())
+                                            + source("later", repo.url))
+        wait_for(lambda: daemon._status_of("default/orphan").is_ready, "orphan applied once its source is")
+    finally:
+        daemon.stop()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-orphan").status == "CREATE_COMPLETE"
+
+
+def test_a_suspended_object_taken_out_of_the_folder_leaves_its_stack(tmp_path, repo, cloud):
+    """reconcileDelete: a suspended object's stack is not deleted, even with destroyStackOnDeletion; the
+    suspension written in the file (not only through `sync suspend`) counts."""
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    app = {"name": "app", "destroyStackOnDeletion": True}
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(app)]))
+    lines: list[str] = []
+    daemon = Daemon(folder, cloud, workers=1, reload_interval=0.2, drift=False, log=lines.append)
+    thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False})
+    thread.start()
+    try:
+        wait_for(lambda: (s := daemon._status_of("default/app")) and s.is_ready, "app Ready")
+        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(app, suspend=True)]))
+        wait_for(lambda: daemon.objects.stacks["default/app"].spec.suspend, "the suspension read")
+        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, []))
+        wait_for(lambda: daemon.store.get("default/app") is None, "app forgotten")
+    finally:
+        daemon.stop()
+        thread.join(timeout=30)
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-app").status == "CREATE_COMPLETE"
+    assert "default/app: object deleted; stack sync-app left in place (suspended)" in lines
+
+
 def cli(*args: str, env: dict, check: bool = True) -> subprocess.CompletedProcess:
     done = subprocess.run([FORMWRIGHT, *args], capture_output=True, text=True, env=env, timeout=60)
     if check and done.returncode not in (0,):

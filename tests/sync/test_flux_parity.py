@@ -3,13 +3,17 @@
 commit 6c936890f96e5e5ddbe5a1bf0576cc2e0d0c78b6): stack statuses, Ready reasons and messages, events, stack
 tags, change set names, the template bucket, deletion, sources, and the CRD's fields.
 
-Stack statuses the local cloud cannot produce (UPDATE_ROLLBACK_FAILED, DELETE_FAILED, ROLLBACK_FAILED,
-UPDATE_FAILED, IMPORT_ROLLBACK_FAILED, an unknown one) are replayed with botocore's Stubber (a fake
-CloudFormation); everything else runs against the local cloud with real git repositories.
+Every stack status is replayed here with botocore's Stubber (a fake CloudFormation), so each branch is
+pinned on its own; the ones the local cloud cannot produce (UPDATE_ROLLBACK_FAILED, ROLLBACK_FAILED,
+UPDATE_FAILED, IMPORT_ROLLBACK_*, an unknown one) only here. ROLLBACK_COMPLETE, UPDATE_ROLLBACK_COMPLETE and
+DELETE_FAILED also run on the local cloud (test_flux_parity_cloud.py); failed calls and change set statuses
+are in test_flux_parity_calls.py. Everything else runs against the local cloud with real git repositories.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -299,9 +303,27 @@ def schema_fields(schema: dict, path: str = "") -> dict[str, dict]:
     return found
 
 
+# the same CRD's names, scope, version and printer columns (kubectl get cfnstack)
+CONTROLLER_NAMES = {"kind": "CloudFormationStack", "listKind": "CloudFormationStackList",
+                    "plural": "cloudformationstacks", "shortNames": ["cfnstack"],
+                    "singular": "cloudformationstack"}
+READY = '.status.conditions[?(@.type=="Ready")]'
+CONTROLLER_COLUMNS = [{"jsonPath": f"{READY}.status", "name": "Ready", "type": "string"},
+                      {"jsonPath": f"{READY}.message", "name": "Status", "type": "string"},
+                      {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"}]
+EXTRA_COLUMNS = [{"jsonPath": ".spec.stackName", "name": "Stack", "type": "string"}]
+
+
 def test_crd_matches_the_controllers_field_by_field():
     crd = yaml.safe_load((Path(__file__).parents[2] / "deploy" / "k8s" / "crd.yaml").read_text())
-    ours = schema_fields(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+    assert crd["metadata"]["name"] == "cloudformationstacks.cloudformation.contrib.fluxcd.io"
+    assert (crd["spec"]["group"], crd["spec"]["scope"], crd["spec"]["names"]) == (
+        "cloudformation.contrib.fluxcd.io", "Namespaced", CONTROLLER_NAMES)
+    version = crd["spec"]["versions"][0]
+    assert (version["name"], version["served"], version["storage"], version["subresources"]) == (
+        "v1alpha1", True, True, {"status": {}})
+    assert version["additionalPrinterColumns"] == EXTRA_COLUMNS + CONTROLLER_COLUMNS
+    ours = schema_fields(version["schema"]["openAPIV3Schema"])
     for field, constraints in CONTROLLER_FIELDS.items():
         assert ours.get(field) == constraints, field
     assert set(ours) - set(CONTROLLER_FIELDS) == EXTENSIONS
@@ -313,9 +335,10 @@ def test_crd_matches_the_controllers_field_by_field():
 
 
 def test_a_status_the_flux_controller_wrote_is_adopted(tmp_path):
-    """An object the Flux controller left: its `.status` (ARNs, no formwright fields) seeds the state,
-    so the next pass finds its change set by name. Fake CloudFormation: the applied stack, an empty
-    change set."""
+    """An object the Flux controller left: its `.status` (ARNs, no formwright fields) seeds the state, and
+    the next pass, as the controller's would, describes that change set by its ARN (the desired name is the
+    last attempted one): executed, so Ready with no new change set. Fake CloudFormation: the applied stack
+    and the controller's executed change set."""
     written = {"observedGeneration": 1, "lastAttemptedRevision": "main@sha1:abc",
                "lastAppliedRevision": "main@sha1:abc", "lastAttemptedChangeSet": CS_ARN,
                "lastAppliedChangeSet": CS_ARN, "stackName": "app",
@@ -324,20 +347,61 @@ def test_a_status_the_flux_controller_wrote_is_adopted(tmp_path):
     st = Status.from_k8s(written)
     assert (st.change_set_name, st.change_set_id, st.phase) == ("flux-1-main-sha1-abc", CS_ARN, "")
     obj, artifact, stubber, reconciler = stubbed(tmp_path)
+    executed = {"ChangeSetId": CS_ARN, "ChangeSetName": "flux-1-main-sha1-abc", "StackName": "app",
+                "Status": "CREATE_COMPLETE", "ExecutionStatus": "EXECUTE_COMPLETE"}
     stubber.add_response("describe_stacks", described("UPDATE_COMPLETE"), {"StackName": "app"})
-    # the same flux-1-main-sha1-abc again (the controller's executed one is gone), with formwright's tags
-    stubber.add_response("delete_change_set", {}, {"ChangeSetName": CS_ARN, "StackName": "app"})
-    stubber.add_response("create_change_set", {"Id": CS_ARN, "StackId": STACK_ID}, {
-        "StackName": "app", "ChangeSetName": "flux-1-main-sha1-abc", "ChangeSetType": "UPDATE",
-        "Parameters": [], "Tags": ANY, "Capabilities": ANY, "IncludeNestedStacks": True,
-        "TemplateBody": QUEUE})
-    stubber.add_response("describe_change_set", {"ChangeSetId": CS_ARN, "Status": "FAILED",
-                                                 "StatusReason": "The submitted information didn't contain "
-                                                 "changes.",
-                                                 "ExecutionStatus": "UNAVAILABLE"},
-                         {"ChangeSetName": CS_ARN, "StackName": "app"})
-    stubber.add_response("delete_change_set", {}, {"ChangeSetName": CS_ARN, "StackName": "app"})
+    for _ in range(2):  # read, then read again to judge it against the stack
+        stubber.add_response("describe_change_set", executed, {"ChangeSetName": CS_ARN, "StackName": "app"})
     with stubber:
         out = reconciler.reconcile(obj, 1, st, artifact=artifact)
-    stubber.assert_no_pending_responses()
+    stubber.assert_no_pending_responses()  # and nothing else: no CreateChangeSet, no DeleteChangeSet
     assert (out.status.ready, out.status.message) == (TRUE, "Stack reconciliation succeeded")
+    assert out.status.last_applied_change_set == out.status.last_attempted_change_set == CS_ARN
+    assert out.events == []
+
+
+# ---- 3, 5. the controller's flags: `sync reconcile` (a child process) and the operator's environment -------
+@pytest.mark.cloud
+def test_the_controllers_flags_reach_the_stack_through_the_cli(tmp_path, repo, cloud):
+    """main.go's --stack-tags (repeatable k=v,k=v), --template-bucket / TEMPLATE_BUCKET and
+    --no-cross-namespace-refs, as `formwright sync reconcile` flags."""
+    from .test_daemon import cli
+
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [
+        {"name": "app"},
+        {"name": "foreign", "sourceRef": {"kind": "GitRepository", "name": "repo", "namespace": "other"}}]))
+    cloud.client("s3").create_bucket(Bucket="flux-templates")
+    env = dict(os.environ, FORMWRIGHT_TARGET="local", TEMPLATE_BUCKET="flux-templates")
+    done = cli("sync", "reconcile", "app", str(folder), "--stack-tags", "team=a,env=dev", "--stack-tags",
+               "owner=me", "--output", "json", env=env)
+    assert json.loads(done.stdout)["ready"] == "True"
+    data = cloud.client("cloudformation").describe_stacks(StackName="sync-app")["Stacks"][0]
+    assert {t["Key"]: t["Value"] for t in data["Tags"]} == {
+        "cfn-flux-controller/version": CONTROLLER_VERSION, "cfn-flux-controller/name": "app",
+        "cfn-flux-controller/namespace": "default", "team": "a", "env": "dev", "owner": "me"}
+    listed = cloud.client("s3").list_objects_v2(Bucket="flux-templates").get("Contents", [])
+    assert [o["Key"].startswith("flux-sync-app-") for o in listed] == [True]  # from TEMPLATE_BUCKET
+
+    blocked = cli("sync", "reconcile", "foreign", str(folder), "--no-cross-namespace-refs", env=env,
+                  check=False)
+    assert blocked.returncode == 1 and "cross-namespace references have been blocked" in blocked.stdout
+    bad = cli("sync", "reconcile", "app", str(folder), "--stack-tags", "team", env=env, check=False)
+    assert bad.returncode == 2 and "--stack-tags: 'team' is not KEY=VALUE" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) <= 2
+
+
+def test_the_operators_environment_carries_the_controllers_flags(monkeypatch, tmp_path, cloud):
+    from formwright.sync.k8s import operator as op
+
+    monkeypatch.setattr(op, "OPERATOR", None)
+    monkeypatch.setenv("FORMWRIGHT_TARGET", "local")
+    monkeypatch.setenv("FORMWRIGHT_SYNC_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("TEMPLATE_BUCKET", "flux-templates")
+    monkeypatch.setenv("FORMWRIGHT_SYNC_STACK_TAGS", "team=a,env=dev")
+    monkeypatch.setenv("FORMWRIGHT_SYNC_NO_CROSS_NAMESPACE_REFS", "true")
+    reconciler = op.operator().reconciler
+    assert (reconciler.template_bucket, reconciler.stack_tags, reconciler.no_cross_namespace_refs) == (
+        "flux-templates", {"team": "a", "env": "dev"}, True)

@@ -79,6 +79,18 @@ def test_delete_without_destroy_leaves_the_stack(operator, repo, cloud):
     assert CloudFormation(cloud.client("cloudformation")).describe("sync-app") is not None
 
 
+def test_a_suspended_object_with_destroy_leaves_its_stack_when_deleted(operator, repo, cloud):
+    """reconcileDelete skips a suspended object's stack even with destroyStackOnDeletion (and the
+    finalizer goes: the handler finishes without a retry)."""
+    repo.commit({"template.yaml": QUEUE})
+    body = body_for(repo.url, destroyStackOnDeletion=True)
+    op.apply(body=body, patch=kopf.Patch(), git_repositories=index(repo.url))
+    body["spec"]["suspend"] = True
+    op.delete(body=body, patch=kopf.Patch())
+    assert CloudFormation(cloud.client("cloudformation")).describe("sync-app").status == "CREATE_COMPLETE"
+    assert operator.store.get("default/app") is None
+
+
 def test_source_controller_artifact_is_used_and_its_digest_verified(operator, repo, cloud, tmp_path):
     repo.commit({"template.yaml": QUEUE})
     sha = repo.commit({"template.yaml": TWO_QUEUES})
@@ -114,14 +126,29 @@ def test_suspended_and_dependency_and_bad_spec(operator, repo, cloud):
     op.apply(body=body_for(repo.url, suspend=True), patch=patch, git_repositories=index(repo.url))
     assert CloudFormation(cloud.client("cloudformation")).describe("sync-app") is None
     assert not operator.due("default/app")
+    # dependsOn as checkDependencies reads it (internal/controllers/util.go): the object must exist, have
+    # observed its current generation and be Ready=True; the index is built by the operator's own handler
+    def dependency(generation: int, observed: int, ready_status: str) -> dict:
+        status = {"observedGeneration": observed, "conditions": [{"type": "Ready", "status": ready_status}]}
+        found = op.cloudformation_stacks(namespace="default", name="db", meta={"generation": generation},
+                                         status=status)
+        return {key: [value] for key, value in found.items()}
+
+    waiting = "Dependencies do not meet ready condition "
+    for stacks, why in (
+        ({}, "(unable to get 'default/db' dependency: cloudformationstacks.cloudformation.contrib.fluxcd.io "
+             '"db" not found)'),
+        (dependency(1, 1, "False"), "(dependency 'default/db' is not ready)"),
+        (dependency(2, 1, "True"), "(dependency 'default/db' is not ready)"),  # a new spec not yet seen
+    ):
+        patch = kopf.Patch()
+        op.apply(body=body_for(repo.url, dependsOn=[{"name": "db"}]), patch=patch,
+                 git_repositories=index(repo.url), cloudformation_stacks=stacks)
+        assert (ready(patch)["reason"], ready(patch)["message"]) == ("DependencyNotReady", waiting + why)
     patch = kopf.Patch()
-    op.apply(
-        body=body_for(repo.url, dependsOn=[{"name": "db"}]),
-        patch=patch,
-        git_repositories=index(repo.url),
-        cloudformation_stacks={("default", "db"): [{"conditions": [{"type": "Ready", "status": "False"}]}]},
-    )
-    assert ready(patch)["reason"] == "DependencyNotReady"
+    op.apply(body=body_for(repo.url, dependsOn=[{"name": "db"}]), patch=patch,
+             git_repositories=index(repo.url), cloudformation_stacks=dependency(2, 2, "True"))
+    assert ready(patch)["reason"] == "Succeeded"
     broken = body_for(repo.url)
     broken["spec"]["interval"] = "often"
     with pytest.raises(kopf.PermanentError, match=r"spec\.interval"):

@@ -80,6 +80,11 @@ class Cluster:
                     subresources={"status"},
                 )
             )
+            for plural, kind in ((op.BUCKET_PLURAL, "Bucket"), (op.OCI_PLURAL, "OCIRepository")):
+                emulator.resources[f"{op.SOURCE_GROUP}/{op.SOURCE_BETA}/{plural}"] = kmock.ResourceInfo(
+                    kind=kind, singular=kind.lower(), namespaced=True,
+                    verbs={"list", "watch", "get", "patch", "create", "delete", "update"},
+                    subresources={"status"})
             emulator.resources["v1/events"] = kmock.ResourceInfo(kind="Event", namespaced=True,
                                                                  verbs={"create", "list"})
             # kopf's observers wait for these two to be discoverable before they start any watch; namespaces
@@ -89,6 +94,7 @@ class Cluster:
                                                                      verbs={"list", "watch", "get"})
             emulator.resources["apiextensions.k8s.io/v1/customresourcedefinitions"] = kmock.ResourceInfo(
                 kind="CustomResourceDefinition", namespaced=False, verbs={"list", "watch", "get"})
+            self.emulator = emulator
             self.url = str(server.url).rstrip("/")
             self._ready.set()
             await self._stopping.wait()
@@ -120,6 +126,13 @@ class Cluster:
 
     def get(self, name: str) -> dict | None:
         return self.request("GET", f"{STACKS}/{name}")
+
+    def status_patches(self, name: str) -> list[dict]:
+        """Every `.status` an operator patched on the CloudFormationStack `name`, in order (kmock keeps the
+        requests it served)."""
+        path = f"{STACKS}/{name}/status"
+        return [(r.data or {}).get("status") or {} for r in list(self.emulator)
+                if str(r.method).upper().endswith("PATCH") and r.url.path == path]
 
 
 @pytest.fixture
@@ -219,6 +232,12 @@ def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(
                  and ready_of(cluster.get("app")).get("status") == "True", "generation 2 applied")
         applied = cluster.get("app")["status"]["lastAppliedChangeSet"]
         assert change_set_name_of(applied) == f"flux-2-main-sha1-{sha}"
+        # the controller patches a new generation's Ready=Unknown before the pass goes on (reconcile: "Observe
+        # CloudFormationStack generation"), so it reached the API server ahead of the pass's own status
+        seen = [(p.get("observedGeneration"), (p.get("conditions") or [{}])[0].get("status"),
+                 (p.get("conditions") or [{}])[0].get("message")) for p in cluster.status_patches("app")]
+        progressing = seen.index((2, "Unknown", "Stack reconciliation in progress"))
+        assert (2, "True", "Stack reconciliation succeeded") in seen[progressing + 1:], seen
         assert cfn.describe("sync-app").parameters["Suffix"] == "z"
 
         # deletion: kmock marks it (finalizer present), the delete handler destroys the stack, kopf
@@ -227,6 +246,55 @@ def test_operator_on_kmock_creates_updates_and_deletes_through_the_finalizer(
         wait_for(lambda: cluster.get("app") is None, "the object released by the finalizer and gone")
         assert cfn.describe("sync-app") is None
         assert operator.store.get("default/app") is None
+    assert runner.exit_code == 0, runner.output
+
+
+def test_an_object_the_flux_controller_left_is_adopted_and_released(cluster, registry, operator, repo, cloud):
+    """The Flux controller's own finalizer and status (api/v1alpha1: CloudFormationStackFinalizer), its stack
+    and executed change set `flux-1-<revision>`: the operator takes the object over without a new change set
+    (the controller would describe that change set and find it executed), drops formwright's former
+    finalizer, and releases the object on deletion."""
+    sha = repo.commit({"template.yaml": QUEUE})
+    client = cloud.client("cloudformation")
+    controller_tags = [{"Key": "cfn-flux-controller/version", "Value": "v0.2.9"},
+                       {"Key": "cfn-flux-controller/name", "Value": "app"},
+                       {"Key": "cfn-flux-controller/namespace", "Value": "default"}]
+    arn = client.create_change_set(StackName="sync-app", ChangeSetName=f"flux-1-main-sha1-{sha}",
+                                   ChangeSetType="CREATE", TemplateBody=QUEUE, Tags=controller_tags,
+                                   IncludeNestedStacks=True)["Id"]
+    client.execute_change_set(ChangeSetName=arn, StackName="sync-app")
+    cfn = CloudFormation(client)
+    wait_for(lambda: cfn.describe("sync-app").status == "CREATE_COMPLETE", "the controller's stack")
+    revision = f"main@sha1:{sha}"
+    add_objects(cluster, repo.url, "other", stackName="sync-other")  # the GitRepository (and a neighbour)
+    cluster.request("POST", STACKS, {
+        "apiVersion": f"{op.STACK_API_GROUP}/{op.VERSION}", "kind": "CloudFormationStack",
+        "metadata": {"name": "app", "namespace": "default", "generation": 1, "resourceVersion": "1",
+                     "uid": "uid-app", "finalizers": [op.OLD_FINALIZER, op.FINALIZER]},
+        "spec": {"stackName": "sync-app", "sourceRef": {"kind": "GitRepository", "name": "repo"},
+                 "interval": "1h", "pollInterval": "1s", "retryInterval": "1s",
+                 "destroyStackOnDeletion": True},
+        "status": {"observedGeneration": 1, "lastAttemptedRevision": revision,
+                   "lastAppliedRevision": revision, "lastAttemptedChangeSet": arn,
+                   "lastAppliedChangeSet": arn, "stackName": "sync-app",
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "Succeeded",
+                                   "message": "Stack reconciliation succeeded",
+                                   "lastTransitionTime": "2024-01-01T00:00:00Z", "observedGeneration": 1}]}})
+    with run_operator(registry) as runner:
+        wait_for(lambda: operator.store.get("default/app") is not None
+                 and operator.store.get("default/app").status.last_reconcile > 0, "a pass over the object")
+        wait_for(lambda: cluster.get("app")["metadata"]["finalizers"] == [op.FINALIZER],
+                 "formwright's former finalizer dropped, the controller's kept")
+        obj = cluster.get("app")
+        assert ready_of(obj)["status"] == "True"
+        assert obj["status"]["lastAppliedChangeSet"] == obj["status"]["lastAttemptedChangeSet"] == arn
+        stack = client.describe_stacks(StackName="sync-app")["Stacks"][0]
+        tags = {t["Key"]: t["Value"] for t in stack["Tags"]}
+        assert tags["cfn-flux-controller/version"] == "v0.2.9"  # no change set of formwright's ran
+
+        cluster.request("DELETE", f"{STACKS}/app")
+        wait_for(lambda: cluster.get("app") is None, "the object released by the controller's finalizer")
+        assert cfn.describe("sync-app") is None
     assert runner.exit_code == 0, runner.output
 
 

@@ -17,9 +17,11 @@ import kopf
 import pytest
 
 from formwright.engine.cfn import CloudFormation
+from formwright.sync.k8s import operator as op
 
 from .conftest import QUEUE
 from .harness import wait_for
+from .test_k8s_artifacts import publish, served, tarball  # noqa: F401 - a fixture
 from .test_k8s_kmock import (  # noqa: F401 - fixtures
     SOURCES,
     STACKS,
@@ -88,6 +90,39 @@ def test_a_new_git_repository_revision_wakes_the_operator_through_its_watch(
         assert {r["LogicalResourceId"] for r in resources} == {"Queue", "Second"}
     assert runner.exit_code == 0, runner.output
     assert f"GitRepository default/repo is at main@sha1:{sha2}: reconciling default/app" in runner.output
+
+
+@pytest.mark.parametrize("kind, plural", [("Bucket", "buckets"), ("OCIRepository", "ocirepositories")])
+def test_a_new_bucket_or_oci_artifact_wakes_the_operator_through_its_watch(
+    cluster, registry, operator, cloud, served, kind, plural  # noqa: F811 - fixtures
+):
+    """The controller's Bucket / OCIRepository watches (source.toolkit.fluxcd.io/v1beta2, SourceRevision-
+    ChangePredicate): source-controller publishing a new artifact wakes the objects using it."""
+    sources = f"/apis/{op.SOURCE_GROUP}/{op.SOURCE_BETA}/namespaces/default/{plural}"
+    first = publish(served, "one.tar.gz", tarball({"template.yaml": QUEUE}), "sha256:" + "1" * 64)
+    cluster.request("POST", sources, {
+        "apiVersion": f"{op.SOURCE_GROUP}/{op.SOURCE_BETA}", "kind": kind,
+        "metadata": {"name": "src", "namespace": "default", "resourceVersion": "1", "uid": "uid-src"},
+        "spec": {"interval": "1m"}, "status": {"artifact": first}})
+    cluster.request("POST", STACKS, {
+        "apiVersion": f"{op.STACK_API_GROUP}/{op.VERSION}", "kind": "CloudFormationStack",
+        "metadata": {"name": "app", "namespace": "default", "generation": 1, "resourceVersion": "1",
+                     "uid": "uid-app"},
+        "spec": {"stackName": "sync-app", "sourceRef": {"kind": kind, "name": "src"}, "interval": "1h",
+                 "pollInterval": "1s", "retryInterval": "1s"}})
+    def applied() -> str:
+        return ((cluster.get("app") or {}).get("status") or {}).get("lastAppliedRevision") or ""
+
+    with run_operator(registry) as runner:
+        wait_for(lambda: applied() == first["revision"], "the first artifact applied")
+        second = publish(served, "two.tar.gz", tarball({"template.yaml": TWO_QUEUES}), "sha256:" + "2" * 64)
+        cluster.request("PATCH", f"{sources}/src/status", {"status": {"artifact": second}}, MERGE)
+        wait_for(lambda: applied() == second["revision"],
+                 "the new artifact applied long before the object's interval (1h)")
+        resources = cloud.client("cloudformation").describe_stack_resources(StackName="sync-app")
+        assert {r["LogicalResourceId"] for r in resources["StackResources"]} == {"Queue", "Second"}
+    assert runner.exit_code == 0, runner.output
+    assert f"{kind} default/src is at {second['revision']}: reconciling default/app" in runner.output
 
 
 def test_a_new_source_revision_wakes_only_the_objects_that_have_not_attempted_it(repo, cloud, tmp_path,

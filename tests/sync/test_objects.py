@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from formwright.errors import InputError
+from formwright.sync.durations import parse_duration, parse_interval
 from formwright.sync.naming import change_set_name
-from formwright.sync.objects import load_objects, parse_duration, parse_interval
+from formwright.sync.objects import load_objects
 from formwright.sync.passes import backoff
 
 FLUX_OBJECT = """\

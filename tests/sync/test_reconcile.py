@@ -100,13 +100,13 @@ def test_broken_template_then_fixed_by_next_commit(tmp_path, repo, cloud):
     repo.commit({"template.yaml": "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n    Properties:\n"
                                   "      QueueName: !GetAtt Nope.Arn\n"})
     st = h.settle("app")
-    # the local cloud accepts the change set and rolls the creation back (ROLLBACK_COMPLETE): the
-    # controller deletes such a stack, UnrecoverableStackFailure; real CloudFormation refuses the change
-    # set itself (ValidationError): the controller's CloudFormationApiCallFailed "Failed to create a change
-    # set"
-    assert st.ready == "False", st.message
-    assert st.reason in ("UnrecoverableStackFailure", "CloudFormationApiCallFailed"), st.message
-    assert "Nope" in st.message
+    # the local cloud refuses the change set itself (ValidationError), as CloudFormation does: the
+    # controller's CloudFormationApiCallFailed "Failed to create a change set", the error in its Warning event
+    # "Failed to reconcile stack: …" (cloudformationstack_controller.go, reconcile)
+    assert (st.ready, st.reason) == ("False", "CloudFormationApiCallFailed"), st.message
+    assert st.message == "Failed to create a change set for stack 'sync-app'"
+    kind, message = h.events("app")[-1]
+    assert kind == "Warning" and message.startswith("Failed to reconcile stack: ") and "Nope" in message
     sha = repo.commit({"template.yaml": QUEUE}, "fix")
     st = h.settle("app")
     assert st.ready == "True" and st.last_applied_revision == f"main@sha1:{sha}"

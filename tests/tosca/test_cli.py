@@ -82,3 +82,31 @@ def test_transform_imports_no_aws_sdk(tmp_path: Path):
                           check=False)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "template.yaml").is_file()
+
+
+def test_the_readmes_stack_names_a_csar_as_the_project_can_take_it(tmp_path: Path):
+    """The README's `tosca:` is the source as given (a CSAR's path), not `x.csar!Definitions/...`, which no
+    project could name; a project made of that snippet validates (the real CLI, in a child process)."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    csar = tmp_path / "app.csar"
+    with zipfile.ZipFile(csar, "w") as archive:
+        archive.writestr("TOSCA-Metadata/TOSCA.meta", "TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\n"
+                         "Created-By: test\nEntry-Definitions: Definitions/service.yaml\n")
+        archive.writestr("Definitions/service.yaml", "tosca_definitions_version: tosca_simple_yaml_1_3\n"
+                         "topology_template:\n  node_templates:\n    vm:\n      type: tosca.nodes.Compute\n")
+    result = CliRunner().invoke(_app(), ["transform", "tosca", str(csar), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    readme = (tmp_path / "out" / "README.md").read_text()
+    snippet = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert f"    tosca: {csar}\n" in snippet
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "formwright.yaml").write_text("name: readme\n" + snippet)
+    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "formwright", "validate", str(project)], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr

@@ -211,3 +211,105 @@ def test_more_parameters_than_cloudformation_takes(tmp_path: Path):
     # 201 inputs, the image and the optional key pair
     assert "needs 203 CloudFormation parameters, over the limit of 200 per template" in text
     assert "the 201st comes from input 'in_200'" in text
+
+
+def test_a_scalar_without_unit_is_one_error_at_its_line_in_tosca_parsers_words(tmp_path: Path):
+    # tosca-parser's test_scalar_unit_without_unit: '"10" is not a valid scalar-unit'. It also collects 'The
+    # unit "0" is not valid' (it reads "10" as 1 and the unit 0), which names no element: not reported
+    body = """
+topology_template:
+  node_templates:
+    disk:
+      type: tosca.nodes.BlockStorage
+      properties:
+        size: 10
+"""
+    src = write_template(tmp_path, body)
+    text = _fails(src, tmp_path / "out")
+    assert text == f'{src}:8: TOSCA validation failed: "10" is not a valid scalar-unit.'
+
+
+def test_tosca_parsers_key_error_reads_as_its_message(tmp_path: Path):
+    # tosca-parser's test_unknown_capability_property: a KeyError whose str() is quoted
+    body = """
+topology_template:
+  node_templates:
+    db:
+      type: tosca.nodes.Database
+      properties:
+        name: shop
+      interfaces:
+        Standard:
+          configure:
+            implementation: configure.sh
+            inputs:
+              db_port: { get_property: [ SELF, database_endpoint, unknown ] }
+"""
+    src = write_template(tmp_path / "src", body, files={"configure.sh": "#!/bin/sh\n"})
+    text = _fails(src, tmp_path / "out")
+    assert text == (f'{src}:14: TOSCA validation failed: Property "unknown" was not found in capability '
+                    '"database_endpoint" of node template "db" referenced from node template "db".')
+
+
+HOSTED_TWICE = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    other:
+      type: tosca.nodes.Compute
+    app:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - req1:
+            node: vm
+            relationship: tosca.relationships.HostedOn
+        - host: vm
+"""
+
+
+def test_the_same_host_named_twice_is_one_host(tmp_path: Path):
+    # tosca-parser's test_requirements.yaml names my_webserver as `host` and as a HostedOn `req1`
+    result = transform_tosca(write_template(tmp_path, HOSTED_TWICE), None)
+    resources = result.template["Resources"]
+    assert sorted(k for k, v in resources.items() if v["Type"] == "AWS::EC2::Instance") == ["Other", "Vm"]
+
+
+def test_two_hosts_are_refused_at_the_second(tmp_path: Path):
+    src = write_template(tmp_path, HOSTED_TWICE.replace("- host: vm", "- host: other"))
+    assert _fails(src, tmp_path / "out") == f"{src}:15: node 'app' is hosted on more than one node"
+
+
+def test_a_function_error_is_at_the_node_that_writes_it(tmp_path: Path):
+    # tosca-parser names the capability's node first and the referring one last ('... of node template "db"
+    # referenced from node template "app"'): the error is where the function is written
+    body = """
+topology_template:
+  node_templates:
+    db:
+      type: tosca.nodes.Database
+      properties:
+        name: shop
+      requirements:
+        - host: dbms
+    dbms:
+      type: tosca.nodes.DBMS
+      properties:
+        root_password: secret-password
+      requirements:
+        - host: vm
+    vm:
+      type: tosca.nodes.Compute
+    app:
+      type: tosca.nodes.SoftwareComponent
+      requirements:
+        - host: vm
+      interfaces:
+        Standard:
+          configure:
+            implementation: configure.sh
+            inputs:
+              db_port: { get_property: [ db, database_endpoint, unknown ] }
+"""
+    src = write_template(tmp_path / "src", body, files={"configure.sh": "#!/bin/sh\n"})
+    assert _fails(src, tmp_path / "out").startswith(f'{src}:28: TOSCA validation failed: Property "unknown"')

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
+import pytest
+
+from formwright.errors import InputError
 from formwright.transform.cloudformation.sizes import instance_type
 
 from .conftest import lint_errors, resources_of
@@ -315,3 +319,240 @@ topology_template:
 def test_every_mapping_lints_clean(transform):
     for body in (WEB_ON_VM, DB_TOPOLOGY % "null"):
         assert lint_errors(transform(body, files=SCRIPT).template) == []
+
+
+TOKEN_AND_CONCAT = """
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+  outputs:
+    subnet_part:
+      value: { token: [ get_attribute: [ server, public_address ], '.', 1 ] }
+    url:
+      value: { concat: [ 'http://', get_attribute: [ server, public_address ], ':',
+                         get_attribute: [ server, port ] ] }
+"""
+
+
+def test_token_of_a_deploy_time_value_is_select_of_split(transform):
+    # TOSCA 1.0 section 4.3.2 token; tosca-parser's test_token.yaml takes the first part of public_address
+    result = transform(TOKEN_AND_CONCAT)
+    assert result.template["Outputs"]["SubnetPart"]["Value"] == {
+        "Fn::Select": ["1", {"Fn::Split": [".", {"Fn::GetAtt": ["Server", "PublicIp"]}]}]}
+    assert lint_errors(result.template) == []
+
+
+def test_a_compute_port_is_an_undeclared_attribute_warned_not_refused(transform):
+    # tosca-parser's test_concat.yaml: get_attribute [server, port] of a Compute, whose type declares
+    # `ports` only; what TOSCAna tolerated (issue 13, item 3): a warning with a did-you-mean, an empty value
+    result = transform(TOKEN_AND_CONCAT)
+    assert result.template["Outputs"]["Url"]["Value"] == {
+        "Fn::Join": ["", ["http://", {"Fn::GetAtt": ["Server", "PublicIp"]}, ":", ""]]}
+    assert [str(w) for w in result.warnings if "'port'" in str(w)] == [
+        f"{result.warnings[0].file}:12: get_attribute: node 'server' has no attribute 'port' in its type "
+        "(did you mean 'ports'?)"]
+
+
+def test_token_of_a_literal_and_its_bad_arguments(transform):
+    literal = TOKEN_AND_CONCAT.replace("get_attribute: [ server, public_address ], '.', 1",
+                                       "'10.0.1.7', '.', 3")
+    assert transform(literal).template["Outputs"]["SubnetPart"]["Value"] == "7"
+    for bad, message in (("'.', 4", "token index 4 is out of range"),
+                         ("'..', 1", "token: the separator must be one character, got '..'"),
+                         ("'.', -1", "token: the index must be a whole number from 0, got -1")):
+        with pytest.raises(InputError, match=re.escape(message)):
+            transform(literal.replace("'.', 3", bad))
+
+
+TWO_DISKS = """
+topology_template:
+  inputs:
+    storage_location:
+      type: string
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage:
+            node: data
+            relationship:
+              type: tosca.relationships.AttachesTo
+              properties:
+                location: { get_input: storage_location }
+        - local_storage:
+            node: logs
+            relationship:
+              type: tosca.relationships.AttachesTo
+              properties:
+                location: /var/log/app
+    data:
+      type: tosca.nodes.BlockStorage
+      properties:
+        size: 1 GB
+    logs:
+      type: tosca.nodes.BlockStorage
+      properties:
+        size: 1 GB
+"""
+
+
+def _devices(template: dict) -> dict[str, object]:
+    return {name: a["Properties"]["Device"]
+            for name, a in resources_of(template, "AWS::EC2::VolumeAttachment").items()}
+
+
+def test_attachment_devices_are_names_ec2_accepts(transform):
+    # heat-translator's tosca_blockstorage_with_attachment gives `location: /dev/vdc` (an OpenStack virtio
+    # name, which EC2's AttachVolume refuses); TOSCA 1.0 section 5.6.5 means `location` as a mount point
+    result = transform(TWO_DISKS, inputs={"storage_location": "/dev/vdc"})
+    assert _devices(result.template) == {"DataAttachment": "/dev/sdc", "LogsAttachment": "/dev/sdf"}
+    warnings = [str(w).split(": ", 1)[1] for w in result.warnings]
+    assert warnings == [
+        "attachment of 'data' to 'vm': '/dev/vdc' is not a device name EC2 accepts for a volume; attached "
+        "as /dev/sdc (give the AttachesTo relationship a `device` such as /dev/sdf)",
+        "attachment of 'logs' to 'vm': '/var/log/app' is a mount point, not a device: the volume is not "
+        "mounted there; attached as /dev/sdf (give the AttachesTo relationship a `device` such as /dev/sdf)"]
+    assert lint_errors(result.template) == []
+
+
+def test_an_ec2_device_from_an_input_stays_its_parameter_and_is_not_given_twice(transform):
+    result = transform(TWO_DISKS.replace("/var/log/app", "/dev/sdf"), inputs={"storage_location": "/dev/sdf"})
+    assert _devices(result.template) == {"DataAttachment": {"Ref": "StorageLocation"},
+                                         "LogsAttachment": "/dev/sdg"}
+    assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
+        "attachment of 'logs' to 'vm': '/dev/sdf' is taken by another volume of the instance; attached as "
+        "/dev/sdg (give the AttachesTo relationship a `device` such as /dev/sdf)"]
+
+
+OS_VM = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+      capabilities:
+        os:
+          properties: %s
+"""
+
+
+@pytest.mark.parametrize(("os", "name", "path"), [
+    # AWS's public SSM parameters: EC2 user guide "Reference AMIs using Systems Manager parameters" and the
+    # publishers' pages (Canonical, Debian); Windows' ami-windows-latest names
+    ("{type: windows, version: '2019'}", "ImageIdWindows2019",
+     "/aws/service/ami-windows-latest/Windows_Server-2019-English-Full-Base"),
+    ("{type: linux, distribution: ubuntu, version: '24.04'}", "ImageIdUbuntu2404",
+     "/aws/service/canonical/ubuntu/server/24.04/stable/current/amd64/hvm/ebs-gp3/ami-id"),
+    ("{type: linux, distribution: debian, version: '11', architecture: aarch64}", "ImageIdDebian11Arm",
+     "/aws/service/debian/release/11/latest/arm64"),
+    ("{type: linux, distribution: amazon, version: '2'}", "ImageIdAmazonLinux2",
+     "/aws/service/ami-amazon-linux-latest/amzn2-ami-hvm-x86_64-gp2"),
+    ("{type: linux, distribution: rhel, version: '6.5'}", "ImageId",
+     "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"),
+])
+def test_the_os_capability_picks_the_public_image_parameter(transform, os, name, path):
+    result = transform(OS_VM % os)
+    assert result.template["Parameters"][name]["Default"] == path
+    (instance,) = resources_of(result.template, "AWS::EC2::Instance").values()
+    assert instance["Properties"]["ImageId"] == {"Ref": name}
+    user_data = instance["Properties"]["UserData"]["Fn::Base64"]["Fn::Sub"]
+    assert user_data.startswith("<powershell>" if "windows" in os else "#!/bin/bash")
+    notes = [str(w) for w in result.warnings]
+    assert any("'rhel' has no public SSM image parameter" in n for n in notes) == ("rhel" in os)
+
+
+JAVA = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    jre:
+      type: tosca.nodes.JavaRuntime
+      properties:
+        component_version: '%s'
+      requirements:
+        - host: vm
+    app:
+      type: tosca.nodes.JavaApplication
+      artifacts:
+        jar: app.jar
+      requirements:
+        - host: jre
+"""
+
+
+@pytest.mark.parametrize(("version", "corretto"), [("11", "11"), ("17.0.2", "17"), ("21", "21")])
+def test_the_java_version_picks_the_beanstalk_platform(transform, version, corretto):
+    result = transform(JAVA % version, files={"app.jar": "jar"})
+    parameter = result.template["Parameters"][f"JavaSolutionStack{corretto}"]
+    assert parameter["Default"].endswith(f"running Corretto {corretto}")
+    assert not result.warnings
+
+
+def test_a_java_version_without_a_platform_is_corretto_17_with_a_warning(transform):
+    result = transform(JAVA % "1.6", files={"app.jar": "jar"})
+    assert "JavaSolutionStack17" in result.template["Parameters"]
+    assert [str(w).split(": ", 1)[1] for w in result.warnings] == [
+        "Java 1.6 has no Elastic Beanstalk Corretto platform here: Corretto 17 is used "
+        "(supported: 11, 17, 21)"]
+
+
+POLICIES = """
+topology_template:
+  node_templates:
+    server:
+      type: tosca.nodes.Compute
+  policies:
+    - asg:
+        type: tosca.policies.Scaling
+        targets: [server]
+        properties: {min_instances: 2, max_instances: 4, default_instances: 3}
+  workflows:
+    deploy:
+      steps: {}
+"""
+
+
+def test_a_policy_or_workflow_not_applied_is_said(transform):
+    # heat-translator's autoscaling sample scales a Compute to 3 instances; the CloudFormation plugin makes
+    # one: a warning at the policy's line, not a silent success (an error with --strict)
+    result = transform(POLICIES)
+    assert [str(w).split(": ", 1)[1].split(":", 1)[0] for w in result.warnings] == [
+        "policy 'asg' (tosca.policies.Scaling) is not applied",
+        "workflow 'deploy' (workflow) is not applied"]
+    assert [w.line for w in result.warnings] == [8, 13]
+    assert len(resources_of(result.template, "AWS::EC2::Instance")) == 1
+
+
+SHARED_DISK = """
+topology_template:
+  node_templates:
+    web_1:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage: {node: shared, relationship: tosca.relationships.AttachesTo}
+    web_2:
+      type: tosca.nodes.Compute
+      requirements:
+        - local_storage: {node: shared, relationship: tosca.relationships.AttachesTo}
+    shared:
+      type: tosca.nodes.Storage.BlockStorage
+      properties:
+        size: 1 GB
+"""
+
+
+def test_one_volume_on_two_computes_is_an_io2_multi_attach_volume_in_their_zone(transform):
+    # cloudnet-tosca-toolbox's OASIS 1.2 BlockStorage-4 (the spec's "single Block Storage shared by a 2-tier
+    # application") under the 1.1+ name tosca.nodes.Storage.BlockStorage; EBS attaches a volume to several
+    # instances only as io1/io2 with Multi-Attach (4 GiB at least), all in the volume's zone
+    result = transform(SHARED_DISK)
+    (volume,) = resources_of(result.template, "AWS::EC2::Volume").values()
+    assert volume["Properties"] == {"Size": 4, "VolumeType": "io2", "Iops": 100, "MultiAttachEnabled": True,
+                                    "AvailabilityZone": {"Fn::GetAtt": ["Web1", "AvailabilityZone"]}}
+    instances = resources_of(result.template, "AWS::EC2::Instance")
+    assert instances["Web2"]["Properties"]["AvailabilityZone"] == {"Fn::GetAtt": ["Web1", "AvailabilityZone"]}
+    assert "AvailabilityZone" not in instances["Web1"]["Properties"]
+    assert sorted(_devices(result.template).values()) == ["/dev/sdf", "/dev/sdf"]  # one device per instance
+    assert ["EBS Multi-Attach" in str(w) for w in result.warnings] == [True]
+    assert lint_errors(result.template) == []

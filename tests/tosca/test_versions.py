@@ -308,3 +308,95 @@ def test_open_host_requirement_and_empty_capability(tmp_path: Path):
         f"{src}:5: node template 'web' names no host: placed on the only Compute 'host'"]
     with pytest.raises(ToscaErrors, match="names no host"):
         transform_tosca(src, None, strict=True)
+
+
+VM = "topology_template:\n  node_templates:\n    vm:\n      type: tosca.nodes.Compute\n"
+
+
+def test_the_version_is_checked_before_the_topology(tmp_path: Path):
+    # OASIS tosca-community-contributions tests/tosca_simple_yaml_1_0: 3.1.2-tosca_definitions_version-04-
+    # missing and -03-invalid; the version's error comes first, even where the topology is missing too
+    missing = tmp_path / "missing.yaml"
+    missing.write_text("description: no version, no topology\n")
+    with pytest.raises(InputError) as err:
+        transform_tosca(missing, None)
+    assert str(err.value) == (f"{missing}:1: the service template has no tosca_definitions_version "
+                              "(start it with `tosca_definitions_version: tosca_simple_yaml_1_3`)")
+    invalid = _write(tmp_path, "description: a bad version\n", "not_tosca_simple_yaml_1_0", name="bad.yaml")
+    with pytest.raises(InputError) as err:
+        transform_tosca(invalid, None)
+    assert str(err.value).startswith(f"{invalid}:1: tosca_definitions_version 'not_tosca_simple_yaml_1_0' is "
+                                     "not a TOSCA version (one of: tosca_simple_yaml_1_0, ")
+
+
+@pytest.mark.parametrize("minor", [0, 1, 2, 3])
+def test_the_namespace_uri_is_a_version(tmp_path: Path, minor: int):
+    # TOSCA's namespace URI as the version: OASIS 3.1.2-tosca_definitions_version-02-valid-definition-url
+    src = _write(tmp_path, VM, f"http://docs.oasis-open.org/tosca/ns/simple/yaml/1.{minor}")
+    assert "Vm" in transform_tosca(src, None).template["Resources"]
+
+
+def test_a_version_below_the_top_is_a_warning(tmp_path: Path):
+    # OASIS 3.1.2-tosca_definitions_version-05-not_first_line expects an error; tosca-parser accepts it
+    src = tmp_path / "late.yaml"
+    src.write_text("description: late\ntosca_definitions_version: tosca_simple_yaml_1_3\n" + VM)
+    result = transform_tosca(src, None)
+    assert [str(w) for w in result.warnings] == [
+        f"{src}:2: tosca_definitions_version is not the first line of the service template "
+        "(move it to the top)"]
+    with pytest.raises(ToscaErrors, match="not the first line"):
+        transform_tosca(src, None, strict=True)
+
+
+def test_a_duplicate_key_is_the_last_one_with_a_warning(tmp_path: Path):
+    # tosca-parser reads documents with PyYAML's SafeLoader, where the last of duplicate keys wins
+    # (heat-translator's nfv/tacker_nfv_defs.yaml, imported by its autoscaling sample, repeats `type`)
+    types = "tosca_definitions_version: tosca_simple_yaml_1_0\nnode_types:\n  my.App:\n" \
+            "    derived_from: tosca.nodes.Root\n    derived_from: tosca.nodes.SoftwareComponent\n"
+    body = "imports: [types.yaml]\n" + VM + "    app:\n      type: my.App\n      requirements:\n" \
+           "        - host: vm\n"
+    src = _write(tmp_path, body, "tosca_simple_yaml_1_0", files={"types.yaml": types})
+    result = transform_tosca(src, None)
+    assert [str(w) for w in result.warnings] == [
+        f"{tmp_path / 'types.yaml'}:5: duplicate key 'derived_from' (first at line 4): the last one is used, "
+        "as tosca-parser reads it (remove one of them)"]
+    with pytest.raises(ToscaErrors, match="duplicate key 'derived_from'"):
+        transform_tosca(src, None, strict=True)
+
+
+PROPERTY_AS_ATTRIBUTE = """
+topology_template:
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+    web:
+      type: tosca.nodes.WebServer.Apache
+      requirements:
+        - host: vm
+    app:
+      type: tosca.nodes.WebApplication
+      capabilities:
+        app_endpoint:
+          properties:
+            port: { get_attribute: [ web, data_endpoint, port ] }
+      requirements:
+        - host: web
+      interfaces:
+        Standard:
+          configure:
+            implementation: configure.sh
+            inputs:
+              web_port: { get_attribute: [ web, data_endpoint, port ] }
+"""
+
+
+def test_a_capability_property_read_as_an_attribute_in_a_typed_property(tmp_path: Path):
+    # the spec creates an attribute for every property, so get_attribute [web, data_endpoint, port] is
+    # valid (the construct TOSCAna's templates use in outputs); tosca-parser refused it in a node or
+    # capability property ('Attribute "port" was not found in capability "data_endpoint"')
+    src = _write(tmp_path, PROPERTY_AS_ATTRIBUTE, files={"configure.sh": "#!/bin/sh\n"})
+    result = transform_tosca(src, None)
+    assert not result.warnings
+    (instance,) = [r for r in result.template["Resources"].values() if r["Type"] == "AWS::EC2::Instance"]
+    configure = instance["Metadata"]["AWS::CloudFormation::Init"]["AppConfigure"]
+    assert configure["commands"]["run"]["env"]["web_port"] == "80"  # Apache's port, as TOSCAna opened it

@@ -6,8 +6,10 @@
 - `-s/--stack NAME` (repeatable), `-y/--yes`, `--target local|aws`, `--macros DIR|remote`,
   `--param K=V` (template parameters) and `--input K=V` (instance and TOSCA inputs).
 - `--env NAME`, `--var K=V`, `--var-file FILE`, `--profile`, `--region` on every project command
-  (`@with_project_flags`), and `[SCOPE]...` (a group, `group.stack`, a stack, `stack@region`);
-  `--profile` and `--region` (`ProfileOption`, `RegionOption`) on every other command that calls the cloud.
+  (`@with_project_flags`; instance operations take `--env` too), and `[SCOPE]...` (a group, `group.stack`, a
+  stack, `stack@region`);
+  `--profile` and `--region` (`ProfileOption`, `RegionOption`; `Plain…` where there is no project) on every
+  other command that calls the cloud.
 - In JSON mode everything on stdout is JSON, errors too: `{"ok": false, "errors": [{"file", "line",
   "message", "hint"}]}` with the same exit code as in text mode (`error_envelope`).
 
@@ -122,6 +124,13 @@ RegionOption = typer.Option(None, "--region", metavar="REGION",
                             help="The AWS region, over the project's `region:` (stacks and groups that name "
                                  "their own keep it); default: the project's, AWS_REGION, the profile's.")
 
+# the same flags on commands without a project (expand, sync): nothing of a formwright.yaml to override
+PlainProfileOption = typer.Option(None, "--profile", metavar="NAME",
+                                  help="The AWS profile of the credentials (~/.aws/config), over "
+                                       "AWS_PROFILE.")
+PlainRegionOption = typer.Option(None, "--region", metavar="REGION",
+                                 help="The AWS region; default: AWS_REGION, then the profile's region.")
+
 
 ScopeArgument = typer.Argument(
     None, metavar="[SCOPE]...", show_default=False, callback=_scopes,
@@ -153,8 +162,9 @@ project_flags = ProjectFlags()  # one command runs per process: its flags, set b
 
 _PROJECT_OPTIONS = {
     "env": (str | None, typer.Option(None, "--env", envvar="FORMWRIGHT_ENV", metavar="NAME",
-                                     help="The environment: its overlay of formwright.yaml (environments:) "
-                                          "applies; env FORMWRIGHT_ENV.")),
+                                     help="The environment whose overlay applies (`environments:` of "
+                                          "formwright.yaml, environments/NAME.yaml); stack names become "
+                                          "<project>-NAME-<stack>.")),
     "var": (list[str] | None, typer.Option(None, "--var", metavar="K=V",
                                            help="A value for {{ var.K }} (repeatable).")),
     "var_file": (list[Path] | None, typer.Option(None, "--var-file", metavar="FILE",
@@ -181,6 +191,22 @@ def with_project_flags(command: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__annotations__ = {**command.__annotations__,
                                **{name: kind for name, (kind, _) in _PROJECT_OPTIONS.items()}}
     return wrapper
+
+
+def is_project_path(word: str) -> bool:
+    """True when a command-line word names a project: a folder holding formwright.yaml, a YAML file, or a
+    path that is plainly one (`.`, `..`, anything with a `/`). Otherwise it is a scope or a stack name."""
+    path = Path(word)
+    return (word in (".", "..") or "/" in word or (path / PROJECT_FILE).is_file()
+            or (path.is_file() and path.suffix in (".yaml", ".yml")))
+
+
+def dir_and_scopes(directory: Path | None, scopes: list[str] | None) -> tuple[Path | None, list[str]]:
+    """`[DIR] [SCOPE]...` as meant: `formwright deploy net` (no DIR, inside the project) is the scope `net` of
+    the project found upward, not a folder named `net`."""
+    if directory is not None and not is_project_path(str(directory)):
+        return None, [str(directory), *(scopes or [])]
+    return directory, list(scopes or [])
 
 
 def project_dir(directory: Path | None, *, markers: tuple[str, ...] = (PROJECT_FILE,),

@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from formwright.cli import common  # its consoles (rich) are made on first use
 from formwright.cli.common import (
     DirArgument,
     MacrosOption,
@@ -17,7 +18,7 @@ from formwright.cli.common import (
     StackOption,
     TargetOption,
     YesOption,
-    console,
+    dir_and_scopes,
     emit_json,
     with_project_flags,
 )
@@ -96,7 +97,8 @@ def register(app: typer.Typer) -> None:
         from formwright.cli.progress import Progress
         from formwright.cli.render import print_plans
 
-        wanted = [*(scope or []), *(stack or [])]
+        directory, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
         only = selection(project, wanted)
         targets = connect(project, target, only)
@@ -128,13 +130,13 @@ def register(app: typer.Typer) -> None:
         """Plan and execute in dependency order, stacks in parallel; outputs at the end. \
 --stack adds its dependencies. Exit 1 if any stack failed."""
         from formwright.cli.progress import Progress
-        from formwright.cli.render import outputs_table, print_plans, summary_table
         from formwright.engine.cfn import CallCounter
         from formwright.engine.group import StackGroup
         from formwright.engine.results import exit_code_of
         from formwright.engine.stack import prepare_stacks
 
-        wanted = [*(scope or []), *(stack or [])]
+        directory, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
         only = selection(project, wanted, dependencies=True)
         names = list(only or project.order())
@@ -146,12 +148,14 @@ def register(app: typer.Typer) -> None:
             # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
             stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
             if not yes:
+                from formwright.cli.render import print_plans
+
                 planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets)
                 plans = planner.plan()
                 fill_values(plans, planner)
                 print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
                 if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
-                    console.print("nothing to deploy")
+                    common.console.print("nothing to deploy")
                     return
                 confirm("Deploy these changes?", yes)
             counter = CallCounter()
@@ -173,9 +177,11 @@ def register(app: typer.Typer) -> None:
                 }
             )
         else:
-            console.print(summary_table(results, order))
+            from formwright.cli.render import outputs_table, summary_table
+
+            common.console.print(summary_table(results, order))
             if not failed:
-                console.print(outputs_table(outputs, order))
+                common.console.print(outputs_table(outputs, order))
         if failed:
             raise typer.Exit(exit_code_of(results))
 
@@ -191,7 +197,8 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.results import exit_code_of
         from formwright.model.scopes import resolve_scopes
 
-        wanted = [*(scope or []), *(stack or [])]
+        directory, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
         only = selection(project, wanted, dependents=True)
         names = [n for n in reversed(project.order()) if only is None or n in only]
@@ -199,11 +206,11 @@ def register(app: typer.Typer) -> None:
         check_protection(project, targets, names)
         if output is Output.text:
             asked = set(resolve_scopes(project, wanted)) if wanted else set(names)
-            console.print("will delete, in this order:", highlight=False)
+            common.console.print("will delete, in this order:", highlight=False)
             for name in names:
                 why = "" if name in asked else \
                     f" (depends on {', '.join(sorted(project.stacks[name].dependencies() & set(names)))})"
-                console.print(f"  {project.stacks[name].stack_name}{why}", highlight=False)
+                common.console.print(f"  {project.stacks[name].stack_name}{why}", highlight=False)
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
                 Progress(names, enabled=output is Output.text, interruptible=True) as progress:
@@ -214,6 +221,6 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json({"ok": not failed, "stacks": {n: results[n].to_json() for n in order}})
         else:
-            console.print(summary_table(results, order))
+            common.console.print(summary_table(results, order))
         if failed:
             raise typer.Exit(exit_code_of(results))

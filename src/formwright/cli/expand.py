@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from formwright import sandbox
-from formwright.cli.common import Output, ParamOption, ProfileOption, TargetOption, emit_json
+from formwright.cli.common import Output, ParamOption, PlainProfileOption, TargetOption, emit_json
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
 from formwright.template import TEMPLATE_BODY_LIMIT, dump, load, plain
@@ -82,20 +82,11 @@ def show_logs(logs: dict[str, tuple[Path, int]]) -> None:
             sys.stderr.write(f"--- macro {name} ({log})\n{text}")
 
 
-class _LazyS3:
+def _lazy_s3(target: str | None, region: str | None, profile: str | None) -> Any:
     """The target's S3 client, made only if an AWS::Include reads from S3."""
+    from formwright.cloud.session import LazyClient, resolve_target
 
-    def __init__(self, target: str | None, region: str | None, profile: str | None) -> None:
-        self._args = (target, region, profile)
-        self._client: Any = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._client is None:
-            from formwright.cloud.session import resolve_target
-
-            target, region, profile = self._args
-            self._client = resolve_target(target, region, profile=profile).client("s3")
-        return getattr(self._client, name)
+    return LazyClient(lambda: resolve_target(target, region, profile=profile).client("s3"))
 
 
 def register(app: typer.Typer) -> None:
@@ -120,7 +111,7 @@ def register(app: typer.Typer) -> None:
         region: str | None = typer.Option(None, "--region", metavar="REGION",
                                           help="The region macros see and S3 includes are read in (default: "
                                                "AWS_REGION, then the profile's)."),
-        profile: str | None = ProfileOption,
+        profile: str | None = PlainProfileOption,
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Show on stderr what macro handlers printed (their log)."
         ),
@@ -147,7 +138,7 @@ def register(app: typer.Typer) -> None:
         logs = handler_logs(registry)
         try:
             expansion = run(document, registry=registry, parameter_values=parse_params(param or []),
-                            region=region, s3_client=_LazyS3(target, region, profile),
+                            region=region, s3_client=_lazy_s3(target, region, profile),
                             file=str(template), base_dir=template.parent)
         finally:
             if verbose:

@@ -16,7 +16,9 @@ from formwright.cli.common import (
     StackOption,
     TargetOption,
     columns,
+    dir_and_scopes,
     emit_json,
+    is_project_path,
     with_project_flags,
 )
 from formwright.cli.project import check_stacks, connect, deployed, open_project, selection
@@ -27,15 +29,22 @@ def split_outputs_args(args: list[str]) -> tuple[Path | None, str | None, str | 
     """`[DIR] [STACK [KEY]]`: the first word is DIR when it names a project folder or file."""
     words = list(args)
     directory = None
-    if words:
-        first = Path(words[0])
-        if (first / "formwright.yaml").is_file() or (first.is_file() and first.suffix in (".yaml", ".yml")):
-            directory = first
-            words.pop(0)
+    if words and is_project_path(words[0]):
+        directory = Path(words.pop(0))
     if len(words) > 2:
         raise InputError(f"unexpected argument '{words[2]}'",
                          hint="usage: formwright outputs [DIR] [STACK [KEY]]")
     return directory, (words[0] if words else None), (words[1] if len(words) > 1 else None)
+
+
+def _one_stack(scope: str | None, nodes: list[str] | None) -> str:
+    """The one stack a scope names (an output KEY needs one: a group or a per-region stack is several)."""
+    nodes = nodes or []
+    if len(nodes) != 1:
+        first = nodes[0] if nodes else "STACK"
+        raise InputError(f"'{scope}' is {len(nodes)} stacks ({', '.join(nodes)}); an output KEY is read "
+                         "from one", hint=f"name one: formwright outputs {first} KEY")
+    return nodes[0]
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +55,7 @@ def register(app: typer.Typer) -> None:
     def status(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Each stack's CloudFormation status and last update (of the scopes' stacks)."""
+        directory, scope = dir_and_scopes(directory, scope)
         project = open_project(directory, scope)
         only = selection(project, scope)
         rows = {}
@@ -71,16 +81,17 @@ def register(app: typer.Typer) -> None:
 (for scripts: `url=$(formwright outputs app Url)`)."""
         from formwright.cli.render import outputs_table
 
-        directory, stack, key = split_outputs_args(args or [])
-        project = open_project(directory, [stack] if stack else None)
-        only = selection(project, [stack] if stack else None)
+        directory, scope, key = split_outputs_args(args or [])
+        project = open_project(directory, [scope] if scope else None)
+        only = selection(project, [scope] if scope else None)
         values = {name: info.outputs for name, info in deployed(project, connect(project, target, only),
                                                                 only).items() if info is not None}
+        stack = _one_stack(scope, only) if key is not None or (only and len(only) == 1) else None
         if stack is not None and stack not in values:
             from formwright.errors import CloudError
 
             raise CloudError(f"stack '{stack}' is not deployed",
-                             hint=f"deploy it: formwright deploy -s {stack}")
+                             hint=f"deploy it: formwright deploy {stack}")
         if key is not None:
             assert stack is not None
             if key not in values[stack]:

@@ -50,6 +50,9 @@ InstanceArgument = typer.Argument(..., metavar="NAME", help="The instance.",
                                   autocompletion=lambda ctx, incomplete: complete_instances(ctx, incomplete))
 UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
                             help="First drop the lock this (dead) operation holds.")
+EnvOption = typer.Option(None, "--env", envvar="FORMWRIGHT_ENV", metavar="NAME",
+                         help="The project's environment to create the instance in (its overlay applies); "
+                              "later operations keep the instance's own.")
 ConcurrencyOption = typer.Option(1, "--max-concurrency", min=1, metavar="N",
                                  help="Stacks worked on at once where the graph allows (default 1: one "
                                  "after another in the manifest's order).")
@@ -59,14 +62,15 @@ def _stamp(value: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)) if value else ""
 
 
-def _operate(project: Path, cloud: tuple[str | None, str | None, str | None], output: Output, name: str,
-             unlock: str | None, work: Callable[[Lifecycle], Outcome], concurrency: int = 1) -> None:
+def _operate(project: Path, cloud: tuple[str | None, str | None, str | None, str | None], output: Output,
+             name: str, unlock: str | None, work: Callable[[Lifecycle], Outcome],
+             concurrency: int = 1) -> None:
     """Run one operation with progress, print its outcome (text or JSON); `cloud` is (--target, --region,
-    --profile)."""
-    target, region, profile = cloud
+    --profile, --env)."""
+    target, region, profile, environment = cloud
     with Progress([], enabled=output is Output.text) as progress:
         lifecycle = Lifecycle(project, target_flag=target, progress=progress, max_concurrency=concurrency,
-                              region=region, profile=profile)
+                              region=region, profile=profile, environment=environment)
         try:
             if unlock:
                 lifecycle.force_unlock(name, unlock)
@@ -104,11 +108,12 @@ def register(app: typer.Typer) -> None:
                regions: str | None = RegionsOption,
                project: Path = ProjectOption, target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption,
                output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Create an instance: PreCreate, each stack (PreCreate → deploy → PostCreate), PostCreate."""
         scope = [r.strip() for r in regions.split(",") if r.strip()] if regions else None
-        _operate(project, (target, region, profile), output, name, None,
+        _operate(project, (target, region, profile, env), output, name, None,
                  lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope),
                  concurrency=max_concurrency)
 
@@ -117,10 +122,11 @@ def register(app: typer.Typer) -> None:
                inputs: list[str] | None = InputOption, project: Path = ProjectOption,
                force_unlock: str | None = UnlockOption, target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption,
                output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Apply new input values; only stacks that change are updated."""
-        _operate(project, (target, region, profile), output, name, force_unlock,
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.update(name, parse_pairs(inputs)),
                  concurrency=max_concurrency)
 
@@ -137,6 +143,7 @@ def register(app: typer.Typer) -> None:
         force_unlock: str | None = UnlockOption,
         target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption,
         output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption,
     ) -> None:
@@ -148,7 +155,7 @@ removed ones deleted last."""
             raise InputError("name the new version with --to DIR or --from ARCHIVE (one of them)")
         new_version = to or archive
         assert new_version is not None
-        _operate(project, (target, region, profile), output, name, force_unlock,
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.upgrade(name, new_version, parse_pairs(inputs), repair=repair),
                  concurrency=max_concurrency)
 
@@ -157,11 +164,12 @@ removed ones deleted last."""
                  to_revision: int | None = typer.Option(None, "--to-revision", help="Revision N."),
                  project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                  target: str | None = TargetOption,
-        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Return to revision N exactly (default: undo the last change or a failed one); \
 makes a new revision."""
-        _operate(project, (target, region, profile), output, name, force_unlock,
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.rollback(name, to_revision),
                  concurrency=max_concurrency)
 
@@ -169,11 +177,12 @@ makes a new revision."""
     def retry(name: str = InstanceArgument,
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption,
-        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Resume the last failed or interrupted operation at its first step not done."""
-        _operate(project, (target, region, profile), output, name, force_unlock, lambda lc: lc.retry(name),
-                 concurrency=max_concurrency)
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
+                 lambda lc: lc.retry(name), concurrency=max_concurrency)
 
     @group.command("run")
     def run_operation(
@@ -184,11 +193,12 @@ makes a new revision."""
         force_unlock: str | None = UnlockOption,
         target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption,
         output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption,
     ) -> None:
         """Run a custom day-2 operation with its inputs."""
-        _operate(project, (target, region, profile), output, name, force_unlock,
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.run(name, operation, parse_pairs(inputs)),
                  concurrency=max_concurrency)
 
@@ -198,11 +208,12 @@ makes a new revision."""
                                           help="Regions, comma separated."),
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption,
-        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Set the regions of the instance: per-region stacks are added or removed."""
         wanted = [r.strip() for r in regions.split(",") if r.strip()]
-        _operate(project, (target, region, profile), output, name, force_unlock,
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.scope(name, wanted),
                  concurrency=max_concurrency)
 
@@ -211,14 +222,15 @@ makes a new revision."""
                yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                target: str | None = TargetOption,
-        region: str | None = RegionOption, profile: str | None = ProfileOption, output: Output = OutputOption,
+        region: str | None = RegionOption, profile: str | None = ProfileOption,
+        env: str | None = EnvOption, output: Output = OutputOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project import confirm
 
         confirm(f"Delete instance '{name}' and its stacks?", yes)
-        _operate(project, (target, region, profile), output, name, force_unlock, lambda lc: lc.delete(name),
-                 concurrency=max_concurrency)
+        _operate(project, (target, region, profile, env), output, name, force_unlock,
+                 lambda lc: lc.delete(name), concurrency=max_concurrency)
 
     @group.command("list")
     def list_instances(project: Path = ProjectOption, output: Output = OutputOption) -> None:

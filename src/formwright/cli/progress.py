@@ -15,17 +15,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
-
-from formwright.cli.common import emit_json, err_console, error_entry, error_envelope
+from formwright.cli import common
 from formwright.engine.results import ProgressEvent
 from formwright.errors import EXIT_INTERRUPTED
+
+if TYPE_CHECKING:  # rich is imported when something is shown: a deploy with --output json never needs it
+    from rich.console import Console, Group
+    from rich.live import Live
 
 FINISHED = ("done", "failed", "skipped")
 IN_THE_CLOUD = ("planning", "creating", "updating", "deleting")
@@ -50,7 +48,7 @@ class Progress:
         """`enabled`: show progress (text mode; off for --output json). `interruptible`: Ctrl-C ends the
         program at once, listing the stacks still in progress in the cloud (for stack commands, whose
         every step the cloud finishes or the next run resumes); in JSON mode as the JSON error answer."""
-        self.console = console or err_console
+        self._console = console
         self.lines = {name: _Line() for name in names}
         self.enabled = enabled
         self.live_mode = enabled and self.console.is_terminal
@@ -60,8 +58,17 @@ class Progress:
         self._old_handler: Any = None
         self.interruptible = interruptible
 
+    @property
+    def console(self) -> Console:
+        """Where progress is shown (stderr's console unless given)."""
+        if self._console is None:
+            self._console = common.err_console
+        return self._console
+
     def __enter__(self) -> Progress:
         if self.live_mode:
+            from rich.live import Live
+
             self._live = Live(self, console=self.console, refresh_per_second=4, transient=True,
                               redirect_stdout=False, redirect_stderr=False)
             self._live.__enter__()
@@ -127,6 +134,11 @@ class Progress:
 
     def render(self, height: int) -> Group:
         """The header and as many stack rows as `height` lines allow (running and failed first)."""
+        from rich.console import Group
+        from rich.markup import escape
+        from rich.table import Table
+        from rich.text import Text
+
         now = time.monotonic()
         rows = {"running": [], "failed": [], "waiting": []}  # type: dict[str, list[tuple[str, _Line]]]
         finished = 0
@@ -177,6 +189,8 @@ class Progress:
 
     def _interrupted(self, _signum: int, _frame: object) -> None:
         """Stop now; say what goes on in the cloud without us."""
+        from rich.markup import escape
+
         if self._live is not None:
             self._live.stop()
         busy = self.in_the_cloud()
@@ -186,8 +200,9 @@ class Progress:
         hint = ("CloudFormation finishes these without formwright; watch them with "
                 "`formwright events -s STACK --follow` or `formwright status`") if busy else None
         if not self.enabled:  # --output json: the answer on stdout is JSON, this one too
-            emit_json(error_envelope([error_entry(message, hint=hint)],
-                                     in_progress=[{"stack": n, "status": s} for n, s in busy]))
+            common.emit_json(common.error_envelope(
+                [common.error_entry(message, hint=hint)],
+                in_progress=[{"stack": n, "status": s} for n, s in busy]))
         else:
             self.console.print(escape(message), highlight=False)
             if hint:

@@ -37,9 +37,13 @@ def macro_mode(value: str | None) -> dict[str, Any]:
 def open_project(directory: Path | None, stacks: list[str] | None = None) -> Project:
     """Load the project of a `[DIR]` argument with --env/--var/--region/--profile, one stack per region
     of a `regions:` stack, and check the scopes and --stack names."""
+    from formwright.model.apart import check_apart
     from formwright.model.project import load_project
 
-    project = load_project(project_dir(directory), **project_flags.load_options())
+    folder = project_dir(directory)
+    options = project_flags.load_options()
+    project = load_project(folder, **options)
+    check_apart(project, lambda env: load_project(folder, **{**options, "environment": env}))
     if any(config.regions for config in project.stacks.values()):
         from formwright.cloud.session import default_region
         from formwright.model.regions import fan_out
@@ -87,6 +91,7 @@ def connect(project: Project, target_flag: str | None, only: list[str] | None = 
     if note:
         common.err_console.print(f"note: {note}", highlight=False)
     targets = Targets(target_flag)
+    targets.get(project.target).prefetch_account()
     for name in only or project.order():
         targets.get(project.stacks[name].target).check_account(f"stack '{name}'")
     return targets

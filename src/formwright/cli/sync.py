@@ -14,8 +14,8 @@ from rich.table import Table
 from formwright.cli.common import (
     Output,
     OutputOption,
-    ProfileOption,
-    RegionOption,
+    PlainProfileOption,
+    PlainRegionOption,
     TargetOption,
     console,
     emit_json,
@@ -24,8 +24,9 @@ from formwright.cli.common import (
     error_entry,
 )
 from formwright.errors import InputError
-from formwright.sync.objects import ObjectSet, StackObject, format_duration, load_objects
-from formwright.sync.status_store import UNKNOWN, Record, StatusStore
+from formwright.sync.durations import format_duration
+from formwright.sync.objects import ObjectSet, StackObject, load_objects
+from formwright.sync.status_store import UNKNOWN, Record, Status, StatusStore
 
 # the objects folder is an optional positional [DIR], as every project command's folder (issue #16)
 DirOption = typer.Argument(Path("."), metavar="DIR", show_default=False,
@@ -136,8 +137,8 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(4, "--workers", metavar="N", help="Objects reconciled at once."),
         state: Path | None = StateOption,
         target: str | None = TargetOption,
-        region: str | None = RegionOption,
-        profile: str | None = ProfileOption,
+        region: str | None = PlainRegionOption,
+        profile: str | None = PlainProfileOption,
         drift: bool = typer.Option(True, "--drift/--no-drift", help="Detect drift each interval."),
         requeue_dependency: str = typer.Option(
             "30s", "--requeue-dependency", metavar="DURATION",
@@ -155,7 +156,7 @@ def register(app: typer.Typer) -> None:
 (a daemon; state in <DIR>/.formwright/sync)."""
         from formwright.cloud.session import resolve_target
         from formwright.sync.daemon import Daemon
-        from formwright.sync.objects import parse_interval
+        from formwright.sync.durations import parse_interval
 
         try:
             dependency_requeue = parse_interval(requeue_dependency)
@@ -236,8 +237,8 @@ def register(app: typer.Typer) -> None:
     @sync.command("reconcile")
     def reconcile(name: str = typer.Argument(..., help="The object: name or namespace/name."),
                   directory: Path = DirOption, state: Path | None = StateOption,
-                  target: str | None = TargetOption, region: str | None = RegionOption,
-                  profile: str | None = ProfileOption,
+                  target: str | None = TargetOption, region: str | None = PlainRegionOption,
+                  profile: str | None = PlainProfileOption,
                   wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the result."),
                   timeout: float = typer.Option(600.0, "--timeout", metavar="SECONDS",
                                                 help="Seconds to wait at most."),
@@ -356,13 +357,14 @@ def _reconcile_locked(objects: ObjectSet, obj: StackObject, store: StatusStore, 
         raise InputError(f"'{obj.key}' is suspended", hint=f"`formwright sync resume {obj.name}` first")
     deadline = time.monotonic() + timeout
     force = True
+    def dependency(key: str) -> tuple[int, Status] | None:
+        found = store.get(key) if key in objects.stacks else None
+        return (found.generation, found.status) if found is not None else None
+
     while True:
-        records = store.all()
         outcome = reconciler.reconcile(obj, record.generation, record.status,
                                        repository=objects.sources.get(obj.source_key),
-                                       # reconcile() is done with ready_of before `records` is rebound
-                                       ready_of=lambda k: records[k].status if k in records else None,  # noqa: B023
-                                       force_fetch=force, requested_at=token)
+                                       ready_of=dependency, force_fetch=force, requested_at=token)
         force = False
         store.add_events(obj.key, outcome.events)
         outcome.status.next_run = None

@@ -19,7 +19,7 @@ import typer
 
 from formwright.cli.common import Output, console, emit_json, err_console, error_entry
 from formwright.cli.project import macro_mode
-from formwright.errors import EXIT_BAD_INPUT
+from formwright.errors import EXIT_BAD_INPUT, FormwrightError
 from formwright.template.lint_workers import LintWorkers
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     workers = LintWorkers().start() if lint_templates else None  # cfn-lint loads while the project does
     try:
         project = load_for_validation(directory, **project_flags.load_options())
+        environments = check_environments(project, directory)
         fan_out(project, project.region or "us-east-1")
         stacks = prepare_stacks(project, **macro_mode(macros))
         check_output_references(stacks, project)
@@ -81,6 +82,7 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     errors = [f for f in findings if f.level == "error"]
     if output is Output.json:
         emit_json({"ok": not errors, "project": project.name, "stacks": list(stacks), "valid": not errors,
+                   "environments_checked": environments,
                    "templates_linted": len(jobs),
                    "errors": [error_entry(f"{f.rule}: {f.message}", file=f.file, line=f.line)
                               for f in errors],
@@ -90,8 +92,40 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
             print(str(finding), file=sys.stderr if finding.level == "error" else sys.stdout)
         console.print(f"{project.name}: {len(stacks)} stacks, {len(jobs)} distinct templates linted, "
                       f"{len(errors)} errors, {len(findings) - len(errors)} warnings", highlight=False)
+        if environments:
+            console.print(f"environments loaded and checked: {', '.join(environments)} (lint one with --env)",
+                          highlight=False)
     if errors:
         raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def check_environments(project: Any, directory: Path) -> list[str]:
+    """Environments kept apart (model.apart) and, without --env, each environment's overlay loaded too (keys,
+    targets, references, regions), so that a mistake in environments/prod.yaml fails the CI gate, not
+    `deploy --env prod`. The names of the environments loaded besides the project's own."""
+    from formwright.cli.common import project_flags
+    from formwright.lifecycle.manifest import load_for_validation
+    from formwright.model.apart import check_apart
+    from formwright.model.environments import environment_names
+    from formwright.model.regions import fan_out
+
+    def load(environment: str | None) -> Any:
+        return load_for_validation(directory, **{**project_flags.load_options(), "environment": environment})
+
+    check_apart(project, load)
+    if project.environment:
+        return []
+    names = environment_names(project.raw, project.directory)
+    for name in names:
+        try:
+            overlaid = load(name)
+            fan_out(overlaid, overlaid.region or "us-east-1")
+            check_apart(overlaid, load)
+        except FormwrightError as err:
+            err.message = f"environment '{name}': {err.message}"
+            err.args = (err.message,)
+            raise
+    return names
 
 
 def lint_job(stack: Stack, body: str) -> LintJob:

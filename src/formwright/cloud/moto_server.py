@@ -108,6 +108,17 @@ def patch_moto() -> None:
 
     models.CloudFormationBackend.execute_change_set = execute_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
+    original_describe = models.CloudFormationBackend.describe_change_set
+
+    def describe_change_set(self: Any, change_set_name: str) -> Any:
+        known = change_set_name in self.change_sets or any(
+            c.change_set_name == change_set_name for c in self.change_sets.values())
+        if not known:
+            raise api.change_set_not_found(change_set_name)
+        return original_describe(self, change_set_name)
+
+    models.CloudFormationBackend.describe_change_set = describe_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
     def delete_stack(self: Any, name_or_stack_id: str) -> None:
         api.delete(self, name_or_stack_id)
 
@@ -139,10 +150,15 @@ def patch_moto() -> None:
 
     models.Stack.update = update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    for action in ("create_change_set", "create_stack", "update_stack"):
-        setattr(responses.CloudFormationResponse, action, _with_capabilities(
+    for action in ("create_change_set", "create_stack", "update_stack", "execute_change_set", "delete_stack"):
+        setattr(responses.CloudFormationResponse, action, _with_request(
             getattr(responses.CloudFormationResponse, action), action == "create_change_set"))
     _patch_stack_views(models)
+    _patch_resource_status(responses)
+    _patch_generated_names()
+    # a nested stack's PhysicalResourceId (and Ref) is its stack id, not its name
+    # (AWS::CloudFormation::Stack, "Return values"); top-level stacks are never a resource
+    models.Stack.physical_resource_id = property(lambda self: self.stack_id)  # type: ignore[method-assign,assignment]
     _patch_drift(responses)
 
     def list_imports(self: Any) -> ActionResult:
@@ -242,20 +258,73 @@ def _patch_drift(responses: Any) -> None:
         setattr(responses.CloudFormationResponse, handler.__name__, handler)
 
 
-def _with_capabilities(handler: Any, change_set: bool) -> Any:
-    """A response handler that hands the request's Capabilities to the emulator (moto's backend
-    signatures do not carry them)."""
+# types whose names CloudFormation generates in lower case (their services refuse capitals); moto
+# lowercases S3 bucket names only, and an ECR repository without RepositoryName failed to create
+LOWERCASE_NAMES = {"AWS::ECR::Repository"}
+
+
+def _patch_generated_names() -> None:
+    """Generated names of LOWERCASE_NAMES types in lower case."""
+    from moto.cloudformation import parsing
+
+    generate = parsing.generate_resource_name
+
+    def generate_resource_name(resource_type: str, stack_name: str, logical_id: str) -> str:
+        name = generate(resource_type, stack_name, logical_id)
+        return name.lower() if resource_type in LOWERCASE_NAMES else name
+
+    parsing.generate_resource_name = generate_resource_name
+
+
+def _patch_resource_status(responses: Any) -> None:
+    """DescribeStackResource(s) and ListStackResources give each resource's own status (moto gives the
+    stack's, or CREATE_COMPLETE always)."""
+    from formwright.cloud.emulator import api
+
+    dto_init = responses.StackResourceDTO.__init__
+
+    def init(self: Any, stack: Any, resource: Any) -> None:
+        dto_init(self, stack, resource)
+        self.resource_status = api.resource_status(stack, self.logical_resource_id)
+
+    responses.StackResourceDTO.__init__ = init
+    list_resources = responses.CloudFormationResponse.list_stack_resources
+
+    def list_stack_resources(self: Any) -> Any:
+        answer = list_resources(self)
+        stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        for summary in answer.result["StackResourceSummaries"]:
+            summary["ResourceStatus"] = api.resource_status(stack, summary["LogicalResourceId"])
+        return answer
+
+    responses.CloudFormationResponse.list_stack_resources = list_stack_resources
+
+
+def _with_request(handler: Any, change_set: bool) -> Any:
+    """A response handler that hands the request's Capabilities, whether it gave Tags, and its
+    ClientRequestToken (which the operation's stack events carry, as CloudFormation's do) to the emulator:
+    moto's backend signatures carry none of them."""
     from formwright.cloud.emulator import api
 
     def handle(self: Any) -> Any:
         api.request.capabilities = self._get_param("Capabilities") or []
         api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
+        api.request.token = self._get_param("ClientRequestToken")
+        api.request.change_set = change_set
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
+            if self._get_param("ChangeSetType") is None:
+                # "By default, CloudFormation specifies UPDATE" (CreateChangeSet, ChangeSetType); moto's
+                # default is CREATE, which the emulator would refuse for a stack that exists
+                if getattr(self, "automated_parameter_parsing", False):
+                    self.params["ChangeSetType"] = "UPDATE"
+                else:
+                    self.querystring["ChangeSetType"] = ["UPDATE"]
         try:
             return handler(self)
         finally:
-            api.request.capabilities = api.request.tags_given = None
+            api.request.capabilities = api.request.tags_given = api.request.token = None
+            api.request.change_set = False
 
     return handle
 

@@ -1,4 +1,4 @@
-"""boto3 sessions and clients for the chosen target: the local cloud or AWS.
+"""botocore sessions and clients for the chosen target: the local cloud or AWS.
 
 `--target local|aws` (or `FORMWRIGHT_TARGET`) picks the target; local is the default. AWS is
 reached through ordinary boto3 configuration (profiles, AWS_REGION, AWS_ENDPOINT_URL); the local
@@ -11,6 +11,7 @@ the calls land, as moto keeps accounts apart by it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -18,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
 import botocore.session
 from botocore.config import Config
 from botocore.credentials import (
@@ -54,30 +54,41 @@ class Target:
     mfa_serial: str | None = None
     session_duration: int | None = None  # seconds of the role session (STS's default: 3600)
     pinned_account: str | None = None  # the account the project names: checked before any write
+    _core: Any = field(default=None, repr=False)
     _session: Any = field(default=None, repr=False)
     _clients: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _account: str | None = field(default=None, repr=False)
+    _account_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def session(self) -> boto3.session.Session:
-        """The boto3 session for this target (dummy credentials on the local cloud)."""
+    def core(self) -> botocore.session.Session:
+        """The botocore session for this target (dummy credentials on the local cloud). botocore, not
+        boto3: importing boto3 costs ~0.1 s more (s3transfer) for nothing the engine uses."""
+        if self._core is None:
+            base = self._base_core()
+            self._core = self._assume(base) if self.role_arn else base
+        return self._core
+
+    def session(self) -> Any:
+        """A boto3 session over `core`, for callers that want boto3's API (boto3 imported then)."""
         if self._session is None:
-            base = self._base_session()
-            self._session = self._assume(base) if self.role_arn else base
+            import boto3
+
+            self._session = boto3.session.Session(botocore_session=self.core(), region_name=self.region)
         return self._session
 
-    def _base_session(self) -> boto3.session.Session:
-        dummy = {"aws_access_key_id": "formwright-local", "aws_secret_access_key": "formwright-local"}
+    def _base_core(self) -> botocore.session.Session:
+        core = botocore.session.Session(profile=self.profile)
         try:
-            return boto3.session.Session(profile_name=self.profile, region_name=self.region,
-                                         **(dummy if self.kind == "local" else {}))
+            core.get_scoped_config()  # a missing profile (here or in AWS_PROFILE) is refused now, as by boto3
         except ProfileNotFound as err:
-            name = self.profile or err.kwargs.get("profile")  # AWS_PROFILE names it when the project does not
-            raise InputError(f"AWS profile '{name}' not found",
-                             hint=f"add it to ~/.aws/config (aws configure --profile {name}), "
-                                  "or fix `profile:`, --profile or AWS_PROFILE") from None
+            raise missing_profile(self.profile, err) from None
+        if self.kind == "local":
+            core.set_credentials("formwright-local", "formwright-local")
+        core.set_config_variable("region", self.region)
+        return core
 
-    def _assume(self, base: boto3.session.Session) -> boto3.session.Session:
+    def _assume(self, base: botocore.session.Session) -> botocore.session.Session:
         """A session whose credentials are the role's, assumed again before they expire."""
         source = base.get_credentials()
         if source is None:
@@ -85,14 +96,16 @@ class Target:
                              hint="configure a profile or AWS_ACCESS_KEY_ID for the caller")
 
         def make_sts(**credentials: Any) -> Any:
-            return base.client("sts", endpoint_url=self.endpoint, region_name=self.region, **credentials)
+            return base.create_client("sts", endpoint_url=self.endpoint, region_name=self.region,
+                                      **credentials)
 
         creds = assume_role(make_sts, source, self.role_arn or "", external_id=self.external_id,
                             session_name=self.session_name, mfa_serial=self.mfa_serial,
                             duration=self.session_duration)
         core = botocore.session.Session()
         core.register_component("credential_provider", CredentialResolver([_Fixed(creds)]))
-        return boto3.session.Session(botocore_session=core, region_name=self.region)
+        core.set_config_variable("region", self.region)
+        return core
 
     def where(self) -> str:
         """`account/region` of this target, for plans and messages."""
@@ -121,16 +134,47 @@ class Target:
                     connect_timeout=5,
                     read_timeout=60,
                 )
-                existing = self.session().client(service, endpoint_url=self.endpoint, config=config)
+                existing = self.core().create_client(service, region_name=self.region,
+                                                     endpoint_url=self.endpoint, config=config)
                 remember_http_status(existing)
                 self._clients[(service, max_attempts)] = existing
             return existing
 
     def account_id(self) -> str:
         """The account id of the caller (moto's fixed account on the local cloud), asked once."""
-        if self._account is None:
-            self._account = str(self.client("sts").get_caller_identity()["Account"])
-        return self._account
+        with self._account_lock:
+            if self._account is None:
+                self._account = str(self.client("sts").get_caller_identity()["Account"])
+            return self._account
+
+    def prefetch_account(self) -> None:
+        """Ask STS for the account id in the background (a round trip, and on AWS a TLS handshake)
+        while the caller goes on to load and prepare; `account_id` waits for it, and raises what it
+        met itself."""
+        def ask() -> None:
+            with contextlib.suppress(Exception):  # asked again, and reported, by whoever needs it
+                self.account_id()
+
+        threading.Thread(target=ask, name="account-id", daemon=True).start()
+
+
+class LazyClient:
+    """A boto3 client made on first use by `make()` (thread-safe): making one costs ~0.05 s (its
+    service model loaded and checked), which a command that may never call it should not pay up front."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        client = self._client
+        if client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._make()
+                client = self._client
+        return getattr(client, name)
 
 
 def assume_role(make_sts: Callable[..., Any], source: Credentials, role_arn: str, *,
@@ -162,7 +206,9 @@ def assume_role(make_sts: Callable[..., Any], source: Credentials, role_arn: str
         except BotoCoreError as err:
             reason = str(err).replace("\n", " ")
         raise InputError(f"cannot assume role {role_arn}: {reason}",
-                         hint="check the role's trust policy, external_id and your credentials' permissions")
+                         hint="check the role's trust policy, external_id and your credentials' permissions; "
+                              "`role_arn` is the role formwright assumes (sceptre's sceptre_role), "
+                              "CloudFormation's own service role is `service_role`")
 
     # the first assume now, so that a role that cannot be assumed is refused before any write
     return RefreshableCredentials.create_from_metadata(fetch(), fetch, "assume-role")
@@ -197,9 +243,17 @@ def default_region(profile: str | None = None) -> str:
     if region:
         return region
     try:
-        return boto3.session.Session(profile_name=profile).region_name or DEFAULT_REGION
-    except ProfileNotFound:
-        return DEFAULT_REGION  # the session itself reports the missing profile, once, when it is used
+        return botocore.session.Session(profile=profile).get_config_variable("region") or DEFAULT_REGION
+    except ProfileNotFound as err:  # never a default region for a profile that is not there
+        raise missing_profile(profile, err) from None
+
+
+def missing_profile(profile: str | None, err: ProfileNotFound) -> InputError:
+    """The error for a profile that is not configured (named by the project, --profile or AWS_PROFILE)."""
+    name = profile or err.kwargs.get("profile")  # AWS_PROFILE names it when the project does not
+    return InputError(f"AWS profile '{name}' not found",
+                      hint=f"add it to ~/.aws/config (aws configure --profile {name}), "
+                           "or fix `profile:`, --profile or AWS_PROFILE")
 
 
 def region_note(chosen: str, flag: str | None, whose: str = "the project's region") -> str | None:
@@ -243,7 +297,7 @@ class Targets:
     def __init__(self, kind: str | None) -> None:
         self.kind = target_kind(kind)
         self._made: dict[tuple, Target] = {}
-        self._regions: dict[str | None, str] = {}  # profile -> default region (a boto3 Session costs ~70 ms)
+        self._regions: dict[str | None, str] = {}  # profile -> default region (a session costs ~70 ms)
         self._lock = threading.Lock()
 
     def get(self, spec: Any) -> Target:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import error_code, error_message, is_transient
-from formwright.engine.cadence import Cadence, Durations
+from formwright.engine.cadence import TOLERANCE, Cadence, Durations
 from formwright.engine.watch import StackReads, StackWatch
 from formwright.errors import CloudError
 
@@ -172,6 +172,17 @@ class CloudFormation:
             return None
         return StackInfo.from_api(stacks[0])
 
+    def describe_known(self, stack_name: str) -> tuple[StackInfo | None, bool]:
+        """The stack as the shared listing showed it at most `Cadence.listed_within` seconds ago (no
+        call), else as DescribeStacks by name shows it now; and whether it came from the listing. A stack
+        comes to its deploy when the stacks it takes outputs from are done, which a listing usually
+        has just seen: its own DescribeStacks would be one more call on the way to its change set."""
+        if self.watch is not None:
+            listed, info = self.watch.recent(stack_name, self.cadence.listed_within)
+            if listed:
+                return info, True
+        return self.describe(stack_name), False
+
     def poll(self, read: Callable[[], T], done: Callable[[T], bool], *, what: str,
              timeout: float | None = None, minimum: float | None = None,
              pause: Callable[[float | None, float], None] | None = None) -> T:
@@ -248,18 +259,9 @@ class CloudFormation:
         """Poll until the stack is no longer *_IN_PROGRESS (CloudFormation ends every operation; a
         `timeout` in seconds gives up earlier); None when it is gone."""
         reads, read = self._stack_reads(stack_name, timeout, on_poll)
-        with self._waiting():
+        with reads:
             return self.poll(read, lambda info: info is None or not info.in_progress,
                              what=f"waiting for {stack_name}", timeout=timeout, pause=reads.pause)
-
-    @contextmanager
-    def _waiting(self) -> Iterator[None]:
-        """Count a stack wait towards the shared listing (engine/watch.py) while it lasts."""
-        if self.watch is None:
-            yield
-            return
-        with self.watch.waiting():
-            yield
 
     def create_change_set(self, **kwargs: Any) -> str:
         """Create a change set; return its id."""
@@ -268,11 +270,11 @@ class CloudFormation:
     def wait_change_set(self, change_set_id: str, timeout: float = 1800.0) -> dict[str, Any]:
         """Poll until the change set is CREATE_COMPLETE or FAILED; return its full description.
 
-        The first read comes at `Cadence.lead` of the time earlier change sets took (`Durations`), the
-        next ones from `Cadence.quick` seconds apart, growing: the end is seen soon, with few reads."""
+        Reads come at the cadence from `Cadence.quick` seconds on; once the target's change sets were
+        seen to end (`Durations`, asked again before every read: change sets made together learn
+        from the first of them to end), the wait sleeps to the start of their `Cadence.window` and
+        reads `Cadence.near` seconds apart in it: the end is seen soon, with few reads."""
         began = time.monotonic()
-        # (the synchronous local cloud, read at once, has nothing to sleep through)
-        head = self.cadence.lead * self.change_sets.expected() if self.cadence.first else 0.0
         asked = {"going": 0.0, "last": 0.0}  # seconds into the wait: the latest read finding it going
 
         def read() -> dict[str, Any]:
@@ -283,12 +285,15 @@ class CloudFormation:
             return desc
 
         def pause(waited: float | None, limit: float) -> None:
-            if waited is None:
-                wanted = head or min(self.cadence.first, self.cadence.quick)
+            if waited is None and not self.cadence.first:
+                return  # the synchronous local cloud: read at once
+            expected, earliest = self.change_sets.expectation()
+            start, _ = self.cadence.window(expected, earliest)
+            if expected and start - (waited or 0.0) > TOLERANCE:  # a target's change sets take much the
+                wanted = start - (waited or 0.0)  # same time: sleep through to where earlier ones ended
             else:
-                wanted = self.cadence.delay(max(0.0, waited - head), self.cadence.quick)
-            if wanted:
-                self.sleep(min(wanted, limit))
+                wanted = self.cadence.expecting(waited or 0.0, expected, earliest, self.cadence.quick)
+            self.sleep(min(wanted, limit))
 
         desc = self.poll(read, lambda desc: desc["Status"] in ("CREATE_COMPLETE", "FAILED", "DELETE_COMPLETE",
                                                                "DELETE_FAILED"),
@@ -354,7 +359,7 @@ class CloudFormation:
             return False
 
         name = stack_id.split("/")[-2] if stack_id.count("/") >= 2 else stack_id  # …:stack/<name>/<id>
-        with self._waiting():
+        with reads:
             final = self.poll(read, done, what=f"waiting for {name}", timeout=timeout, pause=reads.pause)
         reads.record()
         return final
@@ -469,10 +474,16 @@ def is_no_change(description: dict[str, Any]) -> bool:
 
 
 def failure_reasons(events: list[dict]) -> list[str]:
-    """`Logical: reason` for every failed resource event, oldest first."""
+    """`Logical: reason` for every failed resource event, oldest first, and the stack's own reason for
+    rolling back where no resource failed for it (an export in use, a duplicate export name: CloudFormation
+    gives those on the stack's ROLLBACK_IN_PROGRESS / UPDATE_ROLLBACK_IN_PROGRESS event only)."""
     reasons = []
     for event in reversed(events):
         status = event.get("ResourceStatus", "")
-        if status.endswith("_FAILED") and event.get("ResourceStatusReason"):
-            reasons.append(f"{event.get('LogicalResourceId')}: {event['ResourceStatusReason']}")
+        reason = event.get("ResourceStatusReason")
+        stack_rollback = (status in ("ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_IN_PROGRESS")
+                          and event.get("ResourceType") == "AWS::CloudFormation::Stack"
+                          and not str(reason).startswith("The following resource(s) failed"))
+        if reason and (status.endswith("_FAILED") or stack_rollback):
+            reasons.append(f"{event.get('LogicalResourceId')}: {reason}")
     return reasons

@@ -10,6 +10,7 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
@@ -48,11 +49,17 @@ def target_key(target: Any) -> str:
 
 
 def poll_client(target: Any) -> Any:
-    """The CloudFormation client for reads inside waits: no botocore retries, the wait loop retries."""
-    try:
-        return target.client("cloudformation", max_attempts=1)
-    except TypeError:  # a target whose client() takes no options (tests' stand-ins)
-        return target.client("cloudformation")
+    """The CloudFormation client for reads inside waits: no botocore retries, the wait loop retries.
+    Made on the first read (the first wait comes after a CreateChangeSet: not on the way to it)."""
+    from formwright.cloud.session import LazyClient
+
+    def make() -> Any:
+        try:
+            return target.client("cloudformation", max_attempts=1)
+        except TypeError:  # a target whose client() takes no options (tests' stand-ins)
+            return target.client("cloudformation")
+
+    return LazyClient(make)
 
 
 def cache_key(project: Project, target: Any) -> str:
@@ -83,6 +90,7 @@ class StackGroup:
         self.progress = progress
         self.counter = counter or CallCounter()
         self._runners: dict[int, StackRunner] = {}
+        self._runners_lock = threading.Lock()
         self.targets = targets  # a cloud.session.Targets for stacks outside the selection (references)
         check_output_references(stacks, project)
         self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
@@ -111,18 +119,21 @@ class StackGroup:
         return self.runner.cache
 
     def runner_of(self, target: Any) -> StackRunner:
-        """The runner (CloudFormation client, applied cache) of one target, made once."""
-        runner = self._runners.get(id(target))
-        if runner is None:
-            # the local cloud finishes every operation synchronously: read at once there, and one stack
-            # at a time; on AWS nothing is done at once, and stacks waited on together share a listing
-            local = target.kind == "local"
-            cadence = Cadence(first=0.0 if local else Cadence.minimum)
-            cfn = CloudFormation(target.client("cloudformation"), self.counter,
-                                 poll_client=poll_client(target), cadence=cadence, shared_reads=not local)
-            cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
-            runner = StackRunner(self.project, target, cfn, cache, self.progress)
-            self._runners[id(target)] = runner
+        """The runner (CloudFormation client, applied cache) of one target, made once (stacks' threads
+        share it: one listing, one record of how long operations took, per target)."""
+        with self._runners_lock:
+            return self._runners.get(id(target)) or self._make_runner(target)
+
+    def _make_runner(self, target: Any) -> StackRunner:
+        # the local cloud finishes every operation synchronously: read at once there, and one stack
+        # at a time; on AWS nothing is done at once, and stacks waited on together share a listing
+        local = target.kind == "local"
+        cadence = Cadence(first=0.0 if local else Cadence.minimum)
+        cfn = CloudFormation(target.client("cloudformation"), self.counter,
+                             poll_client=poll_client(target), cadence=cadence, shared_reads=not local)
+        cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
+        runner = StackRunner(self.project, target, cfn, cache, self.progress)
+        self._runners[id(target)] = runner
         return runner
 
     def runner_for(self, stack: Stack) -> StackRunner:
@@ -163,6 +174,8 @@ class StackGroup:
         for name, before in graph.items():
             for b in before:
                 dependents[b].add(name)
+        for name in graph:  # each target's runner made before the stacks' threads need it at once
+            self.runner_for(self.stacks[name])
         results: dict[str, StackResult] = {}
         doomed: dict[str, str] = {}  # stack -> the failed stack it waited for
         running: dict[Future, str] = {}

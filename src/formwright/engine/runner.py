@@ -19,7 +19,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud import local
-from formwright.cloud.errors import translate
+from formwright.cloud.errors import error_code, error_message, translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
 from formwright.engine.cfn import (
     NO_CHANGES,
@@ -31,15 +31,15 @@ from formwright.engine.cfn import (
     is_no_change,
 )
 from formwright.engine.results import (
-    MASK,
     ProgressCallback,
     ProgressEvent,
     ResourceChange,
     StackPlan,
     StackResult,
-    ValueChange,
 )
 from formwright.engine.stack import UNKNOWN, Stack, managed_bucket_name
+from formwright.engine.values import masked_outputs, unconfirmed, value_changes
+from formwright.engine.watch import OperationPolls
 from formwright.errors import CloudError, FormwrightError
 from formwright.model import OutputRef
 from formwright.model.project import Project
@@ -348,11 +348,18 @@ class StackRunner:
     def _deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], force: bool,
                 request_token: str | None = None) -> StackResult:
         prep = self.prepare(stack, outputs)
-        info = self.cfn.describe(stack.stack_name)
+        info, listed = self.cfn.describe_known(stack.stack_name)
         if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
             return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
         info, note = self.settle(stack, info)
-        plan, change_set_id, stack_id = self.change_set(stack, info, prep)
+        try:
+            plan, change_set_id, stack_id = self.change_set(stack, info, prep)
+        except ClientError as err:
+            if not listed or not outdated_by(err):
+                raise
+            # made, deleted or busy out of band since the listing: as its own DescribeStacks says now
+            info, note = self.settle(stack, self.cfn.describe(stack.stack_name))
+            plan, change_set_id, stack_id = self.change_set(stack, info, prep)
         plan.note = note
         if change_set_id is None:
             assert info is not None
@@ -369,7 +376,7 @@ class StackRunner:
             extra["DisableRollback"] = True  # a CREATE change set carries OnStackFailure instead
         self.cache.forget(stack.name)  # a crash from here on must not leave the old hash looking applied
         self.cfn.call("execute_change_set", ChangeSetName=change_set_id, ClientRequestToken=token, **extra)
-        polls = _Polls(self, stack, phase, token)
+        polls = OperationPolls(self.cfn, stack.name, phase, token, self.progress)
         final = self.cfn.wait_operation(stack_id, info, change_set_id=change_set_id, on_poll=polls)
         if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
@@ -439,7 +446,8 @@ class StackRunner:
             token = f"{base[:120]}-{attempt}"
             self.cfn.call("delete_stack", StackName=info.stack_id, ClientRequestToken=token, **role(stack))
             final = self.cfn.wait_operation(info.stack_id, info,
-                                            on_poll=_Polls(self, stack, "deleting", token))
+                                            on_poll=OperationPolls(self.cfn, stack.name, "deleting", token,
+                                                                   self.progress))
             if final is None or final.status == "DELETE_COMPLETE":
                 self.cache.forget(stack.name)
                 return StackResult(stack.name, stack.stack_name, "deleted", "DELETE_COMPLETE")
@@ -464,30 +472,13 @@ class StackRunner:
         self._say(stack, phase, info.status if info else "DELETE_COMPLETE", "")
 
 
-class _Polls:
-    """The progress of one operation's wait: the status on every poll, the latest resource event of
-    this operation (by its token) only on every `events_every`-th poll while it is in progress, and
-    `events_interval` seconds after the wait began or the last events read at the soonest."""
-
-    def __init__(self, runner: StackRunner, stack: Stack, phase: str, token: str) -> None:
-        self.runner, self.stack, self.phase, self.token = runner, stack, phase, token
-        self.count = 0
-        self.message = ""
-        self.events_read = time.monotonic()
-
-    def __call__(self, info: StackInfo | None) -> None:
-        self.count += 1
-        cfn = self.runner.cfn
-        due = time.monotonic() - self.events_read >= cfn.cadence.events_interval
-        if info is not None and info.in_progress and self.count % cfn.cadence.events_every == 0 and due:
-            self.events_read = time.monotonic()
-            try:
-                events = cfn.operation_events(info.stack_id, self.token, polling=True, limit_pages=1)
-            except Exception:  # noqa: BLE001 - progress only: a failed read must not end the wait
-                events = []
-            if events:
-                self.message = f"{events[0].get('LogicalResourceId')} {events[0].get('ResourceStatus')}"
-        self.runner._say(self.stack, self.phase, info.status if info else "DELETE_COMPLETE", self.message)
+def outdated_by(err: ClientError) -> bool:
+    """True when CreateChangeSet refused because the stack is not as a listing showed it: created
+    since ("already exists and cannot be created again"), gone ("does not exist"), or in an operation
+    ("… state and can not be updated")."""
+    message = error_message(err)
+    return error_code(err) in ("ValidationError", "AlreadyExistsException") and any(
+        text in message for text in ("already exists", "does not exist", "can not be updated"))
 
 
 def role(stack: Stack) -> dict[str, str]:
@@ -507,44 +498,6 @@ def _stamp(info: StackInfo) -> str:
     return info.updated.isoformat() if info.updated else ""
 
 
-def unconfirmed(tags: dict[str, str], info: StackInfo, prep: Prepared) -> str | None:
-    """What the stack's description contradicts of the parameters and tags just applied, or None."""
-    for key, value in sorted(prep.effective_parameters().items()):
-        got = info.parameters.get(key)
-        if key not in prep.secrets and got != "****" and str(got).lower() != value.lower():
-            return f"parameter {key} is {got!r}, not {value!r}"
-    for key, value in sorted(tags.items()):
-        if info.tags.get(key) != value:
-            return f"tag {key} is {info.tags.get(key)!r}, not {value!r}"
-    return None
-
-
 def resource_change(change: dict[str, Any]) -> ResourceChange:
     """A ResourceChange from one element of describe_change_set's Changes."""
     return ResourceChange.from_change_set(change)
-
-
-SECRET_MASK = "****"
-
-
-def masked_outputs(outputs: dict[str, str], secret_values: list[str]) -> dict[str, str]:
-    """Outputs with every value that holds a NoEcho parameter's value masked, for records on disk."""
-    return {key: SECRET_MASK if any(secret in value for secret in secret_values) else value
-            for key, value in outputs.items()}
-
-
-def value_changes(old: dict[str, str], new: dict[str, str], secrets: set[str]) -> list[ValueChange]:
-    """Added, changed and removed keys; secret values masked."""
-    changes = []
-    for key in sorted(set(old) | set(new)):
-        before, after = old.get(key), new.get(key)
-        if before == after and key not in secrets:
-            continue
-        if key in secrets:
-            if before is not None and after is not None:
-                continue  # NoEcho: the cloud shows ****, so a change cannot be seen; never print the value
-            before = MASK if before is not None else None
-            after = MASK if after is not None else None
-        changes.append(ValueChange(key, before, after))
-    return changes
-

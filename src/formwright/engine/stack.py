@@ -8,6 +8,7 @@ of resolved parameters and written to `.formwright/build/<stack>/`.
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 import threading
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import write_atomic
 from formwright.state.secrets import GeneratedSecrets
 from formwright.template import dump_json, load, plain
+
+log = logging.getLogger("formwright")
 
 UNKNOWN = "(known after apply)"
 
@@ -33,7 +36,7 @@ class Stack:
     build_dir: Path
     macros: Any = None  # a formwright.macros.MacroRegistry when the template uses macros
     remote_macros: bool = False  # leave expansion to CloudFormation (--macros remote)
-    s3_client: Any = None  # the target's S3, for AWS::Include from s3://
+    s3_client: Any = None  # S3 for AWS::Include from s3:// (None: the target's, made when needed)
     account_id: str = "123456789012"
     fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
     extra_capabilities: list[str] = field(default_factory=list)
@@ -111,7 +114,7 @@ class Stack:
             from formwright.macros import expand
 
             template = expand(self.original, registry=self.macros, parameter_values=parameters, region=region,
-                              account_id=self.account_id, s3_client=self.s3_client, file=self.source,
+                              account_id=self.account_id, s3_client=self._s3(), file=self.source,
                               base_dir=Path(self.source).parent)
         else:
             template = self.original
@@ -119,6 +122,13 @@ class Stack:
         with self._lock:
             self._processed[key] = (template, body)
         return template, body
+
+    def _s3(self) -> Any:
+        """S3 for the macros: the one given, else the target's (an S3 client costs ~0.1 s to make, so
+        only a stack whose macros run makes it)."""
+        if self.s3_client is None and self.target is not None:
+            self.s3_client = self.target.client("s3")
+        return self.s3_client
 
     def write_build(self, template: dict[str, Any]) -> Path:
         """Keep both stages in .formwright/build/<stack>/: original.<ext> and processed.json."""
@@ -161,7 +171,6 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             continue
         if targets is not None:
             target = targets.get(config.target)
-        s3_client = target.client("s3") if target is not None else None
         account_id = target.account_id() if target is not None else "123456789012"
         build_dir = project.build_dir / name
         fixed: dict[str, str] = {}
@@ -177,6 +186,8 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
                                      out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket,
                                      bucket_owner=account_id if target is not None else None)
             original, source = prepared.template, str(config.tosca)
+            for problem in prepared.warnings:  # as `transform tosca` prints them: never a silent success
+                log.warning("warning: %s", problem)
             fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
             fixed.update(secrets.stable(name, {k: fixed[k] for k in prepared.generated}))
         else:
@@ -190,7 +201,6 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             fixed_parameters=fixed,
             extra_capabilities=extra_caps,
             remote_macros=remote_macros,
-            s3_client=s3_client,
             account_id=account_id,
             target=target,
         )

@@ -1,11 +1,14 @@
-"""One DescribeStacks listing for every stack being waited on through one client.
+"""The reads of the engine's stack waits: one DescribeStacks listing for every stack being waited on
+through one client, each wait's own reads, and the progress an operation's wait shows.
 
 A DescribeStacks without a name returns every stack of the region (page by page). While more stacks
 wait than the listing has pages, one listing serves them all: it is read as often as the waits' own
 cadences would have read in sum (`pages / sum(1 / delay)`, never more often than every
 `Cadence.shared_minimum` seconds), so the read budget stays that of the waits while each of them sees
-a newer answer. Fewer waits than pages, or a stack the listing does not show (deleted, or not yet
-visible), are read by stack id as before. A failed listing (throttled, 5xx) is sat out by the waits
+a newer answer. Fewer waits than pages, a stack the listing does not show (deleted, or not yet
+visible), and a wait inside the window where the target's earlier operations of its kind ended
+(`Cadence.window`: there it reads often, and one small answer is sooner than a listing) are read by
+stack id. A failed listing (throttled, 5xx) is sat out by the waits
 up to PATIENCE in a row; after that they and the listings back off as failed reads do.
 """
 
@@ -13,10 +16,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from formwright.engine.cadence import TOLERANCE
+from formwright.engine.results import ProgressEvent
 
 if TYPE_CHECKING:
     from formwright.engine.cadence import Durations
@@ -44,6 +50,7 @@ class StackWatch:
         self.cfn = cfn
         self._cond = threading.Condition()
         self._waits: dict[int, float] = {}  # wait -> when it began (monotonic)
+        self._alone: set[int] = set()  # waits reading by stack id for now
         self._next_id = 0
         self._generation = 0  # listings completed
         self._started = 0.0  # when the latest one began
@@ -56,20 +63,35 @@ class StackWatch:
     @contextmanager
     def waiting(self) -> Iterator[int]:
         """Count one wait for as long as the block runs; yields its id."""
-        with self._cond:
-            self._next_id += 1
-            wait_id = self._next_id
-            self._waits[wait_id] = time.monotonic()
+        wait_id = self.join()
         try:
             yield wait_id
         finally:
-            with self._cond:
-                self._waits.pop(wait_id, None)
+            self.leave(wait_id)
+
+    def join(self) -> int:
+        """Count one more wait (until `leave`); return its id."""
+        with self._cond:
+            self._next_id += 1
+            self._waits[self._next_id] = time.monotonic()
+            return self._next_id
+
+    def leave(self, wait_id: int) -> None:
+        """The wait `wait_id` is over."""
+        with self._cond:
+            self._waits.pop(wait_id, None)
+            self._alone.discard(wait_id)
+
+    def read_alone(self, wait_id: int, alone: bool) -> None:
+        """Whether the wait `wait_id` reads by stack id for now: it neither counts towards the listing
+        being worth it nor hastens it."""
+        with self._cond:
+            (self._alone.add if alone else self._alone.discard)(wait_id)
 
     def shared(self) -> bool:
         """True while a listing is cheaper than one read per waiting stack."""
         with self._cond:
-            return len(self._waits) > self._pages
+            return len(self._waits) - len(self._alone) > self._pages
 
     def next_listing(self, after: int, since: float, until: float) -> Listing | None:
         """The first listing after listing number `after` that began at `since` or later (monotonic):
@@ -93,6 +115,15 @@ class StackWatch:
         with self._cond:
             return self._answer()
 
+    def recent(self, name: str, within: float) -> tuple[bool, StackInfo | None]:
+        """What the latest listing, if it began at most `within` seconds ago and succeeded, says of the
+        stack `name`: (True, it) or (True, None: not there); (False, None) without such a listing."""
+        with self._cond:
+            if not self._generation or self._error is not None or time.monotonic() - self._started > within:
+                return False, None
+            info = self._stacks.get(name)
+            return True, (info if info is not None and info.status != "DELETE_COMPLETE" else None)
+
     def _answer(self) -> Listing:
         return Listing(self._generation, self._started, self._stacks, self._error, self._failures)
 
@@ -111,7 +142,9 @@ class StackWatch:
                 pages += 1
                 for data in page.get("Stacks") or []:
                     info = StackInfo.from_api(data)
-                    stacks[info.stack_id] = stacks[info.name] = info  # active stacks' names are unique
+                    stacks[info.stack_id] = info
+                    if info.status != "DELETE_COMPLETE":  # an active stack's name is its own
+                        stacks[info.name] = info
                 if not page.get("NextToken"):
                     break
                 kwargs["NextToken"] = page["NextToken"]
@@ -132,7 +165,8 @@ class StackWatch:
         """Seconds between listings: the waits' summed read rate, paid in pages; after more than
         PATIENCE failed listings in a row, the backoff of a failed read as well."""
         cadence = self.cfn.cadence
-        rate = sum(1 / cadence.base(now - began) for began in self._waits.values())
+        rate = sum(1 / cadence.base(now - began) for wait, began in self._waits.items()
+                   if wait not in self._alone)
         interval = max(cadence.shared_minimum, self._pages / rate) if rate else cadence.shared_minimum
         if self._failures > PATIENCE:
             interval = max(interval, cadence.retry_delay(self._failures - PATIENCE))
@@ -142,27 +176,41 @@ class StackWatch:
 class StackReads:
     """The reads of one stack's wait: from the shared listing while it pays, else by stack id.
 
-    `pause` comes between reads (the wait loop's sleep); `read` blocks for the next listing in shared
-    mode, whose own schedule paces the wait. With `durations` (of operations like this one) a wait by
-    id reads most often near the time they took (`Cadence.expecting`), and `record` adds this one.
+    Used as a context manager around the wait, which it counts in the shared listing's waits. `pause`
+    comes between reads (the wait loop's sleep); `read` blocks for the next listing in shared mode,
+    whose own schedule paces the wait. With `durations` (of operations like this one) a wait reads by
+    id, often, inside the window where they ended (`Cadence.expecting`), and `record` adds this one.
     """
 
     def __init__(self, cfn: CloudFormation, stack_id: str, until: float,
                  durations: Durations | None = None) -> None:
         self.cfn, self.stack_id, self.until, self.durations = cfn, stack_id, until, durations
         self.watch = cfn.watch
+        self.wait_id: int | None = None
         self.seen = 0  # the latest listing this wait has read
         self.since = time.monotonic()  # listings begun before the wait tell nothing of it
         self.shared = self.watch is not None and self.watch.shared()
+        self.window_starts = until  # monotonic: where a shared read gives way to reads by id
         self.asked = {"going": 0.0, "last": 0.0}  # seconds into the wait: latest read finding it going
+
+    def __enter__(self) -> StackReads:
+        if self.watch is not None:
+            self.wait_id = self.watch.join()
+            self.shared = self.watch.shared()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.watch is not None and self.wait_id is not None:
+            self.watch.leave(self.wait_id)
+            self.wait_id = None
 
     def read(self) -> StackInfo | None:
         """The stack as the next listing shows it, or as DescribeStacks by id shows it."""
         info: StackInfo | None = None
         asked = time.monotonic()
         while self.shared and self.watch is not None:
-            listing = self.watch.next_listing(self.seen, self.since, self.until)
-            if listing is None:
+            listing = self.watch.next_listing(self.seen, self.since, min(self.until, self.window_starts))
+            if listing is None:  # the bound, or the window where a read by id is sooner
                 break
             self.seen = listing.generation
             if listing.error is not None:  # throttled, 5xx …: the next listing comes at its time;
@@ -182,14 +230,21 @@ class StackReads:
     def pause(self, waited: float | None, limit: float) -> None:
         """Sleep the cadence's delay (`waited` None: before the first read) ahead of a read by id;
         none ahead of a shared read, which waits for the listing's turn."""
-        self.shared = self.watch is not None and self.watch.shared()
+        cadence = self.cfn.cadence
+        expected, earliest = (self.durations.expectation() if self.durations is not None and cadence.first
+                              else (0.0, 0.0))  # (not on the synchronous local cloud)
+        start, end = cadence.window(expected, earliest)
+        inside = bool(expected) and start - TOLERANCE <= (waited or 0.0) < end
+        self.window_starts = self.since + start if expected and not inside else self.until
+        if self.watch is not None and self.wait_id is not None:
+            self.watch.read_alone(self.wait_id, inside)
+        self.shared = self.watch is not None and not inside and self.watch.shared()
         if self.shared:
             return
-        cadence = self.cfn.cadence
         if waited is None:
             wanted = cadence.first
-        elif self.durations is not None and cadence.first:  # (not on the synchronous local cloud)
-            wanted = cadence.expecting(waited, self.durations.expected())
+        elif expected:
+            wanted = cadence.expecting(waited, expected, earliest)
         else:
             wanted = cadence.delay(waited)
         if wanted:
@@ -199,3 +254,31 @@ class StackReads:
         """Add this wait's operation to `durations`."""
         if self.durations is not None:
             self.durations.add(self.asked["going"], self.asked["last"])
+
+
+class OperationPolls:
+    """The progress of one operation's wait: the status on every poll, the latest resource event of
+    this operation (by its token) only on every `events_every`-th poll while it is in progress, and
+    `events_interval` seconds after the wait began or the last events read at the soonest."""
+
+    def __init__(self, cfn: CloudFormation, stack: str, phase: str, token: str,
+                 progress: Callable[[ProgressEvent], None]) -> None:
+        self.cfn, self.stack, self.phase, self.token, self.progress = cfn, stack, phase, token, progress
+        self.count = 0
+        self.message = ""
+        self.events_read = time.monotonic()
+
+    def __call__(self, info: StackInfo | None) -> None:
+        self.count += 1
+        cfn = self.cfn
+        due = time.monotonic() - self.events_read >= cfn.cadence.events_interval
+        if info is not None and info.in_progress and self.count % cfn.cadence.events_every == 0 and due:
+            self.events_read = time.monotonic()
+            try:
+                events = cfn.operation_events(info.stack_id, self.token, polling=True, limit_pages=1)
+            except Exception:  # noqa: BLE001 - progress only: a failed read must not end the wait
+                events = []
+            if events:
+                self.message = f"{events[0].get('LogicalResourceId')} {events[0].get('ResourceStatus')}"
+        self.progress(ProgressEvent(self.stack, self.phase, info.status if info else "DELETE_COMPLETE",
+                                    self.message))

@@ -18,6 +18,7 @@ from formwright.errors import FormwrightError, InputError
 from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import check_regions, element_graph, elements_of, split_id
 from formwright.lifecycle.executor import Executor, drop_instance_state
+from formwright.lifecycle.homes import home_region, instance_environment
 from formwright.lifecycle.inputs import resolve_inputs
 from formwright.lifecycle.manifest import (
     LenientInputs,
@@ -26,12 +27,19 @@ from formwright.lifecycle.manifest import (
     check_secure_names,
     load_for_instance,
     parse_manifest,
-    stack_of,
 )
 from formwright.lifecycle.ownership import check_names_free, check_single_instance
 from formwright.lifecycle.package import install_package, is_package
-from formwright.lifecycle.sources import SecretStore, snapshot, source_hash
-from formwright.lifecycle.upgrade import NewElement, Planned, check_input_changes, plan_drift
+from formwright.lifecycle.sources import SecretStore, changed_since, snapshot
+from formwright.lifecycle.upgrade import (
+    NewElement,
+    Planned,
+    check_input_changes,
+    delete_plan,
+    plan_drift,
+    rollback_plan,
+    shared_plan,
+)
 from formwright.lifecycle.workspace import Workspace, refuse_stack_targets
 from formwright.model.project import Project, find_project_file
 from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
@@ -81,7 +89,7 @@ class Lifecycle:
     def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
                  progress: ProgressCallback = no_progress, max_concurrency: int = 1,
                  counter: CallCounter | None = None, region: str | None = None,
-                 profile: str | None = None) -> None:
+                 profile: str | None = None, environment: str | None = None) -> None:
         self.home = Path(home).resolve()
         self.state = self.home / ".formwright"
         self.journal: Journal = open_journal(self.state)
@@ -93,6 +101,7 @@ class Lifecycle:
         self.counter = counter or CallCounter()
         self.note: str | None = None
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
+        self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
 
     def close(self) -> None:
@@ -110,37 +119,14 @@ class Lifecycle:
         return self._target
 
     def _home(self, project: Project, name: str | None) -> str:
-        """The home region: --region or the project's, else where the instance's stacks already are (so an
-        update finds them whatever AWS_REGION says now), else AWS_REGION or the profile's region."""
-        from formwright.cloud.session import default_region, region_note
+        """The home region (`homes.home_region`); the note when the project's region won is kept."""
+        region, note = home_region(self.journal, project, name, self.flags["region"])
+        self.region_note = note or self.region_note
+        return region
 
-        recorded = self._recorded_home(name) if name else None
-        if project.region and recorded and project.region != recorded:
-            how = "--region" if self.flags["region"] else "the project's `region:`"
-            raise InputError(f"instance '{name}' has its stacks in {recorded}, not {project.region} ({how})",
-                             where=name, hint=f"use --region {recorded}: an instance does not move between "
-                                              "regions (create a new one there)")
-        if project.region:
-            self.region_note = region_note(project.region, self.flags["region"])
-            return project.region
-        if recorded:
-            self.region_note = region_note(recorded, None, f"the region of instance '{name}',")
-            return recorded
-        return default_region(project.target.profile)
-
-    def _recorded_home(self, name: str) -> str | None:
-        """The region the live instance's stacks that are not per region were deployed to, else the home
-        its last operation was started with (a create that has not finished), if any."""
-        inst = self.journal.instance(name)
-        if inst is None or inst.status == "deleted":
-            return None
-        current = self.journal.revision(name)
-        for element, record in (current.elements if current else {}).items():
-            if "@" not in element and record.get("region"):
-                return str(record["region"])
-        last = self.journal.last_operation(name)
-        home = last.params.get("home") if last is not None else None
-        return str(home) if home else None
+    def _environment(self, name: str) -> str | None:
+        """The instance's environment (`homes.instance_environment`)."""
+        return instance_environment(self.journal, name, self.environment)
 
     # ---- reading --------------------------------------------------------------------------------
     def instances(self) -> list[Instance]:
@@ -185,14 +171,15 @@ class Lifecycle:
             source, info = install_package(source, self.state)
             package = info.to_json()
         src = snapshot(source, self.state)
+        options = {**self.flags, "environment": self._environment(name)}
         try:
-            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **self.flags)
+            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **options)
             manifest = parse_manifest(rough)
             if any(d.secure for d in manifest.inputs.values()):
                 check_secure_names(src)
             inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
             project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version,
-                                        **self.flags)
+                                        **options)
             manifest = parse_manifest(project)
             refuse_stack_targets(project)
         except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
@@ -300,7 +287,8 @@ class Lifecycle:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
-        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}))
+        old_loaded = load_for_instance(Path(current.source), name, LenientInputs(previous, {}),
+                                       environment=self._environment(name))
         loaded = self._load(name, source, given, previous)
         check_input_changes(parse_manifest(old_loaded).inputs, loaded.manifest.inputs, loaded.manifest.file)
         home = self.target(loaded.project, name).region
@@ -366,31 +354,7 @@ class Lifecycle:
                              hint=f"revisions: 1..{current.number}")
         previous = self._previous_inputs(name, target)
         loaded = self._load(name, Path(target.source), {}, previous)
-        old = dict(current.elements)
-        touched: set[str] = set()
-        if failed is not None:
-            for step in failed.steps:
-                if step.phase != "main" or step.status == "planned" or step.action == "skip":
-                    continue
-                if step.action == "update":
-                    touched.add(step.element)
-                elif step.action in ("create", "replace") and old.get(step.element, {}).get("stack_name") != \
-                        step.stack_name:
-                    key = step.element if step.element not in old else f"{step.element}#{failed.id}"
-                    old[key] = {"kind": "created", "stack_name": step.stack_name, "hash": None, "deps": []}
-        new = [NewElement(e, rec["kind"], rec["stack_name"]) for e, rec in target.elements.items()]
-        graph = {e: list(rec.get("deps", [])) for e, rec in target.elements.items()}
-        main, cleanup = plan_drift(old, new, lambda e: target.elements[e]["hash"], graph, touched=touched)
-        shared = {e for e, r in target.elements.items() if r.get("shared")}
-        main, cleanup = shared_plan(main, cleanup, old, shared)
-        cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
-        # an element the upgrade created is removed in its turn of the reversed walk (PostUpgrade → delete
-        # → PreUpgrade); only the replacements of restored elements are left to the clean-up
-        created = [p for p in cleanup if p.element not in target.elements]
-        cleanup = [p for p in cleanup if p.element in target.elements]
-        main += created
-        for planned in created:
-            graph[planned.element] = [d for d in cleanup_graph.get(planned.element, []) if d in graph]
+        main, cleanup, graph, cleanup_graph = rollback_plan(current.elements, target.elements, failed)
         return self._start(
             name,
             "rollback",
@@ -417,24 +381,7 @@ class Lifecycle:
             raise InputError(f"instance '{name}' has nothing to delete", where=name)
         previous = self._previous_inputs(name, current) if current else self._retry_inputs(name, last)
         loaded = self._load(name, source, {}, previous)
-        targets: dict[str, str] = {}
-        graph: dict[str, list[str]] = {}
-        for element_id, rec in (current.elements if current else {}).items():
-            targets[element_id] = rec["stack_name"]
-            graph[element_id] = list(rec.get("deps", []))
-        for op in self.journal.operations(name):  # stacks a failed operation may have left behind
-            full = self.journal.operation(op.id)
-            for step in full.steps if full and full.status != "done" else []:
-                if step.phase == "main" and step.action in ("create", "replace") and step.status != "planned":
-                    key = (
-                        step.element
-                        if step.element not in targets or targets[step.element] == step.stack_name
-                        else f"{step.element}#{op.id}"
-                    )
-                    targets[key] = step.stack_name
-                    graph.setdefault(key, list(op.params.get("graph", {}).get(step.element, [])))
-        shared = {e for e, r in (current.elements if current else {}).items() if r.get("shared")}
-        main = [Planned(e, "unshare" if e in shared else "delete", n) for e, n in targets.items()]
+        main, graph = delete_plan(self.journal, name, current)
         return self._start(name, "delete", loaded, current.regions if current else [], main, [], graph, {})
 
     def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome:
@@ -534,7 +481,7 @@ class Lifecycle:
                   "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
                   "event": EVENTS.get(kind, ""), "home": self.target(loaded.project, name).region,
-                  **(extra or {})}
+                  "environment": loaded.project.environment, **(extra or {})}
         creating = [p for p in main if p.action in ("create", "replace", "share")]
         if creating:
             workspace = self._workspace(name, loaded)
@@ -589,24 +536,6 @@ class Lifecycle:
                        "; ".join(n for n in (self.region_note, self.note) if n) or None)
 
 
-
-def changed_since(op: Operation) -> str | None:
-    """A note when the folder an operation was started from changed since (retry runs the snapshot)."""
-    origin = op.params.get("origin")
-    if not origin:
-        return None
-    try:
-        root = find_project_file(Path(origin)).parent
-        now = source_hash(root)[:16]
-    except (FormwrightError, OSError):
-        return f"the project folder {origin} is gone; retry runs the version of the failed attempt"
-    if now == Path(op.params["source"]).name:
-        return None
-    return (f"the project at {origin} changed since the failed attempt: retry runs the version of that "
-            f"attempt; to apply the change, finish with retry (or rollback) and then "
-            f"`formwright instance upgrade {op.instance} --to {origin}`")
-
-
 def _secure_names(source: Path) -> set[str]:
     """The names of the secure inputs of the project at `source` (none when it cannot be read)."""
     try:
@@ -614,22 +543,3 @@ def _secure_names(source: Path) -> set[str]:
         return {n for n, d in parse_manifest(rough).inputs.items() if d.secure}
     except FormwrightError:
         return set()
-
-
-def shared_plan(main: list[Planned], cleanup: list[Planned], old: dict[str, dict[str, Any]],
-                shared: set[str]) -> tuple[list[Planned], list[Planned]]:
-    """A shared element is never updated or replaced by one instance: kept as it is when the instance
-    had it, joined when new to it, left (removed by the last sharer) when the new version drops it."""
-    def main_action(p: Planned) -> Planned:
-        if stack_of(p.element) not in shared and not old.get(p.element, {}).get("shared"):
-            return p
-        if p.action == "delete":
-            return Planned(p.element, "unshare", p.stack_name)
-        return Planned(p.element, "skip" if p.element in old else "share", old.get(p.element, {}).get(
-            "stack_name", p.stack_name))
-
-    kept = [main_action(p) for p in main]
-    left = [Planned(p.element, "unshare", p.stack_name) if old.get(p.element, {}).get("shared") else p
-            for p in cleanup if not (stack_of(p.element) in shared and p.element in {m.element for m in kept})
-            ]
-    return kept, left

@@ -19,8 +19,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from formwright.errors import InputError
+from formwright.errors import FormwrightError, InputError
 from formwright.model.project import PROJECT_FILE, find_project_file
+from formwright.state.journal import Operation
 from formwright.state.secrets import read_secret_json, write_secret_json
 
 IGNORED = {".formwright", ".git", "__pycache__", ".venv", ".pytest_cache"}
@@ -140,3 +141,20 @@ class SecretStore:
     def forget(self, instance: str) -> None:
         """Drop the instance's secrets (after it was deleted)."""
         self._path(instance).unlink(missing_ok=True)
+
+
+def changed_since(op: Operation) -> str | None:
+    """A note when the folder an operation was started from changed since (retry runs the snapshot)."""
+    origin = op.params.get("origin")
+    if not origin:
+        return None
+    try:
+        root = find_project_file(Path(origin)).parent
+        now = source_hash(root)[:16]
+    except (FormwrightError, OSError):
+        return f"the project folder {origin} is gone; retry runs the version of the failed attempt"
+    if now == Path(op.params["source"]).name:
+        return None
+    return (f"the project at {origin} changed since the failed attempt: retry runs the version of that "
+            f"attempt; to apply the change, finish with retry (or rollback) and then "
+            f"`formwright instance upgrade {op.instance} --to {origin}`")

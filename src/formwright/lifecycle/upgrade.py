@@ -4,7 +4,8 @@ Only in the new → create. Only in the old → delete, in a clean-up phase afte
 succeeded. In both and unchanged (processed template, parameters, tags) → skip, no events. In both
 and changed → update through a change set; an immutable stack is replaced instead: a new stack is
 created under a new name and the old one deleted in clean-up. The same planner serves update (new
-inputs), scope (new regions) and rollback (the target revision's recorded state).
+inputs), scope (new regions) and rollback (the target revision's recorded state); `delete_plan` lists what
+an instance's delete removes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from formwright.errors import InputError
-from formwright.lifecycle.manifest import InputDef
+from formwright.lifecycle.manifest import InputDef, stack_of
+from formwright.state.journal import Journal, Operation, Revision
 
 
 @dataclass
@@ -95,3 +97,80 @@ def check_input_changes(old: dict[str, InputDef], new: dict[str, InputDef], file
                 line=definition.line,
                 hint="add a new input instead of changing the type of one",
             )
+
+
+def shared_plan(main: list[Planned], cleanup: list[Planned], old: dict[str, dict[str, Any]],
+                shared: set[str]) -> tuple[list[Planned], list[Planned]]:
+    """A shared element is never updated or replaced by one instance: kept as it is when the instance
+    had it, joined when new to it, left (removed by the last sharer) when the new version drops it."""
+    def main_action(p: Planned) -> Planned:
+        if stack_of(p.element) not in shared and not old.get(p.element, {}).get("shared"):
+            return p
+        if p.action == "delete":
+            return Planned(p.element, "unshare", p.stack_name)
+        return Planned(p.element, "skip" if p.element in old else "share", old.get(p.element, {}).get(
+            "stack_name", p.stack_name))
+
+    kept = [main_action(p) for p in main]
+    left = [Planned(p.element, "unshare", p.stack_name) if old.get(p.element, {}).get("shared") else p
+            for p in cleanup if not (stack_of(p.element) in shared and p.element in {m.element for m in kept})
+            ]
+    return kept, left
+
+
+def rollback_plan(current: dict[str, dict[str, Any]], target: dict[str, dict[str, Any]],
+                  failed: Operation | None) -> tuple[list[Planned], list[Planned], dict[str, list[str]],
+                                                      dict[str, list[str]]]:
+    """The steps that bring the elements `current` back to the revision's `target` elements: main steps,
+    clean-up steps and both graphs. Stacks a `failed` operation created or updated count as drifted."""
+    old = dict(current)
+    touched: set[str] = set()
+    if failed is not None:
+        for step in failed.steps:
+            if step.phase != "main" or step.status == "planned" or step.action == "skip":
+                continue
+            if step.action == "update":
+                touched.add(step.element)
+            elif step.action in ("create", "replace") and old.get(step.element, {}).get("stack_name") != \
+                    step.stack_name:
+                key = step.element if step.element not in old else f"{step.element}#{failed.id}"
+                old[key] = {"kind": "created", "stack_name": step.stack_name, "hash": None, "deps": []}
+    new = [NewElement(e, rec["kind"], rec["stack_name"]) for e, rec in target.items()]
+    graph = {e: list(rec.get("deps", [])) for e, rec in target.items()}
+    main, cleanup = plan_drift(old, new, lambda e: target[e]["hash"], graph, touched=touched)
+    shared = {e for e, r in target.items() if r.get("shared")}
+    main, cleanup = shared_plan(main, cleanup, old, shared)
+    cleanup_graph = {e: list(rec.get("deps", [])) for e, rec in old.items()}
+    # an element the upgrade created is removed in its turn of the reversed walk (PostUpgrade → delete
+    # → PreUpgrade); only the replacements of restored elements are left to the clean-up
+    created = [p for p in cleanup if p.element not in target]
+    cleanup = [p for p in cleanup if p.element in target]
+    main += created
+    for planned in created:
+        graph[planned.element] = [d for d in cleanup_graph.get(planned.element, []) if d in graph]
+    return main, cleanup, graph, cleanup_graph
+
+
+def delete_plan(journal: Journal, name: str,
+                current: Revision | None) -> tuple[list[Planned], dict[str, list[str]]]:
+    """The delete steps of an instance and their graph: the current revision's stacks and those a failed
+    operation may have left behind (under `<element>#<operation id>` when the element has another)."""
+    targets: dict[str, str] = {}
+    graph: dict[str, list[str]] = {}
+    for element_id, rec in (current.elements if current else {}).items():
+        targets[element_id] = rec["stack_name"]
+        graph[element_id] = list(rec.get("deps", []))
+    for op in journal.operations(name):
+        full = journal.operation(op.id)
+        for step in full.steps if full and full.status != "done" else []:
+            if step.phase == "main" and step.action in ("create", "replace") and step.status != "planned":
+                key = (
+                    step.element
+                    if step.element not in targets or targets[step.element] == step.stack_name
+                    else f"{step.element}#{op.id}"
+                )
+                targets[key] = step.stack_name
+                graph.setdefault(key, list(op.params.get("graph", {}).get(step.element, [])))
+    shared = {e for e, r in (current.elements if current else {}).items() if r.get("shared")}
+    main = [Planned(e, "unshare" if e in shared else "delete", n) for e, n in targets.items()]
+    return main, graph

@@ -1,22 +1,26 @@
 """Environments and variables: one project, deployed as dev and prod.
 
 An environment is an overlay of the project file, written inline (`environments: {prod: {...}}`) or in
-`environments/<name>.yaml` next to formwright.yaml (the file wins where both set a key). Mappings merge
-key by key, anything else (lists, scalars) is replaced — as Helm merges a values file over another.
+`environments/<name>.yaml` (or `.yml`) next to formwright.yaml (the file wins where both set a key).
+Mappings merge key by key, anything else (lists, scalars) is replaced — as Helm merges values files.
 Variables for `{{ var.K }}` come from `vars:`, the environment's `vars:`, each `--var-file`, then each
 `--var K=V`, later ones winning.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
 from formwright.errors import InputError, ProjectError
+from formwright.model.references import OutputRef
 from formwright.template.document import Mapping
+from formwright.template.values import SourceLine
 
 ENVIRONMENTS_DIR = "environments"
+OVERLAY_SUFFIXES = (".yaml", ".yml")
 
 
 def environment_names(raw: Mapping, directory: Path) -> list[str]:
@@ -25,8 +29,19 @@ def environment_names(raw: Mapping, directory: Path) -> list[str]:
     names = set(inline) if isinstance(inline, dict) else set()
     folder = directory / ENVIRONMENTS_DIR
     if folder.is_dir():
-        names |= {p.stem for p in folder.glob("*.yaml")}
+        names |= {p.stem for suffix in OVERLAY_SUFFIXES for p in folder.glob(f"*{suffix}")}
     return sorted(names)
+
+
+def _overlay_file(name: str, directory: Path) -> Path | None:
+    """environments/NAME.yaml or NAME.yml (both: an error, as one would be silently ignored)."""
+    found = [sandbox.confine(directory / ENVIRONMENTS_DIR / f"{name}{suffix}", what=f"environment '{name}'",
+                             base=directory) for suffix in OVERLAY_SUFFIXES]
+    found = [path for path in found if path.is_file()]
+    if len(found) > 1:
+        raise ProjectError(f"environment '{name}' has two files, {found[0].name} and {found[1].name}",
+                           file=str(found[1]), hint="merge them into one")
+    return found[0] if found else None
 
 
 def overlay_of(raw: Mapping, name: str, directory: Path, file: str, load: Any) -> Mapping:
@@ -42,9 +57,8 @@ def overlay_of(raw: Mapping, name: str, directory: Path, file: str, load: Any) -
             raise ProjectError(f"environment '{name}' must be a mapping", file=file,
                                line=inline.line_of(name))
         overlay = body or Mapping()
-    path = sandbox.confine(directory / ENVIRONMENTS_DIR / f"{name}.yaml", what=f"environment '{name}'",
-                           base=directory)
-    if path.is_file():
+    path = _overlay_file(name, directory)
+    if path is not None:
         try:
             loaded = load(path.read_text(encoding="utf-8"), str(path))
         except UnicodeDecodeError as err:
@@ -65,14 +79,26 @@ def overlay_of(raw: Mapping, name: str, directory: Path, file: str, load: Any) -
 
 
 def _set_file(value: Any, file: str) -> None:
-    """Mark every mapping of an overlay file with that file (errors then name it)."""
+    """Mark every line of an overlay file with that file: merged into formwright.yaml, its values still
+    report errors at environments/<name>.yaml:LINE."""
     if isinstance(value, Mapping):
         value.file = file
-        for item in value.values():
-            _set_file(item, file)
+        if value.line is not None:
+            value.line = SourceLine(value.line, file)
+        value.key_lines = {key: SourceLine(line, file) for key, line in value.key_lines.items()}
+        for key, item in value.items():
+            if isinstance(item, OutputRef) and item.line is not None:
+                value[key] = replace(item, file=file, line=SourceLine(item.line, file))
+            else:
+                _set_file(item, file)
     elif isinstance(value, list):
-        for item in value:
-            _set_file(item, file)
+        if getattr(value, "line", None) is not None:
+            value.line = SourceLine(value.line, file)  # type: ignore[attr-defined]
+        for index, item in enumerate(value):
+            if isinstance(item, OutputRef) and item.line is not None:
+                value[index] = replace(item, file=file, line=SourceLine(item.line, file))
+            else:
+                _set_file(item, file)
 
 
 def merge(base: Any, overlay: Any) -> Any:

@@ -72,8 +72,27 @@ CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAN
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 
 
+# sceptre's stack and stack-group config keys (its docs, "Stack Config") and the key meaning the same here;
+# the nearest spelling would mislead (`iam_role` reads like `service_role`, but is the role sceptre assumes).
+# sceptre's own `role_arn` (renamed `cloudformation_service_role` in sceptre 4) is `service_role` here.
+SCEPTRE_KEYS = {
+    "iam_role": "role_arn",
+    "sceptre_role": "role_arn",
+    "iam_role_session_duration": "session_duration",
+    "sceptre_role_session_duration": "session_duration",
+    "cloudformation_service_role": "service_role",
+    "stack_tags": "tags",
+    "dependencies": "depends_on",
+    "template_path": "template",
+    "notifications": "notification_arns",
+}
+
+
 def did_you_mean(word: str, choices: list[str]) -> str:
-    """A hint: the known word nearest to `word`, else the known words."""
+    """A hint: sceptre's key's counterpart, else the known word nearest to `word`, else the known words."""
+    ours = SCEPTRE_KEYS.get(word)
+    if ours in choices:
+        return f"sceptre's `{word}` is `{ours}` here"
     close = difflib.get_close_matches(word, choices, n=1)
     return f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(sorted(choices))}"
 

@@ -166,5 +166,30 @@ def _check_overlay(raw: Mapping, overlay: Mapping, environment: str, file: str) 
         for name in part:
             if name not in known:
                 raise ProjectError(f"environment '{environment}' sets unknown {key[:-1]} '{name}'",
-                                   file=where,
-                                   line=part.line_of(name), hint=did_you_mean(name, list(known)))
+                                   file=where, line=part.line_of(name),
+                                   hint=_overlay_hint(raw, key, name, list(known)))
+            if key == "groups":
+                _check_group_overlay(known[name], part[name], name, environment, where)
+
+
+def _check_group_overlay(group: Any, overlay: Any, name: str, environment: str, file: str) -> None:
+    """The stacks an overlay sets in group `name` are stacks of that group."""
+    members = overlay.get("stacks") if isinstance(overlay, Mapping) else None
+    known = group.get("stacks") if isinstance(group, Mapping) else None
+    if not isinstance(members, Mapping) or not isinstance(known, Mapping):
+        return
+    for stack in members:
+        if stack not in known:
+            raise ProjectError(f"environment '{environment}' sets unknown stack '{stack}' in group '{name}'",
+                               file=file, line=members.line_of(stack), hint=did_you_mean(stack, list(known)))
+
+
+def _overlay_hint(raw: Mapping, key: str, name: str, known: list[str]) -> str:
+    """How to set `name` in an overlay: a stack written in a group is set under that group."""
+    groups = raw.get("groups")
+    for group, body in (groups.items() if key == "stacks" and isinstance(groups, Mapping) else ()):
+        members = body.get("stacks") if isinstance(body, Mapping) else None
+        if isinstance(members, Mapping) and name in members:
+            return f"stack '{name}' is in group '{group}': set it under groups: {{{group}: {{stacks: " \
+                   f"{{{name}: ...}}}}}}"
+    return did_you_mean(name, known) if known else f"the project has no {key}"

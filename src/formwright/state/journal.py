@@ -5,7 +5,8 @@ crash (even SIGKILL) leaves a journal from which `retry` resumes. An operation w
 steps before anything acts; each step then goes planned → started → done | failed | compensated.
 Revisions are immutable snapshots of an instance; a lock row allows one operation per instance.
 
-Nothing secret is ever written here: callers hand in values already redacted.
+Nothing secret is ever written here: callers hand in values already redacted. The records it hands out
+(Step, Operation, Revision, Instance) are in state/journal_records.py.
 
 Test-only: `FORMWRIGHT_CRASH_AT=K` kills the process with SIGKILL right after the K-th journal
 boundary (a committed state change of an operation), to prove crash safety.
@@ -22,12 +23,21 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from formwright.errors import InputError, LockHeldError
 from formwright.processes import pid_alive
+from formwright.state.journal_records import (
+    STEP_STATES,
+    Instance,
+    Operation,
+    Revision,
+    Step,
+    instance_from_row,
+    operation_from_row,
+    revision_from_row,
+)
 from formwright.state.lock import describe_holder
 
 SCHEMA = """
@@ -61,69 +71,6 @@ CREATE TABLE IF NOT EXISTS locks (
     instance TEXT PRIMARY KEY, operation_id TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
     acquired_at REAL NOT NULL);
 """
-
-STEP_STATES = ("planned", "started", "done", "failed", "compensated")
-
-
-@dataclass
-class Step:
-    """One planned unit of an operation: a project-level event or one element's realization."""
-
-    seq: int
-    element: str  # "" for the project level, else the element id (stack or stack@region)
-    action: str  # hook | create | update | replace | delete | skip | noop
-    phase: str  # pre | main | cleanup | post
-    stack_name: str = ""
-    status: str = "planned"
-    idempotency_key: str = ""
-    attempt: int = 0
-    note: str | None = None
-    error: str | None = None
-
-
-@dataclass
-class Operation:
-    """An operation on an instance and its steps."""
-
-    id: str
-    instance: str
-    kind: str
-    status: str  # running | done | failed
-    params: dict[str, Any] = field(default_factory=dict)
-    attempt: int = 1
-    error: str | None = None
-    started_at: float = 0.0
-    ended_at: float | None = None
-    steps: list[Step] = field(default_factory=list)
-
-
-@dataclass
-class Revision:
-    """An immutable snapshot of an instance after a successful operation."""
-
-    instance: str
-    number: int
-    operation_id: str
-    version: str | None
-    source: str
-    inputs: dict[str, Any]
-    regions: list[str]
-    elements: dict[str, dict[str, Any]]
-    created_at: float = 0.0
-
-
-@dataclass
-class Instance:
-    """A named deployment of a project."""
-
-    name: str
-    status: str
-    version: str | None
-    revision: int
-    regions: list[str]
-    created_at: float
-    updated_at: float
-
 
 class Journal:
     """The journal database of one project home folder."""
@@ -178,11 +125,11 @@ class Journal:
     def instance(self, name: str) -> Instance | None:
         """The instance called `name`, or None."""
         row = self._one("SELECT * FROM instances WHERE name = ?", (name,))
-        return None if row is None else _instance(row)
+        return None if row is None else instance_from_row(row)
 
     def instances(self) -> list[Instance]:
         """Every instance, by name."""
-        return [_instance(r) for r in self._all("SELECT * FROM instances ORDER BY name")]
+        return [instance_from_row(r) for r in self._all("SELECT * FROM instances ORDER BY name")]
 
     def live_instances(self) -> list[Instance]:
         """Instances not deleted."""
@@ -296,7 +243,7 @@ class Journal:
         row = self._one("SELECT * FROM operations WHERE id = ?", (operation_id,))
         if row is None:
             return None
-        op = _operation(row)
+        op = operation_from_row(row)
         op.steps = [
             Step(
                 r["seq"],
@@ -317,7 +264,7 @@ class Journal:
     def operations(self, instance: str) -> list[Operation]:
         """The instance's operations, oldest first (without steps)."""
         return [
-            _operation(r)
+            operation_from_row(r)
             for r in self._all(
                 "SELECT * FROM operations WHERE instance = ? ORDER BY started_at, rowid", (instance,)
             )
@@ -430,7 +377,7 @@ class Journal:
             "SELECT * FROM revisions WHERE instance = ? AND operation_id = ?", (op.instance, op.id)
         )
         if done is not None:
-            return _revision(done)
+            return revision_from_row(done)
         with self._mutex:
             row = self._one("SELECT MAX(number) AS n FROM revisions WHERE instance = ?", (op.instance,))
             number = int(row["n"] or 0) + 1 if row else 1
@@ -458,12 +405,12 @@ class Journal:
                 return None
             number = inst.revision
         row = self._one("SELECT * FROM revisions WHERE instance = ? AND number = ?", (instance, number))
-        return None if row is None else _revision(row)
+        return None if row is None else revision_from_row(row)
 
     def revisions(self, instance: str) -> list[Revision]:
         """Every revision of the instance, oldest first."""
-        return [_revision(r) for r in self._all("SELECT * FROM revisions WHERE instance = ? ORDER BY number",
-                                                (instance,))]
+        rows = self._all("SELECT * FROM revisions WHERE instance = ? ORDER BY number", (instance,))
+        return [revision_from_row(r) for r in rows]
 
     def blob(self, digest: str) -> str | None:
         """A stored template body by its hash."""
@@ -489,22 +436,6 @@ class Journal:
 def new_id() -> str:
     """A new operation id: sortable by time, unique."""
     return f"op-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:8]}"
-
-
-def _instance(row: sqlite3.Row) -> Instance:
-    return Instance(row["name"], row["status"], row["version"], row["revision"], json.loads(row["regions"]),
-                    row["created_at"], row["updated_at"])
-
-
-def _operation(row: sqlite3.Row) -> Operation:
-    return Operation(row["id"], row["instance"], row["kind"], row["status"], json.loads(row["params"]),
-                     row["attempt"], row["error"], row["started_at"], row["ended_at"])
-
-
-def _revision(row: sqlite3.Row) -> Revision:
-    return Revision(row["instance"], row["number"], row["operation_id"], row["version"], row["source"],
-                    json.loads(row["inputs"]), json.loads(row["regions"]), json.loads(row["elements"]),
-                    row["created_at"])
 
 
 def open_journal(state_dir: Path) -> Journal:

@@ -16,13 +16,17 @@ from formwright.errors import FormwrightError
 from formwright.sync import messages as say
 from formwright.sync.messages import SUCCEEDED
 from formwright.sync.objects import StackObject
-from formwright.sync.passes import NORMAL, WARNING, Outcome
+from formwright.sync.passes import NORMAL, WARNING, CallFailed, Outcome, calling
 from formwright.sync.source import Artifact
 from formwright.sync.stack_status import APPLIED, RECOVERABLE, StatusBranches
 from formwright.sync.status_store import TRUE, UNKNOWN, Status
 from formwright.sync.templates import Desired, TemplateSteps
 
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
+# internal/clients/types/changeset.go: the controller's change set status classes
+CS_FAILED = {"FAILED", "DELETE_FAILED"}
+EXECUTION_FAILED = {"EXECUTE_FAILED", "OBSOLETE"}
+CS_IN_PROGRESS = {"CREATE_PENDING", "CREATE_IN_PROGRESS", "DELETE_PENDING", "DELETE_IN_PROGRESS"}
 
 
 class ChangeSetSteps(StatusBranches, TemplateSteps):
@@ -33,15 +37,12 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
         spec = obj.spec
         stack_name = str(spec.stack_name)
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
-        if st.change_set_name == name and info is not None:
-            self._delete_change_set(stack_name, self._ref(st, name))  # a failed attempt of the same name
         try:
             argument = self._template_argument(obj, desired.body)
         except (ClientError, BotoCoreError, ResponseParserError, FormwrightError) as err:
-            st.last_attempted_revision = artifact.revision
-            return self._not_ready(st, obj, "TemplateUploadFailed", f"Failed to upload template to S3 for "
-                                   f"stack '{stack_name}': {translate(err, where=stack_name)}")
-        st.phase, st.change_set_name, st.last_attempted_revision = "created", name, artifact.revision
+            raise CallFailed(say.upload_failed(stack_name), str(translate(err, where=stack_name)),
+                             "TemplateUploadFailed") from None
+        st.phase, st.change_set_name = "created", name
         # the previous change set's ARN goes with the write-ahead: kept, a restart would take that (executed)
         # change set for this one and report this revision applied without applying it
         st.change_set_id = ""
@@ -59,74 +60,91 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
                 IncludeNestedStacks=True,
                 **argument,
             )
-        except ClientError as err:
-            if error_code(err) != "AlreadyExistsException":
+        except (ClientError, BotoCoreError, ResponseParserError) as err:
+            if not isinstance(err, ClientError) or error_code(err) != "AlreadyExistsException":
                 st.phase = ""
-                return self._api_failed(st, obj, f"Failed to create a change set for stack '{stack_name}': "
-                                        f"{error_message(err)}")
+                raise CallFailed(say.create_change_set_failed(stack_name),
+                                 str(translate(err, where=stack_name))) from None
         if st.change_set_id:
             st.last_attempted_change_set = st.change_set_id
             msg = say.change_set_created(stack_name, st.change_set_id, create)
             self._event(NORMAL, msg, artifact.revision)
             st.set_ready(UNKNOWN, "Progressing", msg)
         self.save_status(obj.key, st)  # its ARN: change set names are per stack, ARNs are global
+        # formwright reads the change set in the same pass (the controller at its next poll): the local cloud
+        # has it ready at once; the events and end states are the controller's
         return self._advance(obj, generation, st, artifact, desired, info, name)
 
     def _advance(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
                  info: StackInfo | None, name: str) -> Outcome:
-        """Move an existing change set on: wait, drop when empty or failed, execute when ready."""
+        """Move an existing change set on, in the controller's order (reconcileChangeset): empty → Ready,
+        failed → deleted (ChangeSetFailed), in progress → wait, ready → executed, else UnexpectedStatus."""
         spec = obj.spec
         stack_name = str(spec.stack_name)
         ref = self._ref(st, name)
-        desc = self._describe_change_set(stack_name, ref, name)
-        if desc is None:
+        with calling(say.describe_change_set_failed(stack_name), stack_name):
+            desc = self._describe_change_set(stack_name, ref, name, info.stack_id if info else "")
+        if desc is None or desc.get("Status") == "DELETE_COMPLETE":
             st.phase = ""
             st.change_set_name = ""  # not there: nothing to delete before creating it
             return self._create(obj, generation, st, artifact, desired, info, name)
         arn = desc.get("ChangeSetId") or st.change_set_id
         st.last_attempted_change_set = st.change_set_id = arn
         status, execution = desc.get("Status", ""), desc.get("ExecutionStatus", "")
-        if status in ("CREATE_PENDING", "CREATE_IN_PROGRESS"):
-            st.set_ready(UNKNOWN, "Progressing", say.change_set_in_progress(stack_name, desc))
-            return Outcome(st, spec.poll_interval)
         if is_no_change(desc):
-            self._delete_change_set(stack_name, ref)
-            current = info or self.cfn.describe(stack_name)
+            with calling(say.delete_empty_change_set_failed(stack_name), stack_name):
+                self._delete_change_set(stack_name, ref)
+            with calling(say.describe_stack_failed(stack_name), stack_name):
+                current = info or self.cfn.describe(stack_name)
             st.applied_digest, st.stack_id = desired.digest, current.stack_id if current else ""
             st.phase = ""
-            return self._up_to_date(obj, generation, st, artifact.revision, current) if current else \
-                Outcome(st, spec.poll_interval)
-        if status != "CREATE_COMPLETE" or execution in ("EXECUTE_FAILED", "OBSOLETE"):
-            self._delete_change_set(stack_name, ref)
-            self._drop_review_stack(stack_name)
+            return self._up_to_date(obj, generation, st, artifact.revision, current, change_set=arn) \
+                if current else Outcome(st, spec.poll_interval)
+        if status in CS_FAILED or execution in EXECUTION_FAILED:
+            with calling(say.delete_failed_change_set_failed(stack_name), stack_name):
+                self._delete_change_set(stack_name, ref)
+                self._drop_review_stack(stack_name)
             st.phase = ""
             return self._change_set_failed(st, obj, say.change_set_failed(stack_name, desc))
-        if execution == "AVAILABLE":
-            st.phase = "executing"
-            self.save_status(obj.key, st)  # write-ahead: judged by the stack's status after a restart
-            try:
-                self.cfn.call("execute_change_set", ChangeSetName=ref, StackName=stack_name)
-            except ClientError as err:
-                if error_code(err) != "ValidationError":
-                    raise
+        if status == "CREATE_COMPLETE" and execution in ("EXECUTE_IN_PROGRESS", "EXECUTE_COMPLETE"):
+            st.phase = "executing"  # judged by where the stack is (the controller: wait, then Ready)
+            return self._after_execute(obj, generation, st, artifact, desired, info)
+        if status in CS_IN_PROGRESS or execution == "UNAVAILABLE":
+            st.set_ready(UNKNOWN, "Progressing", say.change_set_in_progress(stack_name, desc))
+            return Outcome(st, spec.poll_interval)
+        if status == "CREATE_COMPLETE" and execution == "AVAILABLE":
+            return self._execute(obj, generation, st, artifact, desired, ref, desc)
+        msg = say.change_set_unexpected(stack_name, desc)
+        self._event(WARNING, msg, artifact.revision)
+        return self._not_ready(st, obj, "UnexpectedStatus", msg)
+
+    def _execute(self, obj: StackObject, generation: int, st: Status, artifact: Artifact, desired: Desired,
+                 ref: str, desc: dict[str, Any]) -> Outcome:
+        """ExecuteChangeSet, the phase written ahead; judged at once when the stack has already settled."""
+        spec = obj.spec
+        stack_name = str(spec.stack_name)
+        st.phase = "executing"
+        self.save_status(obj.key, st)  # write-ahead: judged by the stack's status after a restart
+        try:
+            self.cfn.call("execute_change_set", ChangeSetName=ref, StackName=stack_name)
+        except (ClientError, BotoCoreError, ResponseParserError) as err:
+            if not isinstance(err, ClientError) or error_code(err) != "ValidationError":
+                st.phase = ""
+                detail = str(translate(err, where=stack_name))
+                raise CallFailed(say.execute_failed(stack_name), detail) from None
+            with calling(say.delete_failed_change_set_failed(stack_name), stack_name):
                 self._delete_change_set(stack_name, ref)  # refused at execution (the local cloud does this)
                 self._drop_review_stack(stack_name)
-                st.phase = ""
-                refused = {**desc, "ExecutionStatus": "EXECUTE_FAILED", "StatusReason": error_message(err)}
-                return self._change_set_failed(st, obj, say.change_set_failed(stack_name, refused))
-            msg = say.execution_started(stack_name, arn)
-            self._event(NORMAL, msg, artifact.revision)
+            st.phase = ""
+            refused = {**desc, "ExecutionStatus": "EXECUTE_FAILED", "StatusReason": error_message(err)}
+            return self._change_set_failed(st, obj, say.change_set_failed(stack_name, refused))
+        msg = say.execution_started(stack_name, st.change_set_id)
+        self._event(NORMAL, msg, artifact.revision)
+        with calling(say.describe_stack_failed(stack_name), stack_name):
             after = self.cfn.describe(stack_name)
-            if after is not None and not after.in_progress:
-                return self._after_execute(obj, generation, st, artifact, desired, after)
-            st.set_ready(UNKNOWN, "Progressing", msg)
-            return Outcome(st, spec.poll_interval)
-        if execution in ("EXECUTE_IN_PROGRESS", "EXECUTE_COMPLETE"):
-            st.phase = "executing"
-            return self._after_execute(obj, generation, st, artifact, desired, info)
-        self._delete_change_set(stack_name, ref)  # UNAVAILABLE: make it again
-        st.phase = ""
-        st.set_ready(UNKNOWN, "Progressing", say.change_set_in_progress(stack_name, desc))
+        if after is not None and not after.in_progress:
+            return self._after_execute(obj, generation, st, artifact, desired, after)
+        st.set_ready(UNKNOWN, "Progressing", msg)
         return Outcome(st, spec.poll_interval)
 
     def _after_execute(
@@ -145,7 +163,9 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
         if info is not None and info.in_progress:
             st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
-        desc = self._describe_change_set(stack_name, self._ref(st, name), name) if info is not None else None
+        with calling(say.describe_change_set_failed(stack_name), stack_name):
+            desc = self._describe_change_set(stack_name, self._ref(st, name), name, info.stack_id) \
+                if info is not None else None
         if (
             desc is not None
             and desc.get("Status") == "CREATE_COMPLETE"
@@ -167,9 +187,13 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
                                            f"Change set failed for stack '{stack_name}': the stack is gone")
         # the controller judges the stack first: an unrecoverable one is deleted, a recoverable one
         # reported with its change set
-        reasons = failure_reasons(self.cfn.events_since(stack_name, None, limit_pages=1))
+        with calling(say.describe_stack_failed(stack_name), stack_name):
+            reasons = failure_reasons(self.cfn.events_since(stack_name, None, limit_pages=1))
         if info.status in RECOVERABLE:
             self._event(WARNING, say.recoverable(stack_name, info.status, info.reason), artifact.revision)
+            if desc is not None:  # its execution failed: deleted as the controller deletes a failed one
+                with calling(say.delete_failed_change_set_failed(stack_name), stack_name):
+                    self._delete_change_set(stack_name, self._ref(st, name))
             detail = "; ".join(reasons[:3])
             return self._change_set_failed(st, obj, say.change_set_failed(stack_name, desc or {})
                                            + (f" ({detail})" if detail else ""))
@@ -184,10 +208,10 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
         return st.change_set_id if st.change_set_id and st.change_set_name == name else name
 
     def _describe_change_set(
-        self, stack_name: str, ref: str, name: str | None = None
+        self, stack_name: str, ref: str, name: str | None = None, stack_id: str = ""
     ) -> dict[str, Any] | None:
-        """The change set by ARN or by name on this stack; None when there is none (or, looked up by an ARN,
-        it is another change set than `name`)."""
+        """The change set by ARN or by name on this stack (`stack_id` when known); None when there is none
+        (or, looked up by an ARN, it is another change set than `name`, or another stack's)."""
         try:
             desc: dict[str, Any] = self.cfn.call(
                 "describe_change_set", ChangeSetName=ref, StackName=stack_name
@@ -199,6 +223,8 @@ class ChangeSetSteps(StatusBranches, TemplateSteps):
             raise
         if desc.get("StackName") not in (None, stack_name):
             return None  # the local cloud looks names up across stacks
+        if stack_id and desc.get("StackId") not in (None, stack_id):
+            return None  # a change set of an earlier stack of this name (the local cloud keeps them)
         if name is not None and desc.get("ChangeSetName") not in (None, name):
             return None
         return desc

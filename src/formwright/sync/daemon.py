@@ -198,7 +198,7 @@ class Daemon:
             else None
         outcome = self.reconciler.reconcile(
             obj, record.generation, record.status, suspended=suspended, repository=repository,
-            ready_of=self._status_of, force_fetch=forced, requested_at=requested_at)
+            ready_of=self._dependency, force_fetch=forced, requested_at=requested_at)
         self._record_outcome(key, record, outcome)
         if outcome.requeue is not None:
             self.schedule(OBJECT, key, outcome.requeue, earlier_only=True)
@@ -255,6 +255,13 @@ class Daemon:
             return
         self._record_outcome(key, record, outcome)
         self.schedule(DELETE, key, outcome.requeue)
+
+    def _dependency(self, key: str) -> tuple[int | None, Status] | None:
+        """A dependsOn object's generation and status; None when the folder has no such object."""
+        record = self._records.get(key)
+        if key not in self.objects.stacks or record is None:
+            return None
+        return record.generation, record.status
 
     def _status_of(self, key: str) -> Status | None:
         record = self._records.get(key)

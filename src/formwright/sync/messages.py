@@ -2,6 +2,11 @@
 
 From awslabs/aws-cloudformation-controller-for-flux, internal/controllers/cloudformationstack_controller.go
 (the `msg := fmt.Sprintf(...)` lines) and api/v1alpha1 ("Stack reconciliation succeeded").
+
+Where the controller only logs a cause (a template that does not load, a source it may not read) formwright
+appends it to the controller's text after `: `, since the Ready message is the one place a user sees it;
+where the controller puts the cause into an event (a failed AWS call: "Failed to reconcile stack: <error>"),
+the Ready message is the controller's text alone.
 """
 
 from __future__ import annotations
@@ -74,3 +79,65 @@ def change_set_created(stack: str, arn: str, create: bool) -> str:
 def execution_started(stack: str, arn: str) -> str:
     """The Normal event (and Progressing message) after ExecuteChangeSet."""
     return f"Change set execution started for stack '{stack}' (change set {arn})"
+
+
+def change_set_unexpected(stack: str, desc: dict[str, Any]) -> str:
+    """UnexpectedStatus: a change set status none of the controller's branches knows."""
+    return f"Unexpected change set status for stack '{stack}': {change_set_state(desc)}"
+
+
+def reconcile_failed(detail: str) -> str:
+    """The Warning event of a failed AWS call; the condition keeps the call's own text (below)."""
+    return f"Failed to reconcile stack: {detail}"
+
+
+# The Ready=False messages of failed AWS calls (CloudFormationApiCallFailed, TemplateUploadFailed): the
+# controller's fixed texts; the error itself goes into the event (reconcile_failed).
+def describe_stack_failed(stack: str) -> str:
+    """DescribeStacks failed (reconcileStack and reconcileDelete)."""
+    return f"Failed to describe the stack '{stack}'"
+
+
+def continue_rollback_failed(stack: str) -> str:
+    """ContinueUpdateRollback failed."""
+    return f"Failed to continue a failed rollback for stack '{stack}'"
+
+
+def delete_failed_stack_failed(stack: str) -> str:
+    """DeleteStack of an unrecoverable stack failed."""
+    return f"Failed to delete the failed stack '{stack}'"
+
+
+def upload_failed(stack: str) -> str:
+    """TemplateUploadFailed: the template could not be put into the template bucket."""
+    return f"Failed to upload template to S3 for stack '{stack}'"
+
+
+def create_change_set_failed(stack: str) -> str:
+    """CreateChangeSet failed."""
+    return f"Failed to create a change set for stack '{stack}'"
+
+
+def describe_change_set_failed(stack: str) -> str:
+    """DescribeChangeSet failed."""
+    return f"Failed to describe a change set for stack '{stack}'"
+
+
+def delete_empty_change_set_failed(stack: str) -> str:
+    """DeleteChangeSet of an empty change set failed."""
+    return f"Failed to delete an empty change set for stack '{stack}'"
+
+
+def delete_failed_change_set_failed(stack: str) -> str:
+    """DeleteChangeSet of a failed change set failed."""
+    return f"Failed to delete a failed change set for stack '{stack}'"
+
+
+def execute_failed(stack: str) -> str:
+    """ExecuteChangeSet failed."""
+    return f"Failed to execute a change set for stack '{stack}'"
+
+
+def delete_stack_failed(stack: str) -> str:
+    """DeleteStack of an object's stack (reconcileDelete) failed."""
+    return f"Failed to delete the stack '{stack}'"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
+
+from formwright.cloud.errors import translate
 from formwright.engine.cfn import CallCounter, CloudFormation
+from formwright.sync import messages as say
 from formwright.sync.objects import StackObject
 from formwright.sync.status_store import FALSE, Event, Status
 
@@ -17,6 +23,23 @@ NORMAL, WARNING = "Normal", "Warning"
 def backoff(failures: int, base: float, cap: float) -> float:
     """base, 2·base, 4·base … capped at `cap` (the object's retryInterval)."""
     return min(cap, base * (2 ** max(0, failures - 1)))
+
+
+class CallFailed(Exception):
+    """An AWS call of a step failed: the controller's Ready message for it, and the error for its event."""
+
+    def __init__(self, message: str, detail: str, reason: str = "CloudFormationApiCallFailed") -> None:
+        super().__init__(message)
+        self.message, self.detail, self.reason = message, detail, reason
+
+
+@contextmanager
+def calling(message: str, where: str, reason: str = "CloudFormationApiCallFailed") -> Iterator[None]:
+    """AWS errors inside become CallFailed(`message`) (the controller's text for that call)."""
+    try:
+        yield
+    except (ClientError, BotoCoreError, ResponseParserError) as err:
+        raise CallFailed(message, str(translate(err, where=where)), reason) from None
 
 
 @dataclass
@@ -46,10 +69,12 @@ class PassSteps:
         if events is not None:
             events.append(Event(kind, message, revision))
 
-    def _api_failed(self, st: Status, obj: StackObject, detail: str) -> Outcome:
-        """An AWS call failed: Warning "Failed to reconcile stack: …", CloudFormationApiCallFailed."""
-        self._event(WARNING, f"Failed to reconcile stack: {detail}", st.last_attempted_revision)
-        return self._not_ready(st, obj, "CloudFormationApiCallFailed", detail)
+    def _api_failed(self, st: Status, obj: StackObject, failed: CallFailed) -> Outcome:
+        """An AWS call failed: the Warning event "Failed to reconcile stack: <error>" and Ready=False with the
+        controller's text for that call (CloudFormationApiCallFailed, or TemplateUploadFailed), as
+        `reconcile` does when reconcileStack returns an error."""
+        self._event(WARNING, say.reconcile_failed(failed.detail), st.last_attempted_revision)
+        return self._not_ready(st, obj, failed.reason, failed.message)
 
     def save_status(self, key: str, st: Status) -> None:
         """Persist an intermediate status (before a write call)."""

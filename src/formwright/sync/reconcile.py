@@ -52,8 +52,8 @@ from formwright.sync.change_sets import ChangeSetSteps
 from formwright.sync.inventory import StackInventory
 from formwright.sync.messages import IN_PROGRESS, SUCCEEDED
 from formwright.sync.naming import change_set_name, source_ref
-from formwright.sync.objects import GitRepository, StackObject
-from formwright.sync.passes import NORMAL, WARNING, Outcome
+from formwright.sync.objects import STACK_API_GROUP, STACK_PLURAL, GitRepository, StackObject
+from formwright.sync.passes import NORMAL, WARNING, CallFailed, Outcome, calling
 from formwright.sync.project_sync import ProjectSteps
 from formwright.sync.source import Artifact, Sources
 from formwright.sync.stack_status import APPLIED
@@ -61,6 +61,8 @@ from formwright.sync.status_store import FALSE, TRUE, UNKNOWN, Event, Status
 from formwright.sync.templates import Desired, Named
 
 DEPENDENCY_REQUEUE = 30.0
+#: A dependsOn object's generation (None: not known) and status by `namespace/name`; None: no such object
+ReadyOf = Callable[[str], "tuple[int | None, Status] | None"]
 
 
 class Reconciler(ChangeSetSteps, ProjectSteps):
@@ -72,8 +74,11 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                  dependency_requeue: float = DEPENDENCY_REQUEUE, cfn: CloudFormation | None = None,
                  list_stacks: bool = False, macros_dir: Path | None = None,
                  stack_tags: dict[str, str] | None = None, template_bucket: str | None = None,
-                 no_cross_namespace_refs: bool = False) -> None:
+                 no_cross_namespace_refs: bool = False,
+                 observed: Callable[[str, Status], None] = lambda key, status: None) -> None:
         self.target = target
+        #: shown the status of a newly seen generation (Ready=Unknown), which the controller patches at once
+        self.observed = observed
         #: The operator's macros folder: the only macro code a synced repository can run (formwright.sandbox).
         self.macros_dir = macros_dir
         #: --stack-tags: after the controller's own tags, before each object's spec.stackTags
@@ -100,12 +105,13 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
     # ---- entry points -------------------------------------------------------------------------
     def reconcile(self, obj: StackObject, generation: int, status: Status, *, suspended: bool = False,
                   repository: GitRepository | None = None,
-                  ready_of: Callable[[str], Status | None] = lambda key: None,
+                  ready_of: ReadyOf = lambda key: None,
                   artifact: Artifact | None = None, force_fetch: bool = False,
                   requested_at: str = "", source_problem: str = "") -> Outcome:
         """One pass over `obj`; never raises for cloud, source or template errors.
 
-        `requested_at` is the object's reconcile.fluxcd.io/requestedAt (recorded as
+        `ready_of` gives each dependsOn object's generation and status. `requested_at` is the object's
+        reconcile.fluxcd.io/requestedAt (recorded as
         lastHandledReconcileAt); `source_problem` says why the source has no artifact (the operator's
         source-controller status), else a missing `repository` and `artifact` means "not found".
         """
@@ -121,7 +127,7 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         return outcome
 
     def _reconcile(self, obj: StackObject, generation: int, st: Status, repository: GitRepository | None,
-                   ready_of: Callable[[str], Status | None], artifact: Artifact | None, force_fetch: bool,
+                   ready_of: ReadyOf, artifact: Artifact | None, force_fetch: bool,
                    requested_at: str, source_problem: str) -> Outcome:
         spec = obj.spec
         if requested_at:
@@ -131,6 +137,7 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
             st.observed_generation = generation
             st.set_ready(UNKNOWN, "Progressing", IN_PROGRESS)
             self.save_status(obj.key, st)
+            self.observed(obj.key, st)
         ref = source_ref(obj)
         try:
             namespace = obj.source_key.split("/", 1)[0]
@@ -154,9 +161,10 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                 except FormwrightError as err:
                     return self._not_ready(st, obj, "ArtifactFailed",
                                            f"Source '{ref}' is not ready, artifact not found: {err}")
-            waiting = [dep for dep in obj.dependencies if not _dependency_ready(ready_of(dep))]
+            problems = (_dependency_problem(dep, ready_of(dep)) for dep in obj.dependencies)
+            waiting = next((why for why in problems if why), None)
             if waiting:
-                msg = f"Dependencies do not meet ready condition (dependency '{waiting[0]}' is not ready)"
+                msg = f"Dependencies do not meet ready condition ({waiting})"
                 self._event(NORMAL, msg, artifact.revision)
                 st.last_attempted_revision = artifact.revision
                 st.set_ready(FALSE, "DependencyNotReady", msg)
@@ -172,10 +180,13 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                     return self._not_ready(st, obj, "ArtifactFailed", f"Failed to load template "
                                            f"'{obj.template_path}' from source '{ref}': {err}")
                 return self._reconcile_template(obj, generation, st, artifact, desired)
-        except (ClientError, BotoCoreError, ResponseParserError) as err:
-            return self._api_failed(st, obj, str(translate(err, where=spec.stack_name)))
+        except CallFailed as failed:
+            return self._api_failed(st, obj, failed)
+        except (ClientError, BotoCoreError, ResponseParserError) as err:  # a call no step labelled
+            detail = str(translate(err, where=spec.stack_name))
+            return self._api_failed(st, obj, CallFailed(detail, detail))
         except FormwrightError as err:
-            return self._api_failed(st, obj, str(err))
+            return self._api_failed(st, obj, CallFailed(str(err), str(err)))
 
     def delete(self, key: str, stack_name: str, destroy: bool, status: Status, *, suspended: bool = False,
                poll_interval: float = 5.0, retry_interval: float = 60.0) -> Outcome:
@@ -194,7 +205,8 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
             return Outcome(st, None)
         revision = st.last_attempted_revision
         try:
-            info = self.cfn.describe(stack_name)
+            with calling(say.describe_stack_failed(stack_name), stack_name):
+                info = self.cfn.describe(stack_name)
             if info is None or info.status == "REVIEW_IN_PROGRESS":
                 st.set_ready(TRUE, "Succeeded", SUCCEEDED)
                 return Outcome(st, None)
@@ -205,21 +217,21 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
                 self._event(WARNING, f"Stack '{stack_name}' failed to delete, retrying", revision)
             st.phase = "deleting"
             self.save_status(key, st)
-            self.cfn.call("delete_stack", StackName=info.stack_id)
+            with calling(say.delete_stack_failed(stack_name), stack_name):
+                self.cfn.call("delete_stack", StackName=info.stack_id)
             message = f"Started deletion of stack '{stack_name}'"
             self._event(NORMAL, message, revision)
-            after = self.cfn.describe(info.stack_id)
+            with calling(say.describe_stack_failed(stack_name), stack_name):
+                after = self.cfn.describe(info.stack_id)
             if after is None:
                 st.set_ready(TRUE, "Succeeded", SUCCEEDED)
                 return Outcome(st, None)
             st.set_ready(UNKNOWN, "Progressing", message)
             return Outcome(st, poll_interval)
-        except (ClientError, BotoCoreError, ResponseParserError) as err:
-            detail = str(translate(err, where=stack_name))
-            self._event(WARNING, f"Failed to reconcile stack: {detail}", revision)
+        except CallFailed as failed:  # reconcileDelete: the error in the event, the call's text in Ready
+            self._event(WARNING, say.reconcile_failed(failed.detail), revision)
             st.failures += 1
-            st.set_ready(FALSE, "CloudFormationApiCallFailed",
-                         f"Failed to delete the stack '{stack_name}': {detail}")
+            st.set_ready(FALSE, failed.reason, failed.message)
             return Outcome(st, retry_interval)
 
     # ---- one template -------------------------------------------------------------------------
@@ -230,13 +242,19 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         revision = artifact.revision
         name = change_set_name(generation, revision) + (f"-c{st.correction}" if st.correction else "")
         name = name[:128]
-        info = self._current(stack_name, st, desired, obj)
+        st.last_attempted_revision = revision  # reconcileStack's every branch records it (SourceRevision)
+        with calling(say.describe_stack_failed(stack_name), stack_name):
+            info = self._current(stack_name, st, desired, obj)
         if info is not None and info.in_progress:
-            st.last_attempted_revision = revision
             st.set_ready(UNKNOWN, "Progressing", say.stack_in_progress(stack_name, info.status))
             return Outcome(st, spec.poll_interval)
         if st.phase == "executing":
-            return self._after_execute(obj, generation, st, artifact, desired, info)
+            if st.change_set_name == name:
+                return self._after_execute(obj, generation, st, artifact, desired, info)
+            # the change set of an earlier generation or revision has run: the controller goes on to the
+            # current one (reconcileStack: the desired name differs) and never reports the earlier one
+            # applied, so neither is it recorded here as this revision's
+            st.phase, st.applied_digest = "", ""
         if info is not None and info.status not in APPLIED and info.status != "REVIEW_IN_PROGRESS":
             failed = self._failed_stack(obj, st, info, revision)
             if failed is not None:
@@ -244,7 +262,10 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         if info is not None and info.status in APPLIED and st.applied_digest == desired.digest \
                 and st.stack_id == info.stack_id:
             return self._up_to_date(obj, generation, st, revision, info)
-        if st.phase == "created" and st.change_set_name == name:
+        if st.change_set_name == name and info is not None:
+            # reconcileStack: the desired change set is the last attempted one: described (by its ARN) and
+            # taken from where it is (an executed one is Ready, a deleted one is made again), not made anew.
+            # A stack that is gone took its change sets with it.
             return self._advance(obj, generation, st, artifact, desired, info, name)
         return self._create(obj, generation, st, artifact, desired, info, name)
 
@@ -262,7 +283,14 @@ class Reconciler(ChangeSetSteps, ProjectSteps):
         return self.cfn.describe(stack_name)
 
 
-def _dependency_ready(status: Status | None) -> bool:
-    """A dependency is ready when Ready=True and it is not in the middle of applying a new revision."""
-    return status is not None and status.is_ready and not status.phase and \
-        status.last_applied_revision == status.last_attempted_revision
+def _dependency_problem(key: str, found: tuple[int | None, Status] | None) -> str | None:
+    """Why the dependency `key` (its generation and status, None when there is no such object) is not ready,
+    in the controller's words (checkDependencies); None when it is ready: Ready=True for its current
+    generation, and (formwright) not in the middle of applying a new revision."""
+    if found is None:
+        name = key.split("/", 1)[-1]
+        return f"unable to get '{key}' dependency: {STACK_PLURAL}.{STACK_API_GROUP} \"{name}\" not found"
+    generation, status = found
+    current = generation is None or generation == status.observed_generation
+    settled = not status.phase and status.last_applied_revision == status.last_attempted_revision
+    return None if current and status.is_ready and settled else f"dependency '{key}' is not ready"

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
-
-from formwright.cloud.errors import error_message
 from formwright.engine.cfn import StackInfo
 from formwright.sync import messages as say
 from formwright.sync.drift import DriftSteps
 from formwright.sync.messages import SUCCEEDED
 from formwright.sync.objects import StackObject
-from formwright.sync.passes import WARNING, Outcome
+from formwright.sync.passes import WARNING, Outcome, calling
 from formwright.sync.status_store import TRUE, UNKNOWN, Status
 
 # internal/clients/types/stack.go: the controller's stack status classes
@@ -28,24 +25,18 @@ class StatusBranches(DriftSteps):
 
     def _failed_stack(self, obj: StackObject, st: Status, info: StackInfo, revision: str) -> Outcome | None:
         """A stack in a failed or unknown status, as the controller treats it; None: go on to a change set
-        (a recoverable failure, after its Warning event)."""
+        (a recoverable failure, after its Warning event). A failed AWS call raises CallFailed."""
         stack_name = str(obj.spec.stack_name)
         st.last_attempted_revision = revision
         if info.status == "UPDATE_ROLLBACK_FAILED":
-            try:
+            with calling(say.continue_rollback_failed(stack_name), stack_name):
                 self.cfn.call("continue_update_rollback", StackName=info.stack_id)
-            except ClientError as err:
-                return self._api_failed(st, obj, f"Failed to continue a failed rollback for stack "
-                                        f"'{stack_name}': {error_message(err)}")
             msg = say.rollback_continued(stack_name, info.status)
             self._event(WARNING, msg, revision)
             return self._not_ready(st, obj, "StackRollbackFailed", msg)
         if info.status in RECREATE:
-            try:
+            with calling(say.delete_failed_stack_failed(stack_name), stack_name):
                 self.cfn.call("delete_stack", StackName=info.stack_id)
-            except ClientError as err:
-                return self._api_failed(st, obj, f"Failed to delete the failed stack '{stack_name}': "
-                                        f"{error_message(err)}")
             msg = say.unrecoverable(stack_name, info.status, info.reason)
             self._event(WARNING, msg, revision)
             st.applied_digest = ""
@@ -59,9 +50,13 @@ class StatusBranches(DriftSteps):
         return self._not_ready(st, obj, "UnexpectedStatus", msg)
 
     def _up_to_date(self, obj: StackObject, generation: int, st: Status, revision: str,
-                    info: StackInfo) -> Outcome:
-        """Nothing to apply: record the revision, look for drift, stay Ready."""
-        noted = revision != st.last_applied_revision
+                    info: StackInfo, change_set: str = "") -> Outcome:
+        """Nothing to apply: record the revision, look for drift, stay Ready. `change_set` is the ARN of the
+        empty change set that showed it (none: formwright made no change set for unchanged inputs)."""
+        # Ready as the controller's CloudFormationStackReady: the applied change set is the attempted one,
+        # the empty one of this pass, else the one that last applied (never a failed attempt since)
+        applied = change_set or st.last_applied_change_set or st.last_attempted_change_set
+        st.last_attempted_change_set = st.last_applied_change_set = applied
         st.observed_generation = generation
         st.last_attempted_revision = st.last_applied_revision = revision
         st.phase, st.failures = "", 0
@@ -73,7 +68,5 @@ class StatusBranches(DriftSteps):
                 st.applied_digest = ""  # re-apply with the correction tag on the next pass
                 st.set_ready(UNKNOWN, "Progressing", f"correcting drift: {st.drift}")
                 return Outcome(st, 0.0)
-        if noted:
-            st.last_applied_change_set = st.last_attempted_change_set
         st.set_ready(TRUE, "Succeeded", SUCCEEDED)
         return Outcome(st, requeue)

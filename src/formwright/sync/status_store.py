@@ -259,6 +259,12 @@ class StatusStore:
                     "UPDATE objects SET spec_hash = ?, generation = ?, spec = ?, updated = ? WHERE key = ?",
                     (spec_hash, record.generation, spec_json, time.time(), obj.key),
                 )
+            elif record.spec != json.loads(spec_json):
+                # `suspend` alone is no new generation, but the last spec decides a deletion (a suspended
+                # object's stack is never deleted)
+                record.spec = json.loads(spec_json)
+                self._db.execute("UPDATE objects SET spec = ?, updated = ? WHERE key = ?",
+                                 (spec_json, time.time(), obj.key))
             return record
 
     def save(self, key: str, status: Status) -> None:

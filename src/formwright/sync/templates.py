@@ -10,6 +10,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from formwright.cloud.s3 import object_url
 from formwright.engine.runner import StackRunner
 from formwright.errors import InputError
 from formwright.sync.naming import CORRECTION_TAG, stack_tags
@@ -104,6 +105,10 @@ class TemplateSteps(PassSteps):
         if self.template_bucket is None:
             return self._runner.template_argument(Named(obj.key.replace("/", "-")), body)  # type: ignore[arg-type]
         key = f"flux-{obj.spec.stack_name}-{uuid.uuid4()}.template"  # the controller's object key
-        self.target.client("s3").put_object(Bucket=self.template_bucket, Key=key, Body=body.encode("utf-8"))
+        # as the controller's upload (internal/clients/s3): the caller's account must own the bucket, and
+        # the bucket owner gets full control of the object
+        self.target.client("s3").put_object(Bucket=self.template_bucket, Key=key, Body=body.encode("utf-8"),
+                                            ACL="bucket-owner-full-control",
+                                            ExpectedBucketOwner=self.target.account_id())
         self.counter.add("put_object")
-        return {"TemplateURL": f"https://s3.{self.target.region}.amazonaws.com/{self.template_bucket}/{key}"}
+        return {"TemplateURL": object_url(self.template_bucket, key, self.target.region)}

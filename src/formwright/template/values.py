@@ -1,9 +1,22 @@
 """Template data with source lines: `Mapping` and `Sequence` remember where they (and each key) were
-written; `line_of` reads it back and `plain` drops it."""
+written; `line_of` reads it back and `plain` drops it. A `SourceLine` is a line that also knows its file."""
 
 from __future__ import annotations
 
 from typing import Any
+
+
+class SourceLine(int):
+    """A line number that knows its file. Values merged into a document from another file (an environment's
+    overlay over formwright.yaml) keep pointing at that file, whichever file the code reporting an error at
+    their line was reading: `FormwrightError` takes the file from the line."""
+
+    def __new__(cls, line: int, file: str | None = None) -> SourceLine:
+        value = super().__new__(cls, line)
+        value.file = file
+        return value
+
+    file: str | None
 
 
 class Mapping(dict):

@@ -77,7 +77,10 @@ def _construct_mapping_items(loader: yaml.Loader, node: yaml.MappingNode) -> Map
                 "a mapping key must be a plain string", line=key_node.start_mark.line + 1
             )
         key = str(key) if not isinstance(key, str) else key
-        if key in result:
+        if key in result and getattr(loader, "_fw_duplicates", None) is not None:
+            # the caller takes duplicates as YAML parsers such as PyYAML do (the last one wins), and says so
+            loader._fw_duplicates.append((key, key_node.start_mark.line + 1, result.key_lines[key]))
+        elif key in result:
             raise TemplateError(
                 f"duplicate key '{key}' (first at line {result.key_lines[key]})",
                 line=key_node.start_mark.line + 1,
@@ -183,10 +186,11 @@ for _tag in SHORT_FORM_TAGS:
 
 
 def load_yaml_text(text: str, loader_class: type, *, file: str | None = None,
-                   json_fallback: bool = False) -> Any:
+                   json_fallback: bool = False, duplicates: list | None = None) -> Any:
     """Parse YAML with a TemplateLoader (sub)class inside the depth, alias and value bounds.
 
-    Every problem is a TemplateError with the file and, where known, the line.
+    Every problem is a TemplateError with the file and, where known, the line. With a `duplicates` list, a
+    duplicate key is not an error: the last value wins and (key, line, first line) is appended to it.
     """
     looks_json = json_fallback and text.lstrip().startswith("{")
     if looks_json and any(c in text for c in JSON_ONLY):
@@ -194,6 +198,7 @@ def load_yaml_text(text: str, loader_class: type, *, file: str | None = None,
     try:
         _check_yaml_depth(text, loader_class)
         loader = loader_class(text)
+        loader._fw_duplicates = duplicates
         if "&" in text:
             loader._fw_sizes = {}
         try:

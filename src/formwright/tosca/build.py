@@ -165,6 +165,22 @@ def _outputs(doc: Document) -> dict[str, Output]:
     return out
 
 
+def _directives(doc: Document) -> list[tuple[str, str, str, Location]]:
+    """(section, name, type, location) of every policy (a list of one-key maps, or a map) and workflow."""
+    topology = doc.data.get("topology_template") or {}
+    found = []
+    for section in ("policies", "workflows"):
+        value = topology.get(section)
+        items = [i for i in value if isinstance(i, dict)] if isinstance(value, list) else [value]
+        for item in items:
+            for name, body in (item.items() if isinstance(item, dict) else []):
+                kind = str(body.get("type", section[:-1] if section == "workflows" else "?")) \
+                    if isinstance(body, dict) else "?"
+                found.append((section, str(name), kind,
+                              Location(doc.shown, line_of(item, name) or line_of(topology, section))))
+    return found
+
+
 def build_model(doc: Document, registry: TypeRegistry, tosca: Any, root: Any) -> EffectiveModel:
     """The EffectiveModel of the entry document, with tosca-parser's validated templates `tosca`."""
     raw_nodes = node_templates(doc)
@@ -193,4 +209,5 @@ def build_model(doc: Document, registry: TypeRegistry, tosca: Any, root: Any) ->
         )
     description = doc.data.get("description")
     return EffectiveModel(nodes=nodes, inputs=_inputs(doc, tosca.inputs), outputs=_outputs(doc), root=root,
-                          entry=doc.shown, description=str(description).strip() if description else None)
+                          entry=doc.shown, description=str(description).strip() if description else None,
+                          directives=_directives(doc))

@@ -14,7 +14,8 @@ from typing import Any
 
 from formwright import sandbox
 from formwright.errors import InputError
-from formwright.template import line_of, loads
+from formwright.template import line_of
+from formwright.template.yaml_loader import TemplateLoader, load_yaml_text
 from formwright.tosca.source import Source
 
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -27,6 +28,7 @@ class Document:
     path: Path
     shown: str
     data: dict
+    duplicates: list[tuple[str, int, int]] = field(default_factory=list)  # (key, line, first line)
 
     def line(self, value: Any, key: str | None = None) -> int | None:
         """The line of `value` (or of `key` in it) in this document."""
@@ -52,13 +54,15 @@ def load_document(path: Path, shown: str) -> Document:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"cannot read: {err}", file=shown) from None
+    duplicates: list[tuple[str, int, int]] = []
     try:
-        data = loads(text, file=shown)
+        # a duplicate key is PyYAML's "last one wins" in tosca-parser (a warning here, see `loader`)
+        data = load_yaml_text(text, TemplateLoader, file=shown, json_fallback=True, duplicates=duplicates)
     except InputError as err:
         raise InputError(err.message.replace("YAML/JSON", "YAML"), file=shown, line=err.line) from None
     if not isinstance(data, dict):
         raise InputError("a TOSCA document must be a YAML mapping", file=shown, line=1)
-    return Document(path=path, shown=shown, data=data)
+    return Document(path=path, shown=shown, data=data, duplicates=duplicates)
 
 
 def _import_file(entry: Any, doc: Document) -> tuple[str, int | None]:

@@ -122,6 +122,9 @@ class EffectiveModel:
     warnings: list[Any] = field(default_factory=list)  # diagnostics.Problem, tolerated like TOSCAna
     strict: bool = False  # --strict: a target plugin's warnings are errors too
     base: str = "."  # the entry template's folder, relative to `root`: artifact paths are relative to it
+    source: str = ""  # the source as the user named it (a file, a folder, a CSAR): what `tosca:` takes
+    # what the topology declares besides nodes: (section, name, type, location) of each policy and workflow
+    directives: list[tuple[str, str, str, Location]] = field(default_factory=list)
 
     _incoming: dict[str, list[Relationship]] | None = field(default=None, repr=False, compare=False)
     _hosted: dict[str, list[Node]] | None = field(default=None, repr=False, compare=False)

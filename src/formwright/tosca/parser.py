@@ -9,8 +9,10 @@ left out of a second pass.
 Two constructs are kept from tosca-parser because it cannot take them although they are valid
 TOSCA, and formwright checks them itself (`precheck`, `functions`): outputs (1.2 gives them `type`,
 and `get_attribute [node, capability, attribute]` in an output crashes tosca-parser while it writes
-its error message, since the output list is its "context"), and `get_attribute` in interface inputs
-(an attribute a type does not declare is a warning here, an error there). Interface-level `inputs`
+its error message, since the output list is its "context"), and `get_attribute` in interface inputs and
+in node and capability properties (an attribute a type does not declare is a warning here, an error there;
+tosca-parser also refuses a capability's property read as an attribute, `get_attribute [web,
+data_endpoint, port]`, which the spec allows: every property is also an attribute). Interface-level `inputs`
 (1.2+) are handed to tosca-parser inside each operation, as the spec defines them.
 """
 
@@ -25,12 +27,13 @@ from typing import Any
 from formwright.template import line_of, plain
 from formwright.tosca.diagnostics import Diagnostics, Problem, did_you_mean
 from formwright.tosca.documents import Document, Documents
-from formwright.tosca.extension import ensure_versions
+from formwright.tosca.extension import ensure_versions, short_version
 from formwright.tosca.types import TypeRegistry, profile_node_types
 
 _QUOTED = re.compile(r'"([^"]+)"')
 _UNKNOWN_FIELD = re.compile(
     r'^"(properties|requirements)" of template "([^"]+)" contains unknown field "([^"]+)"')
+_REFERRER = re.compile(r'referenced from node template "([^"]+)"')
 _PLACEHOLDER = "formwright-checked"
 _MAX_PASSES = 12
 
@@ -59,6 +62,9 @@ def locate(message: str, doc: Document) -> tuple[list, int]:
     """(key path, line) of the element `message` names: a field or value inside a named node template,
     the node, a key or value named anywhere in the document; else ([], 1)."""
     quoted = _QUOTED.findall(message)
+    referrer = _REFERRER.search(message)
+    if referrer:  # where the function is written comes first ("... referenced from node template "X"")
+        quoted.insert(0, referrer.group(1))
     topology = doc.data.get("topology_template") or {}
     nodes = topology.get("node_templates") or {}
     base = ["topology_template", "node_templates"]
@@ -111,14 +117,25 @@ def _excise(tpl: dict, path: list) -> bool:
     return True
 
 
-def _without_get_attribute(value: Any) -> Any:
+def _without_get_attribute(value: Any, placeholder: Any = _PLACEHOLDER) -> Any:
     if isinstance(value, dict):
         if len(value) == 1 and "get_attribute" in value:
-            return _PLACEHOLDER
-        return {k: _without_get_attribute(v) for k, v in value.items()}
+            return placeholder
+        return {k: _without_get_attribute(v, placeholder) for k, v in value.items()}
     if isinstance(value, list):
-        return [_without_get_attribute(v) for v in value]
+        return [_without_get_attribute(v, placeholder) for v in value]
     return value
+
+
+def _prepare_properties(node: dict) -> None:
+    """`get_attribute` in the properties of a node and of its capabilities replaced (see module doc) by a
+    function tosca-parser does not type-check, so a typed property (an integer port) still validates."""
+    typed_placeholder = {"concat": [_PLACEHOLDER]}
+    if isinstance(node.get("properties"), dict):
+        node["properties"] = _without_get_attribute(node["properties"], typed_placeholder)
+    for assignment in (node.get("capabilities") or {}).values():
+        if isinstance(assignment, dict) and isinstance(assignment.get("properties"), dict):
+            assignment["properties"] = _without_get_attribute(assignment["properties"], typed_placeholder)
 
 
 def _prepare_interfaces(interfaces: Any) -> Any:
@@ -150,6 +167,8 @@ def _prepare_interfaces(interfaces: Any) -> Any:
 def parser_input(documents: Documents) -> dict[str, Any]:
     """The dict handed to tosca-parser: the entry template adapted as described in the module doc."""
     tpl = plain(documents.entry.data)
+    if "tosca_definitions_version" in tpl:
+        tpl["tosca_definitions_version"] = short_version(tpl["tosca_definitions_version"])
     tpl["imports"] = [str(p) for p in documents.entry_imports]
     if not tpl["imports"]:
         del tpl["imports"]
@@ -157,6 +176,10 @@ def parser_input(documents: Documents) -> dict[str, Any]:
     tpl["node_types"] = {**profile_node_types(), **(tpl.get("node_types") or {})}
     topology = tpl.get("topology_template")
     if isinstance(topology, dict):
+        # not applied by formwright, which says so (transform/cloudformation/check.py); tosca-parser knows
+        # few policy types' properties (Scaling's min_instances …) and no workflows
+        topology.pop("policies", None)
+        topology.pop("workflows", None)
         if isinstance(topology.get("outputs"), dict):
             topology["outputs"] = {name: {"value": _PLACEHOLDER} for name in topology["outputs"]}
         for node in (topology.get("node_templates") or {}).values():
@@ -165,14 +188,18 @@ def parser_input(documents: Documents) -> dict[str, Any]:
             if isinstance(node, dict) and isinstance(node.get("capabilities"), dict):
                 # `os: {}` (an assignment with nothing in it, 1.3 examples) crashes tosca-parser
                 node["capabilities"] = {k: v for k, v in node["capabilities"].items() if v}
+            if isinstance(node, dict):
+                _prepare_properties(node)
     return tpl
 
 
 def _message(err: BaseException) -> str:
-    text = str(getattr(err, "message", None) or err or type(err).__name__)
-    name = type(err).__name__
-    plain_name = text.startswith(name) or name in ("TOSCAException", "ValidationError")
-    return text if plain_name else f"{name}: {text}"
+    """What tosca-parser says is wrong, without Python's wrapping: no exception class name, and a
+    KeyError's text without the quotes its str() adds."""
+    text = getattr(err, "message", None)
+    if not text and err.args and isinstance(err.args[0], str):
+        text = err.args[0]
+    return str(text or err or type(err).__name__)
 
 
 def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
@@ -184,6 +211,8 @@ def _tolerate(message: str, tpl: dict, doc: Document, registry: TypeRegistry,
     if not match:
         return False
     section, node, name = match.groups()
+    if node not in (tpl["topology_template"].get("node_templates") or {}):
+        return False  # a policy or group of that name: tosca-parser's error stands
     raw = doc.data["topology_template"]["node_templates"].get(node) or {}
     node_type = str(raw.get("type"))
     parsed = tpl["topology_template"]["node_templates"][node]
@@ -241,6 +270,7 @@ def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: 
     logger.setLevel(logging.CRITICAL + 1)
     logger.propagate = False
     failed: list[list] = []
+    named: list[set[str]] = []  # the names each reported error quotes
     try:
         for _ in range(_MAX_PASSES):
             sink = io.StringIO()
@@ -255,16 +285,26 @@ def run_tosca_parser(documents: Documents, registry: TypeRegistry, diagnostics: 
                 diagnostics.raise_errors(hard_only=True)  # those of earlier passes
                 return parsed
             progress = False
+            located = []
             for item in collected:
                 message = _message(item)
                 if _tolerate(message, tpl, doc, registry, diagnostics):
                     progress = True
                     continue
-                path, line = locate(" ".join([message, *_origin(item)]), doc)
-                if path[:3] in failed or (not path and failed):
-                    continue  # one error per node template: the others tend to follow from the first
+                located.append((message, *locate(" ".join([message, *_origin(item)]), doc)))
+            # an error naming no element of the template follows from one that does (a scalar without a
+            # unit is also "a unit '0' that is not valid"): reported only when no other error is
+            for message, path, line in sorted(located, key=lambda found: not found[1]):
+                names = set(_QUOTED.findall(message))
+                repeated = bool(names) and any(names <= seen for seen in named)
+                if path[:3] in failed or (not path and failed) or repeated:
+                    # one error per node template, and none naming nothing another did not: the others
+                    # tend to follow from the first (an unknown capability property is also looked up as
+                    # a property of its node)
+                    continue
                 diagnostics.error(Problem(f"TOSCA validation failed: {message}", doc.shown, line))
                 failed.append(path[:3])
+                named.append(names)
                 progress = _excise(tpl, path) or progress  # look for the template's other errors
             if not progress:
                 break

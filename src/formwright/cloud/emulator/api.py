@@ -34,6 +34,16 @@ def _errors() -> Any:
     return exceptions.ValidationError, InsufficientCapabilities, InvalidChangeSetStatus
 
 
+def change_set_not_found(name: str) -> Exception:
+    """CloudFormation's answer for a missing change set (moto said "Stack with id X does not exist")."""
+    from moto.cloudformation import exceptions
+
+    class ChangeSetNotFound(exceptions.CloudFormationError):
+        code = "ChangeSetNotFound"
+
+    return ChangeSetNotFound(f"ChangeSet [{name}] does not exist")
+
+
 def parse_template(body: str) -> dict[str, Any]:
     """A template body (JSON first, then YAML with the short intrinsic forms) as a dict."""
     from moto.cloudformation.models import Stack
@@ -85,17 +95,23 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     tags = dict(tags or {})
     stub = set(tags.pop(STUB_TAG, "").split())
     body = parse_template(template)
-    for error in (checks.unrecognized_types(body), checks.attribute_errors(body)):
-        if error:
-            raise validation_error(message=error)
-    missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []))
+    direct = not getattr(request, "change_set", False)  # CreateStack / UpdateStack, not CreateChangeSet
+    missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []), direct)
     if missing:
         raise insufficient(missing)
+    for error in (checks.cannot_transform(body), checks.unrecognized_types(body),
+                  checks.attribute_errors(body)):
+        if error:
+            raise validation_error(message=error)
     existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
     if existing is not None and change_set_type == "UPDATE" and getattr(request, "tags_given", None) is False:
         # "If you don't specify this parameter, CloudFormation doesn't modify the stack's tags"
         # (UpdateStack, AWS CloudFormation API Reference; a change set's Tags alike)
         tags = dict(existing.tags or {})
+    if existing is not None and change_set_type == "CREATE" and existing.status != "REVIEW_IN_PROGRESS":
+        # AWS's answer, e.g. compose-x/ecs_composex#785
+        raise validation_error(message=f"Stack [{stack_name}] already exists and cannot be created again "
+                                       f"with the changeSet [{change_set_name}].")
     if existing is not None and change_set_type == "UPDATE" and existing.status in (
             "ROLLBACK_COMPLETE", "REVIEW_IN_PROGRESS", "DELETE_FAILED"):
         raise validation_error(message=f"Stack:{existing.stack_id} is in {existing.status} state and can not "
@@ -141,7 +157,7 @@ def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[
             continue
         names = {d["Target"].get("Name") or d["Target"]["Attribute"] for d in change["Details"]
                  if d["Evaluation"] == "Static"}
-        names.discard("Metadata")
+        names -= {"Metadata", *cs_changes.POLICIES}
         kind = change["ResourceType"]
         if kind not in stub and not res.can_update(kind, names):
             logical = change["LogicalResourceId"]
@@ -157,6 +173,7 @@ def _change(entry: dict[str, Any]) -> Any:
     change: Any = Change(entry["Action"], entry["LogicalResourceId"], entry["ResourceType"])
     change.physical_resource_id = entry.get("PhysicalResourceId")
     change.replacement = entry.get("Replacement")
+    change.policy_action = entry.get("PolicyAction")
     change.scope = entry.get("Scope") or []
     change.details = entry.get("Details") or []
     return change
@@ -210,6 +227,8 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
         return
     for name in [n for n, e in backend.exports.items() if e.exporting_stack_id == stack.stack_id]:
         del backend.exports[name]
+    for change_set in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id]:
+        del backend.change_sets[change_set]  # they go with their stack: DescribeChangeSet says not found
     backend.stacks.pop(stack.stack_id, None)
     backend.deleted_stacks[stack.stack_id] = stack
 
@@ -242,3 +261,10 @@ def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, s
     execute_change_set(backend, None, change_set_id)
     backend.change_sets.pop(change_set_id, None)
     return backend.stacks[stack_id]
+
+
+def resource_status(stack: Any, logical: str) -> str:
+    """A resource's own status: that of its latest event (DescribeStackResources shows each resource's,
+    not the stack's); CREATE_COMPLETE for a resource without events (made by moto itself)."""
+    return next((e.resource_status for e in reversed(stack.events) if e.logical_resource_id == logical
+                 and e.physical_resource_id != stack.stack_id), "CREATE_COMPLETE")

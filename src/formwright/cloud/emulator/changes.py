@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formwright.cloud.emulator import schemas
-from formwright.cloud.emulator.resolve import NO_VALUE, Resolver, reference_sites
+from formwright.cloud.emulator.resolve import NO_VALUE, Resolver, parameter_references, reference_sites
 
 STACK_TAG_PREFIX = "aws:"
-ATTRIBUTES = ("DeletionPolicy", "UpdateReplacePolicy", "DependsOn", "Metadata", "CreationPolicy",
-              "UpdatePolicy")
+# resource attributes a change set reports as a Modify of their own (ResourceTargetDefinition Attribute)
+POLICIES = ("DeletionPolicy", "UpdateReplacePolicy", "CreationPolicy", "UpdatePolicy")
+ATTRIBUTES = ("DependsOn", "Metadata", *POLICIES)
 
 
 @dataclass
@@ -96,11 +97,12 @@ def compute(old: Desired | None, new: Desired, physical: dict[str, str],
         if logical not in new.resources:
             changes[logical] = {"Action": "Remove", "LogicalResourceId": logical,
                                 "PhysicalResourceId": physical.get(logical), "ResourceType": entry["Type"],
+                                "PolicyAction": _policy_action(entry.get("DeletionPolicy")),
                                 "Scope": [], "Details": []}
     details: dict[str, list[dict[str, Any]]] = {}
-    for logical, entry in new.resources.items():
-        if logical in before:
-            found = _static_details(before[logical], entry, old_tags, new_tags)
+    for logical in new.resources:
+        if old is not None and logical in before:
+            found = _static_details(logical, old, new, old_tags, new_tags)
             if found:
                 details[logical] = found
     # a resource referring to a replaced (or changed, for GetAtt) one changes too: to a fixed point
@@ -122,47 +124,95 @@ def compute(old: Desired | None, new: Desired, physical: dict[str, str],
     for logical, found in details.items():
         entry = new.resources[logical]
         scope = sorted({d["Target"]["Attribute"] for d in found})
+        replacement = _replacement(found)
         changes[logical] = {"Action": "Modify", "LogicalResourceId": logical,
                             "PhysicalResourceId": physical.get(logical), "ResourceType": entry["Type"],
-                            "Replacement": _replacement(found), "Scope": scope, "Details": found}
+                            "Replacement": replacement, "Scope": scope, "Details": found}
+        if replacement == "True":  # the old resource goes under the policy it was deployed with
+            changes[logical]["PolicyAction"] = "ReplaceAnd" + _policy_action(
+                before[logical].get("UpdateReplacePolicy"))
     return [changes[name] for name in sorted(changes)]
 
 
+def _policy_action(policy: Any) -> str:
+    """ResourceChange PolicyAction (API Reference) of a removal under a DeletionPolicy (or of the old
+    resource of a replacement under an UpdateReplacePolicy): Delete, Retain or Snapshot."""
+    if policy in ("Retain", "RetainExceptOnCreate"):
+        return "Retain"
+    return "Snapshot" if policy == "Snapshot" else "Delete"
+
+
 def _replacement(details: list[dict[str, Any]]) -> str:
-    needs = {d["Target"].get("RequiresRecreation") for d in details}
-    if "Always" in needs:
+    # ResourceChange Replacement (API Reference): Always with a Static evaluation is True, Always with a
+    # Dynamic one is Conditional, the most intrusive detail wins
+    if any(d["Target"].get("RequiresRecreation") == "Always" and d["Evaluation"] == "Static"
+           for d in details):
         return "True"
-    return "Conditional" if "Conditionally" in needs else "False"
+    needs = {d["Target"].get("RequiresRecreation") for d in details}
+    return "Conditional" if needs & {"Always", "Conditionally"} else "False"
 
 
-def _static_details(old: dict[str, Any], new: dict[str, Any], old_tags: dict[str, str],
+def _static_details(logical: str, old: Desired, new: Desired, old_tags: dict[str, str],
                     new_tags: dict[str, str]) -> list[dict[str, Any]]:
-    kind = str(new["Type"])
-    if old["Type"] != kind:
-        return [{"Target": {"Attribute": "Properties", "Name": "Type", "RequiresRecreation": "Always"},
-                 "Evaluation": "Static", "ChangeSource": "DirectModification"}]
+    """The details of what changed in the resource itself: its template, the parameters it reads, tags.
+
+    A property whose expression in the template is unchanged but whose value is not changed through
+    parameters: "Example change sets" shows two details for it, a Dynamic DirectModification and a
+    Static ParameterReference naming the parameter (CausingEntity), dynamic ones first.
+    """
+    before, after = old.resources[logical], new.resources[logical]
+    kind = str(after["Type"])
+    if before["Type"] != kind:
+        return [_detail("Properties", "Type", "Always")]
     tag_property = schemas.tag_property(kind)
+    dynamic: list[dict[str, Any]] = []
     found: list[dict[str, Any]] = []
-    old_props, new_props = old.get("Properties") or {}, new.get("Properties") or {}
-    for name in sorted(set(old_props) | set(new_props)):
+    old_props, new_props = before.get("Properties") or {}, after.get("Properties") or {}
+    old_raw, new_raw = _raw_properties(old, logical), _raw_properties(new, logical)
+    for name in [*new_props, *(n for n in old_props if n not in new_props)]:
         if old_props.get(name) == new_props.get(name):
             continue
-        if name == tag_property and name == "Tags":
-            found.append({"Target": {"Attribute": "Tags", "RequiresRecreation": "Never"},
-                          "Evaluation": "Static", "ChangeSource": "DirectModification"})
+        if name == tag_property == "Tags":
+            attribute, prop, needs = "Tags", None, "Never"
+        else:
+            paths = changed_paths(old_props.get(name), new_props.get(name), (name,))
+            needs = "Always" if any(_recreation(kind, p) == "Always" for p in paths) else "Never"
+            attribute, prop = "Properties", name
+        causes = []
+        if name in old_raw and old_raw.get(name) == new_raw.get(name):
+            causes = sorted(p for p in parameter_references(new_raw[name], new.template)
+                            if old.parameters.get(p) != new.parameters.get(p))
+        if not causes:
+            found.append(_detail(attribute, prop, needs))
             continue
-        paths = changed_paths(old_props.get(name), new_props.get(name), (name,))
-        needs = "Always" if any(_recreation(kind, p) == "Always" for p in paths) else "Never"
-        found.append({"Target": {"Attribute": "Properties", "Name": name, "RequiresRecreation": needs},
-                      "Evaluation": "Static", "ChangeSource": "DirectModification"})
+        dynamic.append(_detail(attribute, prop, needs, "Dynamic"))
+        found.extend(_detail(attribute, prop, needs, "Static", "ParameterReference", p) for p in causes)
     if tag_property and _stack_tags(old_tags) != _stack_tags(new_tags) and not any(
             d["Target"]["Attribute"] == "Tags" for d in found):
-        found.append({"Target": {"Attribute": "Tags", "RequiresRecreation": "Never"},
-                      "Evaluation": "Static", "ChangeSource": "DirectModification"})
-    if old.get("Metadata") != new.get("Metadata"):
-        found.append({"Target": {"Attribute": "Metadata", "RequiresRecreation": "Never"},
-                      "Evaluation": "Static", "ChangeSource": "DirectModification"})
-    return found
+        found.append(_detail("Tags", None, "Never"))
+    for attribute in ("Metadata", *POLICIES):
+        if before.get(attribute) != after.get(attribute):
+            found.append(_detail(attribute, None, "Never"))
+    return dynamic + found
+
+
+def _detail(attribute: str, name: str | None, needs: str, evaluation: str = "Static",
+            source: str = "DirectModification", cause: str | None = None) -> dict[str, Any]:
+    """One ResourceChangeDetail (CausingEntity only for a change with a cause other than the template)."""
+    target = {"Attribute": attribute, "RequiresRecreation": needs}
+    if name is not None:
+        target = {"Attribute": attribute, "Name": name, "RequiresRecreation": needs}
+    detail = {"Target": target, "Evaluation": evaluation, "ChangeSource": source}
+    if cause is not None:
+        detail["CausingEntity"] = cause
+    return detail
+
+
+def _raw_properties(state: Desired, logical: str) -> dict[str, Any]:
+    """A resource's properties as written in the template (intrinsic functions unevaluated)."""
+    body = (state.template.get("Resources") or {}).get(logical) or {}
+    props = body.get("Properties") if isinstance(body, dict) else None
+    return props if isinstance(props, dict) else {}
 
 
 def _stack_tags(tags: dict[str, str]) -> dict[str, str]:
@@ -179,13 +229,10 @@ def _dynamic_details(entry: dict[str, Any], replaced: set[str], modified: set[st
                 continue
             if attribute is not None and target not in modified:
                 continue
-            needs = "Conditionally" if _recreation(kind, (name,)) == "Always" else "Never"
-            found.append({
-                "Target": {"Attribute": "Properties", "Name": name, "RequiresRecreation": needs},
-                "Evaluation": "Dynamic",
-                "ChangeSource": "ResourceReference" if attribute is None else "ResourceAttribute",
-                "CausingEntity": target if attribute is None else f"{target}.{attribute}",
-            })
+            # RequiresRecreation is the property's update behaviour; being Dynamic makes it Conditional
+            found.append(_detail("Properties", name, _recreation(kind, (name,)), "Dynamic",
+                                 "ResourceReference" if attribute is None else "ResourceAttribute",
+                                 target if attribute is None else f"{target}.{attribute}"))
     return found
 
 

@@ -36,8 +36,12 @@ def unrecognized_types(template: dict[str, Any]) -> str | None:
     return None
 
 
-def capability_error(template: dict[str, Any], granted: list[str]) -> str | None:
-    """'Requires capabilities : [...]' when the template needs a capability not granted, else None."""
+def capability_error(template: dict[str, Any], granted: list[str], direct: bool = False) -> str | None:
+    """'Requires capabilities : [...]' when the template needs a capability not granted, else None.
+
+    CAPABILITY_AUTO_EXPAND only for CreateStack / UpdateStack (`direct`): "This capacity doesn't apply to
+    creating change sets" (CreateChangeSet, Capabilities, API Reference).
+    """
     needed: set[str] = set()
     for body in (template.get("Resources") or {}).values():
         kind = str((body or {}).get("Type"))
@@ -49,9 +53,20 @@ def capability_error(template: dict[str, Any], granted: list[str]) -> str | None
         return "Requires capabilities : [CAPABILITY_NAMED_IAM]"
     if "CAPABILITY_IAM" in needed and not {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"} & set(granted):
         return "Requires capabilities : [CAPABILITY_IAM]"
-    if template.get("Transform") and "CAPABILITY_AUTO_EXPAND" not in granted:
+    if direct and template.get("Transform") and "CAPABILITY_AUTO_EXPAND" not in granted:
         return "Requires capabilities : [CAPABILITY_AUTO_EXPAND]"
     return None
+
+
+def cannot_transform(template: dict[str, Any]) -> str | None:
+    """Why the local cloud refuses a template with a Transform (moto runs no macros), or None."""
+    transform = template.get("Transform")
+    if not transform:
+        return None
+    names = transform if isinstance(transform, list) else [transform]
+    shown = ", ".join(str(n.get("Name") if isinstance(n, dict) else n) for n in names)
+    return (f"The local cloud cannot process Transform [{shown}]: moto runs no macros. Let formwright "
+            "expand them (without --macros remote), or deploy with --target aws")
 
 
 def attribute_errors(template: dict[str, Any]) -> str | None:
@@ -92,7 +107,8 @@ def _pattern(pattern: str, name: str) -> bool:
 
 
 def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
-    """'Properties validation failed' for a property the type's schema does not have, or None."""
+    """'Properties validation failed' for a property the type's schema does not have, or one it requires
+    that is missing (the schema's `required`, as the registry validates a resource model), or None."""
     for logical, entry in resources.items():
         allowed = schemas.properties(str(entry.get("Type")))
         if allowed is None:
@@ -101,6 +117,11 @@ def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
         if extra:
             return (f"Properties validation failed for resource {logical} with message: "
                     f"#: extraneous key [{extra[0]}] is not permitted")
+        given = entry.get("Properties") or {}
+        missing = [n for n in schemas.required(str(entry.get("Type"))) if n not in given]
+        if missing:
+            return (f"Properties validation failed for resource {logical} with message: "
+                    f"#: required key [{missing[0]}] not found")
     return None
 
 

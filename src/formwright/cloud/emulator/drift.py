@@ -164,6 +164,25 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     return drift
 
 
+def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
+              region: str) -> list[str]:
+    """Which of the properties `names` the live resource does not hold as `props` sets them, read as
+    drift detection reads it (none when the type has no reader): an update moto took and ignored."""
+    reader = READERS.get(kind)
+    actual = reader(obj, account, region) if reader is not None else None
+    if actual is None:
+        return []
+
+    def seen(value: Any, name: str) -> Any:
+        return _single(value) if name in DOCUMENTS else value
+
+    # only what the template sets and the resource lacks: an item others add (an ingress rule of an
+    # AWS::EC2::SecurityGroupIngress, a policy attached from elsewhere) is not a failed update
+    return sorted(n for n in names if n in props and actual.get(n) is not None
+                  and any(d["DifferenceType"] != "ADD" for d in differences(seen(props[n], n),
+                                                                              seen(actual[n], n))))
+
+
 def detect(backend: Any, stack: Any) -> dict[str, Any]:
     """Run a drift detection of the whole stack; return its DescribeStackDriftDetectionStatus answer."""
     rec = record(stack)

@@ -53,10 +53,13 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
     """Add one stack event (DescribeStackEvents lists them newest first)."""
     from moto.cloudformation.models import Event
 
-    stack.events.append(Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
-                              physical_resource_id=physical or "", resource_type=kind,
-                              resource_status=status, resource_status_reason=reason,
-                              resource_properties=None))
+    from formwright.cloud.emulator.api import request  # api imports this module: imported here
+
+    made = Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
+                 physical_resource_id=physical or "", resource_type=kind, resource_status=status,
+                 resource_status_reason=reason, resource_properties=None)
+    made.client_request_token = getattr(request, "token", None)  # the operation's, as CloudFormation's
+    stack.events.append(made)
 
 
 def order(resources: dict[str, dict[str, Any]]) -> list[str]:
@@ -126,6 +129,7 @@ class Execution:
         stack.status = f"{status}_IN_PROGRESS"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
         changes = {c.logical_resource_id: c for c in self.change_set.changes}
+        logical = stack.name
         try:
             self._switch_template()
             for logical in order(self.new.resources):
@@ -148,6 +152,13 @@ class Execution:
         except (res.ResourceFailure, StackFailure, TemplateError) as failure:
             self._roll_back(failure)
             return
+        except Exception as err:  # noqa: BLE001 - an emulator bug must roll back, never leave the stack
+            # *_IN_PROGRESS forever behind an HTTP 500
+            reason = (f"The local cloud failed internally ({type(err).__name__}: {err}); this is a bug of "
+                      "formwright's local cloud, not of the template")
+            self._roll_back(res.ResourceFailure(logical, reason) if logical != stack.name
+                            else StackFailure(reason))
+            return
         self._commit(outputs)
 
     def _switch_template(self) -> None:
@@ -166,9 +177,11 @@ class Execution:
         kind = str(entry["Type"])
         stubbed = kind in self.change_set.fw_stub
         event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
-        if (stubbed and not res.model_class(kind)) or kind == "AWS::CloudFormation::WaitConditionHandle":
-            obj: Any = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
-            props: dict[str, Any] = {}
+        props: dict[str, Any] = {}
+        if kind == "AWS::CloudFormation::WaitConditionHandle":
+            obj: Any = res.Stub(logical, kind, res.wait_handle_url(self.stack, logical))
+        elif stubbed and not res.model_class(kind):
+            obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
             props = self._live_props(logical)
             obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
@@ -192,7 +205,8 @@ class Execution:
         names = {n for n in set(props) | set(before) if props.get(n) != before.get(n)}
         static_replace = change.replacement == "True"
         dynamic_replace = change.replacement == "Conditional" and any(
-            d["Target"].get("RequiresRecreation") == "Conditionally" and props.get(d["Target"].get("Name"))
+            d["Target"].get("RequiresRecreation") in ("Always", "Conditionally")
+            and props.get(d["Target"].get("Name"))
             != before.get(d["Target"].get("Name")) for d in change.details)
         self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
                            else "Update:Modify")
@@ -210,12 +224,21 @@ class Execution:
         if not res.can_update(kind, names):
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
                                                f"(moto has no update for {', '.join(sorted(names))})")
-        new = res.update(logical, kind, old, props, names, self.account, self.region)
+        new = res.update(logical, kind, old, props, names, self.account, self.region, before)
         if new is not old:
             res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new
         self.record.props[logical] = props
         self.done.append(("update", logical, old))
+        from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
+
+        if res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
+            raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
+                                               "update made a new resource under a new id")
+        missed = unapplied(kind, new, props, names, self.account, self.region)
+        if missed:  # moto answered the update and left these as they were: never UPDATE_COMPLETE
+            raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
+                                               f"update did not apply {', '.join(missed)}")
         event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
 
     def _check_policy(self, logical: str, kind: str, action: str) -> None:
@@ -298,7 +321,11 @@ class Execution:
         if self.cleanup and not self.creating:
             stack.status = "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS"
             event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
-        for logical, obj, entry, props in self.cleanup:
+        # the clean-up deletes the old resources dependents first (reverse dependency order of the
+        # deployed template), as a stack deletion does: old subnets before the old VPC they are in
+        old = self.before[7].resources if self.before[7] is not None else {}
+        rank = {name: i for i, name in enumerate(reversed(order(old)))}
+        for logical, obj, entry, props in sorted(self.cleanup, key=lambda c: rank.get(c[0], -1)):
             self._delete_one(logical, obj, entry, props, keep_record=True)
         stack.status = f"{status}_COMPLETE"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
@@ -341,13 +368,14 @@ class Execution:
         for action, logical, old in reversed(self.done):
             current = self.rmap._parsed_resources.get(logical)
             kind = kind_of.get(logical, "")
+            applied = self.record.props.get(logical, {})
             if action in ("create", "replace"):
-                self._delete_one(logical, current, {"Type": kind}, self.record.props.get(logical, {}))
+                self._delete_one(logical, current, {"Type": kind}, applied)
             if action in ("replace", "update"):
                 self.rmap._parsed_resources[logical] = old
                 self.record.props[logical] = self.props_before.get(logical, {})
             if action == "update":
-                self._undo_update(logical, kind, old)
+                self._undo_update(logical, kind, old, applied)
         (stack.template, stack.template_dict, stack.parameters, self.rmap._template,
          self.rmap._resource_json_map, self.rmap.input_parameters, self.rmap.resolved_parameters,
          self.record.desired, self.record.outputs, stack.tags) = self.before
@@ -362,13 +390,12 @@ class Execution:
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
         self.change_set.execution_status = "EXECUTE_FAILED"
 
-    def _undo_update(self, logical: str, kind: str, old: Any) -> None:
-        props = self.props_before.get(logical, {})
-        before = self.record.props.get(logical, {})
+    def _undo_update(self, logical: str, kind: str, old: Any, applied: dict[str, Any]) -> None:
+        props, before = self.props_before.get(logical, {}), applied
         event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS")
         try:
             names = set(props) | set(before)
-            res.update(logical, kind, old, props, names, self.account, self.region)
+            res.update(logical, kind, old, props, names, self.account, self.region, before)
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
         except res.ResourceFailure as failure:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)

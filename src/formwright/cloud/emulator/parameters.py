@@ -26,29 +26,43 @@ def _number(name: str, text: str) -> int | float:
 
 
 def _check(name: str, decl: dict[str, Any], text: str) -> None:
-    """Raise for a value that breaks the declaration's constraints."""
+    """Raise for a value that breaks the declaration's constraints.
+
+    With a ConstraintDescription, any broken constraint reads "Parameter NAME failed to satisfy
+    constraint: DESCRIPTION" (as CreateChangeSet answers: the wording users report from real stacks,
+    e.g. "Parameter EnvironmentSuffix failed to satisfy constraint: Must be one of: dev, staging, prod").
+    """
+    broken = _broken(name, decl, text)
+    if broken is None:
+        return
+    description = decl.get("ConstraintDescription")
+    if description:
+        raise ParameterError(f"Parameter {name} failed to satisfy constraint: {description}")
+    raise ParameterError(broken)
+
+
+def _broken(name: str, decl: dict[str, Any], text: str) -> str | None:
+    """CloudFormation's own message for the first constraint the value breaks, or None."""
     kind = str(decl.get("Type", "String"))
     items = text.split(",") if kind == "CommaDelimitedList" or kind.startswith("List<") else [text]
     allowed = decl.get("AllowedValues")
     pattern = decl.get("AllowedPattern")
     for item in items:
         if allowed is not None and item not in [str(a) for a in allowed]:
-            raise ParameterError(decl.get("ConstraintDescription")
-                                 or f"Parameter '{name}' must be one of AllowedValues")
+            return f"Parameter '{name}' must be one of AllowedValues"
         if pattern is not None and not re.fullmatch(str(pattern), item):
-            raise ParameterError(decl.get("ConstraintDescription")
-                                 or f"Parameter '{name}' must match pattern {pattern}")
+            return f"Parameter '{name}' must match pattern {pattern}"
         if kind in ("Number", "List<Number>"):
             number = _number(name, item)
             if "MinValue" in decl and number < float(decl["MinValue"]):
-                raise ParameterError(f"Parameter '{name}' must be a number not less than {decl['MinValue']}")
+                return f"Parameter '{name}' must be a number not less than {decl['MinValue']}"
             if "MaxValue" in decl and number > float(decl["MaxValue"]):
-                raise ParameterError(
-                    f"Parameter '{name}' must be a number not greater than {decl['MaxValue']}")
+                return f"Parameter '{name}' must be a number not greater than {decl['MaxValue']}"
     if "MinLength" in decl and len(text) < int(decl["MinLength"]):
-        raise ParameterError(f"Parameter '{name}' must contain at least {decl['MinLength']} characters")
+        return f"Parameter '{name}' must contain at least {decl['MinLength']} characters"
     if "MaxLength" in decl and len(text) > int(decl["MaxLength"]):
-        raise ParameterError(f"Parameter '{name}' must contain at most {decl['MaxLength']} characters")
+        return f"Parameter '{name}' must contain at most {decl['MaxLength']} characters"
+    return None
 
 
 def resolve_parameters(template: dict[str, Any], given: dict[str, str],

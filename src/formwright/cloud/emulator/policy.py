@@ -52,10 +52,11 @@ def denial(policy: str, logical: str, kind: str, action: str) -> str | None:
         if not isinstance(statement, dict) or not _matches(statement, logical, kind, action):
             continue
         if statement.get("Effect") == "Deny":
+            # CloudFormation ends each such reason with ';' (it joins one per statement)
             return (f"Action denied by stack policy: Statement [#{number}] does not allow [{action}] for "
-                    f"resource [LogicalResourceId/{logical}]")
+                    f"resource [LogicalResourceId/{logical}];")
         allowed = allowed or statement.get("Effect") == "Allow"
     if allowed:
         return None
     return f"Action not allowed by stack policy: No statement allows [{action}] for resource " \
-           f"[LogicalResourceId/{logical}]"
+           f"[LogicalResourceId/{logical}];"

@@ -210,7 +210,26 @@ class Resolver:
         return [f"{region}{letter}" for letter in AZ_LETTERS[:3]]
 
     def _cidr(self, args: Any) -> Any:
-        return {"Fn::Cidr": self.value(args)}
+        """Fn::Cidr [ipBlock, count, cidrBits]: the first `count` blocks of `cidrBits` host bits."""
+        import ipaddress
+        import itertools
+
+        values = self.value(args)
+        if not isinstance(values, list) or len(values) != 3 or any(isinstance(v, dict | list)
+                                                                    for v in values):
+            return {"Fn::Cidr": values}  # a value known only once resources exist (GetAtt Vpc.CidrBlock)
+        block, count, bits = values
+        try:
+            network = ipaddress.ip_network(str(block), strict=False)
+            wanted = int(count)
+            prefix = network.max_prefixlen - int(bits)
+            found = [str(n) for n in itertools.islice(network.subnets(new_prefix=prefix), wanted)]
+        except ValueError:
+            wanted, found = -1, []
+        if len(found) != wanted:
+            raise TemplateError(f"Template error: Fn::Cidr cannot make {count} blocks of {bits} host bits "
+                                f"from {block}")
+        return found
 
 
 def as_text(value: Any) -> str:
@@ -273,3 +292,40 @@ def reference_sites(node: Any) -> list[tuple[str, str | None]]:
 def references(node: Any) -> set[str]:
     """Logical ids of resources `node` refers to (Ref, Fn::GetAtt and Fn::Sub variables), symbolically."""
     return {target for target, _ in reference_sites(node)}
+
+
+def parameter_references(node: Any, template: dict[str, Any]) -> set[str]:
+    """Names of the template's parameters `node` reads: `Ref`, `Fn::Sub` variables, and the parameters
+    of the conditions its `Fn::If`s test (a change set's ParameterReference causing entities)."""
+    declared = template.get("Parameters") or {}
+    conditions = template.get("Conditions") or {}
+    found: set[str] = set()
+    seen: set[str] = set()
+    todo = [node]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            todo.extend(item)
+        elif not isinstance(item, dict):
+            continue
+        elif len(item) == 1 and isinstance(item.get("Ref"), str):
+            found.update({item["Ref"]} & set(declared))
+        elif len(item) == 1 and "Fn::Sub" in item:
+            args = item["Fn::Sub"]
+            text = args if isinstance(args, str) else args[0]
+            local = set(args[1]) if isinstance(args, list) and len(args) > 1 else set()
+            found.update({v.strip() for v in SUB_VARIABLE.findall(str(text))} & set(declared) - local)
+            if isinstance(args, list) and len(args) > 1:
+                todo.append(args[1])
+        else:
+            names = []
+            if len(item) == 1 and isinstance(item.get("Fn::If"), list) and item["Fn::If"]:
+                names.append(item["Fn::If"][0])
+            if len(item) == 1 and isinstance(item.get("Condition"), str):
+                names.append(item["Condition"])
+            for name in names:
+                if name not in seen and name in conditions:
+                    seen.add(name)
+                    todo.append(conditions[name])
+            todo.extend(item.values())
+    return found

@@ -81,26 +81,137 @@ def _set_in_place(kind: str, obj: Any, props: dict[str, Any], names: set[str], a
         getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
 
 
+# AWS::SQS::Queue properties moto's update leaves alone (it sets VisibilityTimeout and
+# ReceiveMessageWaitTimeSeconds only), set through SetQueueAttributes; a property the template drops
+# goes back to the queue's default (moto's, which a queue made without it has)
+SQS_ATTRIBUTES: dict[str, Any] = {
+    "DelaySeconds": 0, "MaximumMessageSize": None, "MessageRetentionPeriod": 345600,
+    "ReceiveMessageWaitTimeSeconds": 0, "VisibilityTimeout": 30, "KmsMasterKeyId": None,
+    "KmsDataKeyReusePeriodSeconds": 300, "SqsManagedSseEnabled": True, "ContentBasedDeduplication": False,
+    "DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue", "RedrivePolicy": {},
+}
+
+
+def _set_queue_attributes(obj: Any, props: dict[str, Any], names: set[str], account: str,
+                          region: str) -> None:
+    from moto.sqs.models import MAXIMUM_MESSAGE_LENGTH, sqs_backends
+
+    wanted = {n: props.get(n, SQS_ATTRIBUTES[n]) for n in names & set(SQS_ATTRIBUTES)}
+    if "MaximumMessageSize" in wanted and wanted["MaximumMessageSize"] is None:
+        wanted["MaximumMessageSize"] = MAXIMUM_MESSAGE_LENGTH
+    if wanted:
+        backend = sqs_backends[account][region]
+        # moto's SetQueueAttributes clears the queue's Policy unless it is passed along
+        backend.set_queue_attributes(obj.name, {**wanted, "Policy": backend.get_queue(obj.name).policy})
+
+
+def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: str, region: str) -> None:
+    from moto.logs.models import logs_backends
+
+    if "RetentionInDays" not in names:
+        return
+    backend = logs_backends[account][region]
+    if props.get("RetentionInDays") is None:  # dropped from the template: kept forever again
+        backend.delete_retention_policy(obj.name)
+    else:
+        # moto annotates the days as str but keeps and answers what it is given: an int, as AWS answers
+        backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))  # type: ignore[arg-type]
+
+
+def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:
+    """One SecurityGroupIngress / SecurityGroupEgress entry as moto's authorize/revoke arguments."""
+    ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
+              if key in rule]
+    group = rule.get("SourceSecurityGroupId") or rule.get("DestinationSecurityGroupId")
+    return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
+            "to_port": rule.get("ToPort"), "ip_ranges": ranges,
+            "source_groups": [{"GroupId": group}] if group else []}
+
+
+# the rule a new group has until the template gives its own egress rules ("AWS::EC2::SecurityGroup":
+# "When you specify an egress rule, CloudFormation removes the default rule")
+DEFAULT_EGRESS = {"IpProtocol": "-1", "CidrIp": "0.0.0.0/0"}
+
+
+def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account: str, region: str) -> Any:
+    """A security group's inline rules changed in place: the rules the old template had and the new one
+    lacks are revoked, the new ones authorized; rules others added stay (moto's own update deletes the
+    group and makes another, under a new id). Egress rules given replace the default allow-all one."""
+    from moto.ec2.models import ec2_backends
+
+    backend = ec2_backends[account][region]
+    for name, verb in (("SecurityGroupIngress", "ingress"), ("SecurityGroupEgress", "egress")):
+        old, new = before.get(name) or [], props.get(name) or []
+        if name == "SecurityGroupEgress":
+            old, new = old or [DEFAULT_EGRESS], new or [DEFAULT_EGRESS]
+        revoke = getattr(backend, f"revoke_security_group_{verb}")
+        authorize = getattr(backend, f"authorize_security_group_{verb}")
+        for rule in [r for r in old if r not in new]:
+            revoke(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+        for rule in [r for r in new if r not in old]:
+            authorize(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+    return obj
+
+
+def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """moto makes a group without its template's egress rules: they are set here."""
+    if props.get("SecurityGroupEgress"):
+        _sync_rules(obj, {"SecurityGroupEgress": props["SecurityGroupEgress"]}, {}, account, region)
+
+
+# what moto's create leaves out, applied right after it
+COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress}
+
+# types updated in place here rather than by moto's update (which would replace them)
+OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
+
+# what a type's update in moto leaves out (or moto has no update for), applied through the service's
+# backend after moto's update if any
+COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention}
+
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
 UPDATE_NAME = {"AWS::SNS::Topic": "name"}
 # names CloudFormation generates when the template gives none, for models that do not generate one
 GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
+# generated names a service restricts, which moto's `<stack>-<logical>-<suffix>` can break: at most this many
+# letters, digits and single hyphens, starting with a letter (RDS: CreateDBInstance's DBInstanceIdentifier)
+FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
+
+
+# properties moto's update of a type is known to ignore and that no drift reader would catch after it
+# (the rest is checked once applied: execute.Execution._modify)
+MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
+# for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
+                "AWS::Logs::LogGroup": {"RetentionInDays"},
+                "AWS::EC2::SecurityGroup": {"SecurityGroupIngress", "SecurityGroupEgress"}}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
     """True when the local cloud can change these properties (and tags) of a `kind` in place."""
+    if kind in MOTO_APPLIES:
+        return not names - MOTO_APPLIES[kind] - {schemas.tag_property(kind)}
     if _has_update(kind):
-        return True
+        return not names & MOTO_IGNORES.get(kind, set())
     tag_property = schemas.tag_property(kind)
     return not (names - {tag_property} - set(IN_PLACE.get(kind, {})))
 
 
 def physical_id(obj: Any) -> str:
-    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id)."""
-    if getattr(obj, "cf_resource_type", None) == NESTED:
-        return str(obj.stack_id)
+    """The physical id CloudFormation shows (Ref) for a moto object (a nested stack's is its id: see
+    `moto_server.patch_moto`)."""
     return str(getattr(obj, "physical_resource_id", None) or obj)
+
+
+def wait_handle_url(stack: Any, logical: str) -> str:
+    """A WaitConditionHandle's physical id: the URL cfn-signal would PUT to, in CloudFormation's form
+    (AWS::CloudFormation::WaitConditionHandle, "Return values": Ref gives a presigned URL); nothing
+    answers it here."""
+    from urllib.parse import quote
+
+    return (f"https://cloudformation-waitcondition-{stack.region_name}.s3.amazonaws.com/"
+            f"{quote(stack.stack_id, safe='')}/{logical}")
 
 
 def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, account: str,
@@ -111,15 +222,19 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     props = dict(props)
     for name, prefix in GENERATED_NAMES.get(kind, {}).items():
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
+    for name, limit in FITTED_NAMES.get(kind, {}).items():
+        props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
     try:
         obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
                                         account_id=account, region_name=region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
-        raise ResourceFailure(logical, handler_message(err)) from None
+        raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
     try:
         _set_in_place(kind, obj, props, set(props), account, region)
+        if kind in COMPLETE_CREATE:
+            COMPLETE_CREATE[kind](obj, props, account, region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
     if kind == NESTED and obj.status != "CREATE_COMPLETE":
@@ -164,6 +279,15 @@ def system_tags(obj: Any, kind: str, props: dict[str, Any], stack: Any, logical:
         raise ResourceFailure(logical, handler_message(err)) from None
 
 
+def fitted_name(stack: str, logical: str, limit: int) -> str:
+    """`<stack>-<logical>-<suffix>` lowercased and cut to `limit` characters, as CloudFormation names a
+    resource whose service allows only letters, digits and single hyphens: the suffix is kept whole, no
+    hyphen doubles or ends the prefix (a long stack name never makes an invalid identifier)."""
+    suffix = _suffix().lower()
+    prefix = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9-]", "-", f"{stack}-{logical}".lower()))
+    return prefix[:limit - len(suffix) - 1].rstrip("-") + "-" + suffix
+
+
 def _suffix() -> str:
     import random
     import string
@@ -172,8 +296,9 @@ def _suffix() -> str:
 
 
 def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
-           region: str) -> Any:
-    """Apply `props` to a resource in place; return the (possibly new) moto object."""
+           region: str, before: dict[str, Any] | None = None) -> Any:
+    """Apply `props` to a resource in place (`before`: the properties it has now); return the (possibly
+    new) moto object."""
     props = dict(props)
     for name in GENERATED_NAMES.get(kind, {}):
         props.setdefault(name, physical_id(obj))
@@ -181,7 +306,9 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
         if kind == NESTED:
             return _update_nested(logical, obj, props, account, region)
         tag_property = schemas.tag_property(kind)
-        if _has_update(kind) and names - {tag_property}:
+        if kind in OWN_UPDATE:
+            new = OWN_UPDATE[kind](obj, props, before or {}, account, region)
+        elif _has_update(kind) and names - {tag_property}:
             # moto's update of some types (SNS) makes the resource anew: tags alone are set in place
             name = getattr(obj, UPDATE_NAME[kind]) if kind in UPDATE_NAME else physical_id(obj)
             new = model_class(kind).update_from_cloudformation_json(
@@ -192,6 +319,8 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
         else:
             _set_in_place(kind, obj, props, names, account, region)
             new = obj
+        if kind in COMPLETE_UPDATE:
+            COMPLETE_UPDATE[kind](new, props, names, account, region)
         if tag_property in names:  # moto's updates leave tags alone: set them where list-tags reads them
             set_tags(new, kind, props.get(tag_property) or [], account, region)
         return new
@@ -235,7 +364,7 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
     if getattr(cls, "has_cfn_attr", None) and cls.has_cfn_attr(name):
         try:
             value = obj.get_cfn_attribute(name)
-            if value is not None:
+            if value is not None and _template_value(value):
                 return value
         except Exception:  # noqa: BLE001,S110 - moto raises NotImplementedError and others: fall through
             pass
@@ -255,6 +384,18 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
                                    f"not expose {kind} attribute {name}")
 
 
+def _template_value(value: Any) -> bool:
+    """True for what a template can hold (a string, number, boolean or a list of them): a moto object
+    or record handed back as an attribute is not one."""
+    if isinstance(value, list):
+        return all(isinstance(v, str | int | float | bool) for v in value)
+    return isinstance(value, str | int | float | bool)
+
+
+def _cidr_associations(vpc: Any) -> list[str]:
+    return [str(a["association_id"]) for a in vpc.cidr_block_association_set]
+
+
 def _default_acl(vpc: Any) -> str:
     acls = vpc.ec2_backend.network_acls.values()
     return next(a.id for a in acls if a.vpc_id == vpc.id and a.default)
@@ -268,6 +409,7 @@ def _default_group(vpc: Any) -> str:
 EXTRA_ATTRIBUTES = {
     ("AWS::EC2::VPC", "DefaultNetworkAcl"): _default_acl,
     ("AWS::EC2::VPC", "DefaultSecurityGroup"): _default_group,
+    ("AWS::EC2::VPC", "CidrBlockAssociations"): _cidr_associations,
 }
 
 
@@ -278,9 +420,40 @@ def _nested_output(logical: str, obj: Any, key: str) -> Any:
     raise ResourceFailure(logical, f"Output '{key}' not found in nested stack {logical}")
 
 
-def handler_message(err: Exception) -> str:
-    """A moto exception as CloudFormation words a failed resource handler."""
+# HandlerErrorCode (the resource provider contract, aws-cloudformation/cloudformation-cli) for the words
+# of a service's error code, first match wins; anything else is GeneralServiceException
+HANDLER_CODES = (
+    (("AlreadyExists", "Duplicate", "AlreadyOwned"), "AlreadyExists"),
+    (("NotFound", "NoSuch", "DoesNotExist"), "NotFound"),
+    (("Throttl", "TooManyRequests"), "Throttling"),
+    (("LimitExceeded",), "ServiceLimitExceeded"),
+    (("AccessDenied", "Unauthorized"), "AccessDenied"),
+    (("InUse", "Conflict"), "ResourceConflict"),
+    (("Invalid", "Validation", "Malformed", "Missing"), "InvalidRequest"),
+)
+
+
+def handler_message(err: Exception, kind: str | None = None, props: dict[str, Any] | None = None) -> str:
+    """A moto exception as CloudFormation words a failed resource handler:
+    `Resource handler returned message: "..." (RequestToken: ..., HandlerErrorCode: ...)`, the code one
+    of the contract's; AlreadyExists with the contract's own message where the identifier is known."""
+    import uuid
+
+    from moto.core.exceptions import ServiceException
+    from werkzeug.exceptions import HTTPException
+
     text = (getattr(err, "message", None) or getattr(err, "description", None) or str(err)
             or type(err).__name__)
-    code = getattr(err, "code", None) or getattr(err, "error_type", None) or "GeneralServiceException"
-    return f'Resource handler returned message: "{text}" (HandlerErrorCode: {code})'
+    raw = str(getattr(err, "code", None) or getattr(err, "error_type", None) or type(err).__name__)
+    code = next((c for words, c in HANDLER_CODES if any(w in raw for w in words)), "GeneralServiceException")
+    if not isinstance(err, ServiceException | HTTPException):
+        # not a service's answer but moto's own code failing: said as such, never passed off as AWS's
+        code = "InternalFailure"
+        text = (f"Internal Failure: the local cloud's model of {kind or 'this resource'} failed "
+                f"({type(err).__name__}: {err}); a limit of the local cloud, not an error of the template")
+    primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or [] if kind else []
+    identifier = (props or {}).get(primary[0].rsplit("/", 1)[-1]) if len(primary) == 1 else None
+    if code == "AlreadyExists" and isinstance(identifier, str):
+        text = f"Resource of type '{kind}' with identifier '{identifier}' already exists."
+    token = uuid.uuid4()
+    return f'Resource handler returned message: "{text}" (RequestToken: {token}, HandlerErrorCode: {code})'

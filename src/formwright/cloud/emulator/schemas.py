@@ -67,11 +67,8 @@ def tag_property(resource_type: str) -> str | None:
     return str(path).split("/")[-1]
 
 
-def requires_recreation(resource_type: str, name: str, path: tuple[str, ...] | None = None) -> str:
-    """'Always' when the property (or the nested path changed inside it) is create-only, else 'Never'."""
-    for create in create_only(resource_type):
-        if create[0] != name:
-            continue
-        if len(create) == 1 or path is None or tuple(path[: len(create)]) == create:
-            return "Always"
-    return "Never"
+
+@functools.lru_cache(maxsize=1024)
+def required(resource_type: str) -> tuple[str, ...]:
+    """Top-level properties the type's schema requires (in the schema's order)."""
+    return tuple(str(n) for n in (schema(resource_type) or {}).get("required") or [])

@@ -5,14 +5,13 @@ The controller's `event()` (internal/controllers/util.go) calls fluxcd/pkg/runti
 the revision goes into the event's `metadata.annotations` (not into its message), the reason is the
 severity (`info` or `error`) and the type Normal, or Warning for `error`.
 
-`kopf.event` cannot carry annotations, so the event is posted here through kopf's own API client on
-kopf's event loop (kopf's credentials, retries and settings); a kopf without those internals falls back
-to `kopf.event` with the revision in the message, and says so once in the log.
+`kopf.event` cannot carry annotations, so the event is posted through kopf's own API client on kopf's
+event loop (k8s/kopf_api.py); a kopf without those internals falls back to `kopf.event` with the revision
+in the message, and says so once in the log.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import logging
 import time
@@ -21,12 +20,12 @@ from typing import Any
 
 import kopf
 
+from formwright.sync.k8s import kopf_api
 from formwright.sync.objects import STACK_API_GROUP
 from formwright.sync.status_store import Event
 
 #: `cfnv1.GroupVersion.Group + "/revision"` in the controller
 REVISION_ANNOTATION = f"{STACK_API_GROUP}/revision"
-POST_TIMEOUT = 30.0
 log = logging.getLogger("formwright.sync.k8s")
 _warned: list[bool] = []
 
@@ -59,36 +58,21 @@ def severity(event: Event) -> str:
 
 def post_events(body: Mapping, events: list[Event]) -> None:
     """Post `events` on the object; nothing outside `kopf run` (a handler called directly has no API)."""
-    try:
-        from kopf._cogs.clients import api
-        from kopf._core.engines import posting
-    except ImportError:  # a kopf that moved its internals: the revision goes into the message
+    if not kopf_api.available():  # a kopf that moved its internals: the revision goes into the message
         _fallback(body, events)
         return
-    try:
-        loop, settings = posting.event_queue_loop_var.get(), posting.settings_var.get()
-    except LookupError:
+    component = kopf_api.reporting_component()
+    if not component:
         return
-    component = settings.posting.reporting_component
     for event in events:
         payload = event_body(body, event, component)
         url = f"/api/v1/namespaces/{payload['metadata']['namespace']}/events"
-        call = api.post(url, payload=payload, headers={"Content-Type": "application/json"}, settings=settings,
-                        logger=log)
-        try:
-            if _running_loop() is loop:  # an async handler: post without waiting
-                loop.create_task(call)
-                continue
-            asyncio.run_coroutine_threadsafe(call, loop).result(POST_TIMEOUT)
-        except Exception as err:  # noqa: BLE001 - events are auxiliary: a failed post never fails a pass
-            log.warning(f"Failed to post an event ({event.type} {severity(event)}: {event.message}): {err}")
 
+        def post(api: Any, settings: Any, p: dict[str, Any] = payload, u: str = url) -> Any:
+            return api.post(u, payload=p, headers={"Content-Type": "application/json"}, settings=settings,
+                            logger=log)
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+        kopf_api.call(post, f"post an event ({event.type} {severity(event)}: {event.message})")
 
 
 def _fallback(body: Mapping, events: list[Event]) -> None:

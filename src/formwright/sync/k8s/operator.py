@@ -29,16 +29,23 @@ from typing import Any
 import kopf
 
 from formwright.errors import FormwrightError
-from formwright.sync.k8s import events
+from formwright.sync.k8s import events, kopf_api
 from formwright.sync.naming import source_ref
-from formwright.sync.objects import STACK_API_GROUP, GitRepository, StackObject, parse_document
+from formwright.sync.objects import (
+    STACK_API_GROUP,
+    STACK_PLURAL,
+    STACK_VERSION,
+    GitRepository,
+    StackObject,
+    parse_document,
+)
 from formwright.sync.passes import Outcome
 from formwright.sync.reconcile import Reconciler
 from formwright.sync.source import Artifact, Sources, fetch_artifact
 from formwright.sync.status_store import FALSE, Status, StatusStore
 
-VERSION = "v1alpha1"
-PLURAL = "cloudformationstacks"
+VERSION = STACK_VERSION
+PLURAL = STACK_PLURAL
 SOURCE_GROUP, SOURCE_VERSION, SOURCE_PLURAL = "source.toolkit.fluxcd.io", "v1", "gitrepositories"
 # The controller watches Bucket and OCIRepository in source.toolkit.fluxcd.io/v1beta2
 SOURCE_BETA = "v1beta2"
@@ -83,7 +90,8 @@ class Operator:
         self.store = StatusStore(state_dir)
         self.sources = Sources(state_dir / "sources")
         self.reconciler = Reconciler(
-            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift, **options
+            target, self.sources, state_dir=state_dir, save=self.store.save, drift=drift,
+            observed=self._observed, **options
         )
         #: which objects use which source (`Kind/namespace/name`), for the source watches
         self.users: dict[str, set[str]] = {}
@@ -170,10 +178,12 @@ class Operator:
                 self._write(obj.key, st, obj.retry_interval, patch, started)
                 return obj.retry_interval
 
-            def ready_of(key: str) -> Status | None:
+            def ready_of(key: str) -> tuple[int | None, Status] | None:
                 namespace, name = key.split("/", 1)
                 found = _first(cloudformation_stacks, (namespace, name))
-                return Status.from_k8s(found) if found is not None else None
+                if found is None:
+                    return None
+                return found.get("generation"), Status.from_k8s(found.get("status"))
 
             outcome = self.reconciler.reconcile(
                 obj,
@@ -202,6 +212,13 @@ class Operator:
             self.woken[key] = time.monotonic()
             woken.append(key)
         return woken
+
+    @staticmethod
+    def _observed(key: str, st: Status) -> None:
+        """A new generation: its Ready=Unknown "Stack reconciliation in progress" goes to `.status` now, as
+        the controller patches it before the pass goes on (kopf writes a handler's patch at its end)."""
+        namespace, name = key.split("/", 1)
+        kopf_api.patch_status(namespace, name, st.to_k8s())
 
     def _write(self, key: str, st: Status, requeue: float | None, patch: Any, started: float) -> None:
         st.next_run = time.time() + requeue if requeue is not None else None
@@ -318,9 +335,9 @@ def oci_repositories(namespace: str | None, name: str, spec: Mapping, status: Ma
 
 
 @kopf.index(STACK_API_GROUP, VERSION, PLURAL)
-def cloudformation_stacks(namespace: str | None, name: str, status: Mapping, **_: Any) -> dict:
-    """CloudFormationStack statuses by (namespace, name), for dependsOn."""
-    return {(namespace, name): plain(status or {})}
+def cloudformation_stacks(namespace: str | None, name: str, meta: Mapping, status: Mapping, **_: Any) -> dict:
+    """CloudFormationStacks' generation and status by (namespace, name), for dependsOn."""
+    return {(namespace, name): {"generation": meta.get("generation"), "status": plain(status or {})}}
 
 
 def _pass(body: Mapping, patch: Any, indices: dict[str, Any]) -> None:

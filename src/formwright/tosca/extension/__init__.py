@@ -18,6 +18,15 @@ import yaml
 
 SIMPLE_1_1 = "tosca_simple_yaml_1_1"
 VERSIONS = ("tosca_simple_yaml_1_0", SIMPLE_1_1, "tosca_simple_yaml_1_2", "tosca_simple_yaml_1_3")
+# each version's namespace URI, which the spec also allows as the value (the OASIS test assertion
+# 3.1.2-tosca_definitions_version-02-valid-definition-url); tosca-parser knows only the short names
+NAMESPACES = {f"http://docs.oasis-open.org/tosca/ns/simple/yaml/1.{n}": f"tosca_simple_yaml_1_{n}"
+              for n in range(4)}
+
+
+def short_version(version: object) -> str:
+    """The short name of a `tosca_definitions_version` value (its namespace URI read as the version)."""
+    return NAMESPACES.get(str(version).rstrip("/"), str(version))
 
 
 class Simple11:
@@ -40,6 +49,17 @@ def _add_properties() -> None:
                 properties.setdefault(name, schema)
 
 
+# TOSCA 1.1's names of the 1.0 storage nodes (formwright's profile defines them as their 1.0 types)
+RENAMED_STORAGE = ("tosca.nodes.Storage.BlockStorage", "tosca.nodes.Storage.ObjectStorage")
+
+
+def _allow_renamed_storage() -> None:
+    from toscaparser.unsupportedtype import UnsupportedType
+
+    UnsupportedType.un_supported_types = [t for t in UnsupportedType.un_supported_types
+                                          if t not in RENAMED_STORAGE]
+
+
 _ready = False
 
 
@@ -52,6 +72,7 @@ def ensure_versions() -> None:
     from toscaparser.tosca_template import ToscaTemplate
 
     _add_properties()
+    _allow_renamed_storage()
     _ready = True
 
     for version in VERSIONS:

@@ -50,6 +50,7 @@ class PreparedStack:
     parameters: dict[str, str] = field(repr=False)
     capabilities: list[str]
     generated: list[str] = field(default_factory=list)  # parameters holding passwords made just now
+    warnings: list[Any] = field(default_factory=list)  # what TOSCAna tolerated, the plugin did not apply
 
 
 def transform_tosca(src: pathlib.Path, out: pathlib.Path | None, *, inputs: dict[str, Any] | None = None,
@@ -100,4 +101,4 @@ def prepare_stack(
 
             upload_files(s3_client, bucket, out_dir / "files", region, bucket_owner)
     return PreparedStack(template=result.template, parameters=parameters, capabilities=result.capabilities,
-                         generated=list(result.generated_secrets))
+                         generated=list(result.generated_secrets), warnings=list(result.warnings))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from formwright.errors import InputError
+from formwright.tosca.diagnostics import Problem, ToscaErrors
 from formwright.tosca.model import EffectiveModel, Location
 from formwright.transform.cloudformation.kinds import SUPPORTED_NODES, SUPPORTED_RELATIONSHIPS
 
@@ -23,3 +24,16 @@ def check_supported(model: EffectiveModel) -> None:
         raise InputError(f"unsupported by the CloudFormation plugin: {listed}",
                          file=first.file if first else None, line=first.line if first else None,
                          hint="supported: " + ", ".join(t.split(".", 2)[-1] for t in SUPPORTED_NODES))
+
+
+def check_directives(model: EffectiveModel) -> None:
+    """A policy or workflow the plugin does not apply is a warning naming it (an error with --strict): the
+    template would deploy without it (one instance per Compute, operations in their own order)."""
+    for section, name, kind, where in model.directives:
+        what = "policy" if section == "policies" else "workflow"
+        problem = Problem(f"{what} '{name}' ({kind}) is not applied: the CloudFormation plugin makes one "
+                          "instance per Compute and runs each node's create, configure and start in order",
+                          where.file, where.line, "remove it, or do what it asks after the deploy")
+        if model.strict:
+            raise ToscaErrors([problem])
+        model.warnings.append(problem)

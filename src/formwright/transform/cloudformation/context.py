@@ -109,6 +109,8 @@ class Build:
 
     replaced_inputs: dict[str, str] = field(default_factory=dict)  # input -> parameter every reference uses
     published: dict[tuple[str, str], Published] = field(default_factory=dict)  # (node, operation) -> outputs
+    devices: dict[str, set[str]] = field(default_factory=dict)  # instance id -> device letters attached
+    zones: dict[str, Any] = field(default_factory=dict)  # instance id -> the zone it must be in (a volume's)
 
     def warn(self, message: str, where: Location | None, hint: str | None = None) -> None:
         """A tolerated problem of the topology: a warning of the transform, an error with --strict."""

@@ -10,7 +10,7 @@ from formwright.tosca.diagnostics import Diagnostics
 from formwright.tosca.functions import Resolver
 from formwright.tosca.model import EffectiveModel, Node
 from formwright.transform.cloudformation import kinds, network
-from formwright.transform.cloudformation.check import check_supported
+from formwright.transform.cloudformation.check import check_directives, check_supported
 from formwright.transform.cloudformation.context import LIMITS, Build
 from formwright.transform.cloudformation.lifecycle import add_publications
 from formwright.transform.cloudformation.outputs import check_order
@@ -85,8 +85,9 @@ class CloudFormationPlugin(Plugin):
         self.template: dict[str, Any] = {}
 
     def check_model(self) -> None:
-        """Every node and relationship type is supported."""
+        """Every node and relationship type is supported; what it does not apply is said."""
         check_supported(self.model)
+        check_directives(self.model)
 
     def prepare(self) -> None:
         """Placement, names and software order."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from formwright.errors import InputError
-from formwright.tosca.functions import AttributeRef, Concat, Context, InputRef, OperationOutputRef
+from formwright.tosca.functions import AttributeRef, Concat, Context, InputRef, OperationOutputRef, Token
 from formwright.tosca.model import Location, Node
 from formwright.transform.cloudformation import kinds, outputs
 from formwright.transform.cloudformation.context import Build
@@ -53,6 +53,8 @@ class Renderer:
         if isinstance(value, Concat):
             parts = [self.text(self.render(p, where)) for p in value.parts]
             return {"Fn::Join": ["", parts]}
+        if isinstance(value, Token):
+            return self.token(value, where)
         if isinstance(value, AttributeRef):
             return self.attribute(value, where)
         if isinstance(value, OperationOutputRef):
@@ -71,6 +73,20 @@ class Renderer:
         if value is None:
             return ""
         return value if isinstance(value, (dict, str)) else str(value)
+
+    def token(self, value: Token, where: Location | None) -> dict | str:
+        """`token` of a deploy-time text: `Fn::Select` of its `Fn::Split` (CloudFormation splits it)."""
+        text = self.text(self.render(value.text, where))
+        if "@@FW_" in str(text):
+            # a placeholder only the instance fills in (its own address, an earlier operation's output)
+            self._fail("token of a value only the instance itself knows (its own address or an operation's "
+                       "output) is not supported", where)
+        if isinstance(text, str):  # known now after all (a port)
+            pieces = text.split(value.separator)
+            if value.index >= len(pieces):
+                self._fail(f"token index {value.index} is out of range", where)
+            return pieces[value.index]
+        return {"Fn::Select": [str(value.index), {"Fn::Split": [value.separator, text]}]}
 
     def _fail(self, message: str, where: Location | None) -> None:
         raise InputError(message, file=where.file if where else None, line=where.line if where else None)
@@ -101,7 +117,8 @@ class Renderer:
         attribute = ref.attribute
         if attribute == "volume_id" and node.name in plan.volumes:
             return {"Ref": plan.volumes[node.name]}  # an EBS volume's Ref is its id
-        if attribute not in node.attributes and attribute not in ADDRESS_ATTRIBUTES and attribute != "port":
+        undeclared = attribute not in node.attributes and attribute not in ADDRESS_ATTRIBUTES
+        if undeclared and (attribute != "port" or (app_port(node) is None and not kinds.is_mysql(node))):
             return ""  # an attribute the type does not declare: warned about at load, as TOSCAna did
         if attribute not in ADDRESS_ATTRIBUTES and attribute != "port":
             self._fail(f"attribute '{attribute}' of node '{node.name}' is not known at deploy time", where)
@@ -141,7 +158,8 @@ class Renderer:
         return None
 
 
-_FUNCTIONS = {"Ref": "Ref", "Fn::GetAtt": "GetAtt", "Fn::Join": "Join", "Fn::Sub": "Sub"}
+_FUNCTIONS = {"Ref": "Ref", "Fn::GetAtt": "GetAtt", "Fn::Join": "Join", "Fn::Sub": "Sub",
+              "Fn::Select": "Select", "Fn::Split": "Split"}
 
 
 def expression(value: Any) -> Any:
@@ -155,7 +173,7 @@ def expression(value: Any) -> Any:
             return helper(args)
         if name == "Fn::Join":
             return helper(args[0], [expression(a) for a in args[1]])
-        return helper(*args)
+        return helper(*[expression(a) for a in args])
     if isinstance(value, dict):
         return {k: expression(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -72,6 +72,7 @@ def script_context(template: dict[str, Any], build: Build) -> dict[str, Any]:
     return {
         "stack_name": stack_name(build.model.entry),
         "entry": build.model.entry,
+        "source": build.model.source or build.model.entry,
         "region": build.region,
         "uses_bucket": BUCKET_PARAMETER in parameters,
         "bucket_parameter": BUCKET_PARAMETER,

@@ -123,6 +123,8 @@ def assemble(build: Build, node: Node) -> None:
         "Metadata": _metadata(build, node),
         "CreationPolicy": CreationPolicy(ResourceSignal=ResourceSignal(Count=1, Timeout=SIGNAL_TIMEOUT)),
     }
+    if instance_id in build.zones:  # beside a volume it shares with another instance
+        properties["AvailabilityZone"] = build.zones[instance_id]
     if node.name in build.instance_roles:
         properties["IamInstanceProfile"] = Ref(iam.artifact_reader(build))
     if disk:
