@@ -313,28 +313,6 @@ def test_outside_any_project_the_error_says_how_to_fix_it(tmp_path: Path, run_cl
     assert "Traceback" not in result.err
 
 
-def test_inside_the_project_a_scope_may_come_without_dir(tmp_path: Path, run_cli) -> None:
-    # `formwright status queue` from inside the project, as `git log FILE` finds the repository itself
-    (tmp_path / "p" / "sub").mkdir(parents=True)
-    (tmp_path / "p" / "q.yaml").write_text(ONE_QUEUE)
-    (tmp_path / "p" / "formwright.yaml").write_text(
-        "name: sc\nstacks:\n  queue: {template: q.yaml}\n  other: {template: q.yaml}\n")
-    inside = tmp_path / "p" / "sub"
-    named = run_cli("status", "queue", "--output", "json", cwd=inside)
-    assert named.code == 0, named.err
-    assert list(named.json()["stacks"]) == ["queue"]
-    typo = run_cli("status", "queu", cwd=inside)
-    assert typo.code == 2 and "unknown stack 'queu' (did you mean 'queue'?)" in typo.err
-    # outside any project the word is DIR, and says so
-    outside = run_cli("status", "queue", cwd=tmp_path)
-    assert outside.code == 2 and "queue: no formwright.yaml here" in outside.err
-    # a folder of that name is DIR (git's rule too: a path wins); DIR first names the scope
-    (inside / "queue").mkdir()
-    assert "no formwright.yaml here" in run_cli("status", "queue", cwd=inside).err
-    both = run_cli("status", str(tmp_path / "p"), "queue", "--output", "json", cwd=inside)
-    assert list(both.json()["stacks"]) == ["queue"]
-
-
 def test_status_prints_plain_columns(tmp_path: Path, run_cli) -> None:
     # as `kubectl get` and `helm list` print: a header line, one aligned line per stack, no box drawing
     (tmp_path / "q.yaml").write_text(ONE_QUEUE)

@@ -62,35 +62,10 @@ class Output(str, Enum):  # noqa: UP042 - StrEnum would change str() of the memb
 
 
 # ---- shared argument and option definitions -----------------------------------------------------
-_FIRST_SCOPE = "formwright.first_scope"
-
-
-def _dir_or_scope(ctx: typer.Context, value: Path | None) -> Path | None:
-    """`formwright deploy app` from inside a project: a first word that is no file or folder, where a
-    project is found upward, is the first scope, as `git log FILE` finds its repository itself. An
-    existing path stays DIR (`formwright deploy . app` names both)."""
-    takes_scopes = any(p.name == "scope" for p in ctx.command.params)
-    if ctx.resilient_parsing or value is None or not takes_scopes or value.exists():
-        return value
-    try:
-        project_dir(None)
-    except Exception:  # noqa: BLE001 - no project upward: the word stays DIR and says so
-        return value
-    ctx.meta[_FIRST_SCOPE] = str(value)
-    return None
-
-
-def _scopes(ctx: typer.Context, value: list[str] | None) -> list[str] | None:
-    """The scopes, with a first one that came in DIR's place."""
-    first = ctx.meta.get(_FIRST_SCOPE)
-    return [first, *(value or [])] if first else value
-
-
 DirArgument = typer.Argument(
     None,
     metavar="DIR",
     show_default=False,
-    callback=_dir_or_scope,
     autocompletion=lambda ctx, incomplete: complete_dir_or_scope(ctx, incomplete),
     help="The project folder (or its formwright.yaml); default: the nearest folder upward with one.",
 )
@@ -133,11 +108,10 @@ PlainRegionOption = typer.Option(None, "--region", metavar="REGION",
 
 
 ScopeArgument = typer.Argument(
-    None, metavar="[SCOPE]...", show_default=False, callback=_scopes,
+    None, metavar="[SCOPE]...", show_default=False,
     autocompletion=lambda ctx, incomplete: complete_scopes(ctx, incomplete),
-    help="Parts of the project: a group (net), a stack in its group (net.app), a stack (app) or "
-    "one region's copy (app@eu-west-1); default the whole project. From inside the project DIR may be "
-    "left out (`formwright deploy app`); a scope named like a folder there needs DIR first (`. app`).")
+    help="Parts of the project (after DIR): a group (net), a stack in its group (net.app), a stack (app) or "
+    "one region's copy (app@eu-west-1); default the whole project.")
 
 
 @dataclass
@@ -321,7 +295,8 @@ def complete_scopes(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def complete_dir_or_scope(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Folders for DIR, and inside a project its scopes too (`formwright deploy app`)."""
+    """Folders for DIR (with their `/`, so that `dir_and_scopes` reads them as DIR), and inside a project
+    its scopes too, which may come without DIR (`formwright deploy app`)."""
     prefix = "./" if incomplete.startswith("./") else ""
     typed = incomplete.removeprefix("./")
     base = Path(typed) if typed.endswith("/") else Path(typed).parent
