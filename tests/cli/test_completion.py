@@ -64,3 +64,16 @@ def test_bash_completes_instance_names(tmp_path: Path, run_cli, cloud) -> None:
     assert run_cli("instance", "create", "demo", cwd=tmp_path).code == 0
     assert complete(["formwright", "instance", "show", ""], tmp_path) == ["demo"]
     assert complete(["formwright", "instance", "history", "d"], tmp_path) == ["demo"]
+
+
+def test_bash_completes_folders_and_scopes_where_dir_or_a_scope_may_stand(tmp_path: Path) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
+    (tmp_path / "formwright.yaml").write_text(
+        "name: p\nstacks:\n  web: {template: templates/t.yaml}\n"
+        "groups:\n  net:\n    stacks:\n      vpc: {template: templates/t.yaml}\n")
+    # inside the project the first word may be DIR or a scope (`formwright deploy web`)
+    assert set(complete(["formwright", "deploy", ""], tmp_path)) == {"templates/", "net", "vpc", "web"}
+    assert complete(["formwright", "deploy", "te"], tmp_path) == ["templates/"]
+    assert complete(["formwright", "status", ".", "n"], tmp_path) == ["net"]  # after DIR: scopes
+    assert complete(["formwright", "validate", ""], tmp_path) == ["templates/"]  # takes no scopes

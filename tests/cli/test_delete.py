@@ -37,6 +37,11 @@ def test_protection_anywhere_stops_the_delete_before_it_starts(tmp_path: Path, r
     assert {"del-network", "del-app"} <= names  # the dependent was not deleted first
 
 
+def reading_the_terminal(pid: int) -> bool:
+    """The process's main thread waits in a read of its terminal (Linux's wait channel)."""
+    return Path(f"/proc/{pid}/wchan").read_text() in ("wait_woken", "n_tty_read")
+
+
 def at_the_prompt(args: list[str], answer: bytes | None) -> tuple[int, str]:
     """Run formwright on a real terminal (the prompt only asks when stdin is one), wait for its [y/N]
     prompt, then type `answer`, or press Ctrl-C when it is None (SIGINT, as the terminal sends it)."""
@@ -49,6 +54,11 @@ def at_the_prompt(args: list[str], answer: bytes | None) -> tuple[int, str]:
     while b"[y/N]" not in seen and time.monotonic() < deadline:
         seen += os.read(main, 4096)
     if answer is None:
+        # SIGINT once it is blocked reading the terminal: one landing between the prompt's last write and
+        # that read is handled only when the read returns (CPython checks signals between bytecodes), a
+        # window no hand on a keyboard hits
+        while not reading_the_terminal(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
     else:
         os.write(main, answer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -67,9 +68,12 @@ def test_sixty_stacks_fit_the_terminal_with_the_header_first(width: int, height:
 
 
 DRAW = """
-import pathlib, sys, time
+import os, pathlib, sys, time
 from formwright.cli.progress import Progress
 NAMES = [f"stack-{i:02d}-with-a-rather-long-name" for i in range(60)]
+# draw once the terminal has the size the test asked for
+while tuple(os.get_terminal_size()) != (int(sys.argv[3]), int(sys.argv[4])):
+    time.sleep(0.05)
 with Progress(NAMES) as progress:  # its console is the real terminal: rich reads the size from it
     feed(progress)
     pathlib.Path(sys.argv[1]).write_text("fed")
@@ -87,9 +91,12 @@ def test_in_a_real_terminal_the_header_stays_on_screen(width: int, height: int, 
     fed, stop = tmp_path / "fed", tmp_path / "stop"
     session = f"fw-display-{os.getpid()}-{width}"
     tmux = ["tmux", "-L", session, "-f", "/dev/null"]
+    # LINES and COLUMNS (set under pytest-xdist) would override the terminal's size for rich, as in CI
+    terminal_env = {k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}
+    terminal_env["TERM"] = "xterm-256color"
     subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", str(width), "-y", str(height),
-                    f"{sys.executable} {script} {fed} {stop}; sleep 600"], check=True, timeout=30,
-                   env={**os.environ, "TERM": "xterm-256color"})
+                    f"{sys.executable} {script} {fed} {stop} {width} {height}; sleep 600"],
+                   check=True, timeout=30, env=terminal_env)
     try:
         screen: list[str] = []
         for _ in range(600):  # until the live region is drawn (a bound against a hang, not a timing check)
@@ -130,11 +137,11 @@ def test_the_live_region_is_gone_when_the_work_ends() -> None:
 
 
 INTERRUPTED = """
-import io, os, signal, time
+import io, os, signal, sys, time
 from rich.console import Console
 from formwright.cli.progress import Progress
 from formwright.engine.results import ProgressEvent
-with Progress(["network", "app", "db"], interruptible=True) as progress:
+with Progress(["network", "app", "db"], interruptible=True, enabled=sys.argv[1] == "text") as progress:
     progress(ProgressEvent("network", "done", "CREATE_COMPLETE", "created"))
     progress(ProgressEvent("app", "updating", "UPDATE_IN_PROGRESS", "Queue UPDATE_IN_PROGRESS"))
     os.kill(os.getpid(), signal.SIGINT)
@@ -142,12 +149,24 @@ with Progress(["network", "app", "db"], interruptible=True) as progress:
 """
 
 
-def test_ctrl_c_lists_the_stacks_still_in_progress_in_the_cloud() -> None:
-    import subprocess
-    import sys
+def interrupted(output: str) -> subprocess.CompletedProcess:
+    """A real SIGINT while `app` is updating in the cloud and `network` is done."""
+    return subprocess.run([sys.executable, "-c", INTERRUPTED, output], capture_output=True, text=True,
+                          timeout=60, check=False)
 
-    done = subprocess.run([sys.executable, "-c", INTERRUPTED], capture_output=True, text=True, timeout=60,
-                          check=False)
+
+def test_ctrl_c_lists_the_stacks_still_in_progress_in_the_cloud() -> None:
+    done = interrupted("text")
     assert done.returncode == 130
     assert "still in progress in the cloud: app (UPDATE_IN_PROGRESS)" in done.stderr
     assert "network" not in done.stderr.split("cloud:")[1].splitlines()[0]  # finished, not listed
+
+
+def test_ctrl_c_in_json_mode_answers_in_json() -> None:
+    done = interrupted("json")
+    assert done.returncode == 130
+    answer = json.loads(done.stdout)
+    assert answer["ok"] is False
+    assert answer["in_progress"] == [{"stack": "app", "status": "UPDATE_IN_PROGRESS"}]
+    message = answer["errors"][0]["message"]
+    assert message == "interrupted: still in progress in the cloud: app (UPDATE_IN_PROGRESS)"

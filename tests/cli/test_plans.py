@@ -77,3 +77,20 @@ def test_replacement_comes_from_the_details_when_the_change_set_leaves_it_out() 
         ("QueueName", "Always"), ("DelaySeconds", "Never")]
     added = ResourceChange.from_change_set({"ResourceChange": {"Action": "Add", "LogicalResourceId": "T"}})
     assert added.replacement == "False"
+
+
+def test_diff_of_a_json_template_is_json(tmp_path: Path, run_cli, cloud) -> None:
+    # the template's own format: a JSON template diffs as JSON, its parameters and tags below it
+    def write(timeout: int) -> None:
+        (tmp_path / "q.json").write_text(
+            '{"Resources": {"Q": {"Type": "AWS::SQS::Queue", '
+            f'"Properties": {{"VisibilityTimeout": {timeout}}}}}}}}}')
+        (tmp_path / "formwright.yaml").write_text("name: pj\nstacks:\n  q: {template: q.json}\n")
+
+    write(30)
+    assert run_cli("deploy", str(tmp_path), "-y").code == 0
+    assert run_cli("diff", str(tmp_path), "--exit-code").code == 0  # nothing differs
+    write(45)
+    diff = run_cli("diff", str(tmp_path), "--exit-code")
+    assert diff.code == 1
+    assert '-        "VisibilityTimeout": 30' in diff.out and '+        "VisibilityTimeout": 45' in diff.out

@@ -66,6 +66,7 @@ DirArgument = typer.Argument(
     None,
     metavar="DIR",
     show_default=False,
+    autocompletion=lambda ctx, incomplete: complete_dir_or_scope(ctx, incomplete),
     help="The project folder (or its formwright.yaml); default: the nearest folder upward with one.",
 )
 OutputOption = typer.Option(Output.text, "--output", help="text for people, json for scripts.")
@@ -108,6 +109,7 @@ PlainRegionOption = typer.Option(None, "--region", metavar="REGION",
 
 ScopeArgument = typer.Argument(
     None, metavar="[SCOPE]...", show_default=False,
+    autocompletion=lambda ctx, incomplete: complete_scopes(ctx, incomplete),
     help="Parts of the project (after DIR): a group (net), a stack in its group (net.app), a stack (app) or "
     "one region's copy (app@eu-west-1); default the whole project.")
 
@@ -268,18 +270,44 @@ def _completion_dir(ctx: typer.Context) -> Path | None:
         return None
 
 
-def complete_stacks(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Stack names of the project, for `-s/--stack` completion."""
+def _names(ctx: typer.Context, *, groups: bool) -> list[str]:
+    """The project's stack names (and group names), or nothing for a broken or missing project."""
     folder = _completion_dir(ctx)
     if folder is None:
         return []
     try:
         from formwright.model.project import load_project
 
-        names = list(load_project(folder).stacks)
+        project = load_project(folder)
     except Exception:  # noqa: BLE001 - a broken project completes nothing
         return []
-    return [n for n in names if n.startswith(incomplete)]
+    return [*(project.groups if groups else ()), *project.stacks]
+
+
+def complete_stacks(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Stack names of the project, for `-s/--stack` completion."""
+    return [n for n in _names(ctx, groups=False) if n.startswith(incomplete)]
+
+
+def complete_scopes(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Group and stack names of the project, for SCOPE completion."""
+    return [n for n in dict.fromkeys(_names(ctx, groups=True)) if n.startswith(incomplete)]
+
+
+def complete_dir_or_scope(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Folders for DIR (with their `/`, so that `dir_and_scopes` reads them as DIR), and inside a project
+    its scopes too, which may come without DIR (`formwright deploy app`)."""
+    prefix = "./" if incomplete.startswith("./") else ""
+    typed = incomplete.removeprefix("./")
+    base = Path(typed) if typed.endswith("/") else Path(typed).parent
+    try:  # hidden folders only when asked for, as shells complete them
+        folders = sorted(f"{prefix}{p}/" for p in base.iterdir()
+                         if p.is_dir() and str(p).startswith(typed)
+                         and (not p.name.startswith(".") or Path(typed).name.startswith(".")))
+    except OSError:
+        folders = []
+    takes_scopes = any(p.name == "scope" for p in ctx.command.params)
+    return folders + (complete_scopes(ctx, incomplete) if takes_scopes else [])
 
 
 def complete_instances(ctx: typer.Context, incomplete: str) -> list[str]:

@@ -225,6 +225,8 @@ def _main() -> None:
             app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
             return
         code = app(standalone_mode=False)  # usage errors come back as exceptions, to answer in JSON
+        if code == EXIT_INTERRUPTED:  # typer turns a KeyboardInterrupt into this code, silently
+            emit_json(error_envelope([error_entry("interrupted")]))
     except FormwrightError as err:
         fail(err, as_json)
     except typer.TyperException as err:

@@ -45,8 +45,9 @@ class Progress:
 
     def __init__(self, names: list[str], *, console: Console | None = None, enabled: bool = True,
                  interruptible: bool = False) -> None:
-        """`interruptible`: Ctrl-C ends the program at once, listing the stacks still in progress in the
-        cloud (for stack commands, whose every step the cloud finishes or the next run resumes)."""
+        """`enabled`: show progress (text mode; off for --output json). `interruptible`: Ctrl-C ends the
+        program at once, listing the stacks still in progress in the cloud (for stack commands, whose
+        every step the cloud finishes or the next run resumes); in JSON mode as the JSON error answer."""
         self._console = console
         self.lines = {name: _Line() for name in names}
         self.enabled = enabled
@@ -193,14 +194,19 @@ class Progress:
         if self._live is not None:
             self._live.stop()
         busy = self.in_the_cloud()
-        say = self.console.print
-        if busy:
-            listed = ", ".join(f"{name} ({status})" for name, status in busy)
-            say(f"interrupted: still in progress in the cloud: {escape(listed)}", highlight=False)
-            say("CloudFormation finishes these without formwright; watch them with "
-                "`formwright events -s STACK --follow` or `formwright status`", highlight=False)
+        listed = ", ".join(f"{name} ({status})" for name, status in busy)
+        message = (f"interrupted: still in progress in the cloud: {listed}" if busy
+                   else "interrupted: no stack operation was in progress in the cloud")
+        hint = ("CloudFormation finishes these without formwright; watch them with "
+                "`formwright events -s STACK --follow` or `formwright status`") if busy else None
+        if not self.enabled:  # --output json: the answer on stdout is JSON, this one too
+            common.emit_json(common.error_envelope(
+                [common.error_entry(message, hint=hint)],
+                in_progress=[{"stack": n, "status": s} for n, s in busy]))
         else:
-            say("interrupted: no stack operation was in progress in the cloud", highlight=False)
+            self.console.print(escape(message), highlight=False)
+            if hint:
+                self.console.print(escape(hint), highlight=False)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_INTERRUPTED)  # worker threads poll the cloud; nothing local is left half-written
