@@ -18,18 +18,9 @@ from typing import Any
 
 import pytest
 
-from .workspace import Workspace
+from .workspace import QUEUE, Workspace
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-ONE_QUEUE = """\
-AWSTemplateFormatVersion: "2010-09-09"
-Resources:
-  Queue:
-    Type: AWS::SQS::Queue
-Outputs:
-  QueueName:
-    Value: !GetAtt Queue.QueueName
-"""
 # formwright.cli.main's docstring (70 is a bug, never documented)
 DOCUMENTED_EXIT_CODES = {0, 1, 2, 3, 4, 130}
 
@@ -300,7 +291,7 @@ def tiny(tmp_path: Path) -> Path:
     """A one-stack project with a subfolder to run commands from."""
     folder = tmp_path / "tiny"
     (folder / "templates").mkdir(parents=True)
-    (folder / "templates" / "queue.yaml").write_text(ONE_QUEUE)
+    (folder / "templates" / "queue.yaml").write_text(QUEUE)
     (folder / "formwright.yaml").write_text(
         "name: tiny\nregion: us-east-1\nstacks:\n  queue:\n    template: templates/queue.yaml\n")
     return folder
@@ -315,7 +306,7 @@ def test_outside_any_project_the_error_says_how_to_fix_it(tmp_path: Path, run_cl
 
 def test_status_prints_plain_columns(tmp_path: Path, run_cli) -> None:
     # as `kubectl get` and `helm list` print: a header line, one aligned line per stack, no box drawing
-    (tmp_path / "q.yaml").write_text(ONE_QUEUE)
+    (tmp_path / "q.yaml").write_text(QUEUE)
     (tmp_path / "formwright.yaml").write_text(
         "name: columns-check\nstacks:\n  never-deployed: {template: q.yaml}\n")
     result = run_cli("status", str(tmp_path))
@@ -337,7 +328,7 @@ def test_package_takes_dir_or_finds_the_project_upward(tiny: Path, tmp_path: Pat
 
 
 def test_graph_in_json_is_nodes_and_edges(tmp_path: Path, run_cli) -> None:
-    (tmp_path / "q.yaml").write_text(ONE_QUEUE)
+    (tmp_path / "q.yaml").write_text(QUEUE)
     (tmp_path / "app.yaml").write_text(
         "Parameters:\n  Name: {Type: String}\nResources:\n  T:\n    Type: AWS::SNS::Topic\n")
     (tmp_path / "formwright.yaml").write_text(
