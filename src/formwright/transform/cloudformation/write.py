@@ -50,7 +50,9 @@ def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:
 @functools.cache
 def _environment() -> jinja2.Environment:
     loader = jinja2.PackageLoader("formwright.transform.cloudformation", "scripts")
+    # auto_reload off: the templates are package data, so no stat of each file on every get_template
     env = jinja2.Environment(loader=loader, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             auto_reload=False,
                              autoescape=False, undefined=jinja2.StrictUndefined,  # noqa: S701 - shell, not HTML
                              comment_start_string="{##", comment_end_string="##}")  # bash uses ${#array}
     env.bytecode_cache = _bytecode_cache(env)
