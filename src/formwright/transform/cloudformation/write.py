@@ -119,9 +119,9 @@ def write_artifact(folder: Path, template: dict[str, Any], build: Build) -> None
     env = _environment()
     context = script_context(template, build)
     context["secrets_only"] = [name for name, _ in context["secrets"]]
+    (folder / "scripts" / "util").mkdir(parents=True, exist_ok=True)
     for name, source in SCRIPTS.items():
         target = folder / "scripts" / name
-        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(env.get_template(source).render(context), encoding="utf-8")
         target.chmod(0o755 if not name.startswith("util/") else 0o644)
     readme = env.get_template("README.md.j2").render({**context, "secrets": context["secrets_only"]})
