@@ -58,10 +58,9 @@ def _profile() -> dict:
 
 
 def profile_node_types() -> dict[str, dict]:
-    """A fresh copy of the node types of formwright's shipped profile."""
-    import copy
-
-    return copy.deepcopy(_profile()["node_types"])
+    """The node types of formwright's shipped profile, read once and shared: not to be changed (tosca-parser
+    gets a copy of them, see `parser.run_tosca_parser`)."""
+    return _profile()["node_types"]
 
 
 class TypeRegistry:

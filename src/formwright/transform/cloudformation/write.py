@@ -50,7 +50,9 @@ def _bytecode_cache(env: jinja2.Environment) -> jinja2.BytecodeCache | None:
 @functools.cache
 def _environment() -> jinja2.Environment:
     loader = jinja2.PackageLoader("formwright.transform.cloudformation", "scripts")
+    # auto_reload off: the templates are package data, so no stat of each file on every get_template
     env = jinja2.Environment(loader=loader, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             auto_reload=False,
                              autoescape=False, undefined=jinja2.StrictUndefined,  # noqa: S701 - shell, not HTML
                              comment_start_string="{##", comment_end_string="##}")  # bash uses ${#array}
     env.bytecode_cache = _bytecode_cache(env)
@@ -117,9 +119,9 @@ def write_artifact(folder: Path, template: dict[str, Any], build: Build) -> None
     env = _environment()
     context = script_context(template, build)
     context["secrets_only"] = [name for name, _ in context["secrets"]]
+    (folder / "scripts" / "util").mkdir(parents=True, exist_ok=True)
     for name, source in SCRIPTS.items():
         target = folder / "scripts" / name
-        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(env.get_template(source).render(context), encoding="utf-8")
         target.chmod(0o755 if not name.startswith("util/") else 0o644)
     readme = env.get_template("README.md.j2").render({**context, "secrets": context["secrets_only"]})

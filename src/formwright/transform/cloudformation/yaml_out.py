@@ -32,6 +32,8 @@ class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
     def resolve(self, kind: type, value: Any, implicit: Any) -> str:
         if kind is not ScalarNode:
             return super().resolve(kind, value, implicit)
+        if not implicit[0] and not self.yaml_path_resolvers:  # the emitter's "quoted?" ask: always str
+            return self.DEFAULT_SCALAR_TAG
         key = (value, implicit)
         tag = self._resolved.get(key)
         if tag is None:
