@@ -1,0 +1,138 @@
+"""`formwright events DIR -s STACK --follow` streams a deploy's events while the stack is in progress
+(issue #16, item 5), through the real CLI in child processes and the fault proxy in front of the local cloud.
+
+The local cloud executes a change set at once, so a stack is never seen in progress there; the proxy holds
+the stack CREATE_IN_PROGRESS until the test settles it and reveals the execution's events a few at a time,
+as CloudFormation does (resource CREATE_IN_PROGRESS / CREATE_COMPLETE events while the stack is in
+progress, the stack's own CREATE_COMPLETE when it ends). CloudFormation's DescribeStackEvents lists events
+newest first (its API reference: "in reverse chronological order"); a follower prints them oldest first,
+each once. The waits below are bounds against a hang, not timed assertions: the order of things is made
+certain by the proxy's hold.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import boto3
+import pytest
+
+from .fault_proxy import FaultProxy, Faults
+
+TEMPLATE = """\
+Resources:
+  First:
+    Type: AWS::SQS::Queue
+  Second:
+    Type: AWS::SNS::Topic
+  Third:
+    Type: AWS::SQS::Queue
+"""
+STACK = "ev-app"
+BOUND = 120.0  # seconds: a guard against a hang, never reached when things work
+
+
+def aws_env(proxy: FaultProxy) -> dict[str, str]:
+    env = {**os.environ, "FORMWRIGHT_TARGET": "aws", "AWS_ENDPOINT_URL": proxy.endpoint,
+           "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}
+    env.pop("AWS_PROFILE", None)
+    return env
+
+
+def start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "formwright", *args], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+
+
+def lines_of(proc: subprocess.Popen) -> queue.Queue:
+    """The child's stdout, a line at a time as it comes (None at its end), read by a thread."""
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in proc.stdout:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def parse(line: str, output: str) -> tuple[str, str, str]:
+    """(logical id, status, reason) of one printed event."""
+    if output == "json":
+        row = json.loads(line)  # one JSON object per line
+        assert row["stack"] == "app"
+        return row["logical_id"], row["status"], row["reason"]
+    # "TIME  STACK  STATUS  LOGICAL_ID (TYPE)[  REASON]" (cli/events.py print_event)
+    fields = line.split("  ")
+    assert fields[1] == "app", line
+    return fields[3].split(" (")[0], fields[2], fields[4] if len(fields) > 4 else ""
+
+
+def wait_until(check, what: str) -> None:
+    event = threading.Event()
+    for _ in range(int(BOUND / 0.1)):
+        if check():
+            return
+        event.wait(0.1)
+    pytest.fail(f"not within {BOUND} s: {what}")
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_follow_streams_a_deploy_in_progress_oldest_first_and_ends_once_settled(
+        tmp_path: Path, cloud, output: str) -> None:
+    (tmp_path / "app.yaml").write_text(TEMPLATE)
+    (tmp_path / "formwright.yaml").write_text("name: ev\nstacks:\n  app: {template: app.yaml}\n")
+    faults = Faults(stack_in_progress=math.inf, event_interval=0.5)  # held until proxy.settle
+    with FaultProxy(cloud.endpoint, faults) as proxy:
+        env = aws_env(proxy)
+        deploy = start(["deploy", str(tmp_path), "-y", "--output", "json"], env)
+        follower = None
+        try:
+            wait_until(lambda: proxy.running(STACK) or deploy.poll() is not None, "the deploy's execution")
+            assert deploy.poll() is None, deploy.communicate()
+            # the local cloud has every event already; CloudFormation would list them newest first
+            listed = cloud.client("cloudformation").describe_stack_events(StackName=STACK)["StackEvents"]
+            expected = [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason") or "")
+                        for e in reversed(listed)]
+            assert expected[-1] == (STACK, "CREATE_COMPLETE", "")
+            assert [s for _, s, _ in expected].count("CREATE_IN_PROGRESS") == 4  # the stack and 3 resources
+            through = boto3.client("cloudformation", endpoint_url=proxy.endpoint, region_name="us-east-1",
+                                   aws_access_key_id="test", aws_secret_access_key="test")
+            shown = through.describe_stack_events(StackName=STACK)["StackEvents"]
+            assert len(shown) < len(listed)  # the proxy, as CloudFormation, has not told the end yet
+
+            args = ["events", str(tmp_path), "-s", "app", "--follow"]
+            follower = start(args + (["--output", "json"] if output == "json" else []), env)
+            lines = lines_of(follower)
+            printed: list[tuple[str, str, str]] = []
+            while len(printed) < len(expected) - 1:  # every event but the stack's closing one
+                line = lines.get(timeout=BOUND)
+                assert line is not None, f"the follower ended early: {printed} {follower.communicate()}"
+                printed.append(parse(line, output))
+            # the resources' events are out while the stack is still in progress, and the follower waits on
+            assert proxy.running(STACK)
+            assert through.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] in (
+                "CREATE_IN_PROGRESS", "REVIEW_IN_PROGRESS")  # the latter: the proxy's stale read
+            assert follower.poll() is None
+            assert printed == expected[:-1]  # oldest first, each once, nothing missed
+            proxy.settle(STACK)
+            while (line := lines.get(timeout=BOUND)) is not None:
+                printed.append(parse(line, output))
+            assert follower.wait(timeout=BOUND) == 0, follower.stderr.read()
+            assert printed == expected  # the stack's CREATE_COMPLETE last, and no duplicate of any
+            out, err = deploy.communicate(timeout=BOUND)
+            assert deploy.returncode == 0, out + err
+            assert json.loads(out)["stacks"]["app"]["outcome"] == "created"
+        finally:
+            for proc in (deploy, follower):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
