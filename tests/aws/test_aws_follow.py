@@ -16,6 +16,7 @@ import json
 import math
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -131,6 +132,43 @@ def test_follow_streams_a_deploy_in_progress_oldest_first_and_ends_once_settled(
             out, err = deploy.communicate(timeout=BOUND)
             assert deploy.returncode == 0, out + err
             assert json.loads(out)["stacks"]["app"]["outcome"] == "created"
+        finally:
+            for proc in (deploy, follower):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+
+
+def test_ctrl_c_while_following_in_json_answers_the_envelope_and_130(tmp_path: Path, cloud) -> None:
+    # `formwright events --help`: exit 130 interrupted (Ctrl-C); in JSON mode every answer is the envelope
+    (tmp_path / "app.yaml").write_text(TEMPLATE)
+    (tmp_path / "formwright.yaml").write_text("name: ev\nstacks:\n  app: {template: app.yaml}\n")
+    with FaultProxy(cloud.endpoint, Faults(stack_in_progress=math.inf, event_interval=0)) as proxy:
+        env = aws_env(proxy)
+        deploy = start(["deploy", str(tmp_path), "-y", "--output", "json"], env)
+        follower = None
+        try:
+            wait_until(lambda: proxy.running(STACK) or deploy.poll() is not None, "the deploy's execution")
+            assert deploy.poll() is None, deploy.communicate()
+            follower = start(["events", str(tmp_path), "-s", "app", "--follow", "--output", "json"], env)
+            lines = lines_of(follower)
+            first = lines.get(timeout=BOUND)
+            assert first is not None and json.loads(first)["stack"] == "app"
+            assert follower.poll() is None  # held in progress: it follows on, until Ctrl-C
+            follower.send_signal(signal.SIGINT)
+            rest: list[str] = []
+            while (line := lines.get(timeout=BOUND)) is not None:
+                rest.append(line)
+            code = follower.wait(timeout=BOUND)
+            stderr = follower.stderr.read()
+            assert code == 130, stderr
+            streamed = [json.loads(line) for line in rest]  # still one JSON object per line
+            assert all("stack" in row for row in streamed[:-1])
+            assert streamed[-1]["ok"] is False and streamed[-1]["errors"][0]["message"] == "interrupted"
+            assert "Traceback" not in stderr and "Aborted" not in stderr
+            proxy.settle(STACK)
+            out, err = deploy.communicate(timeout=BOUND)
+            assert deploy.returncode == 0, out + err
         finally:
             for proc in (deploy, follower):
                 if proc is not None and proc.poll() is None:
