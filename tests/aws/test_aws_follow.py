@@ -174,3 +174,36 @@ def test_ctrl_c_while_following_in_json_answers_the_envelope_and_130(tmp_path: P
                 if proc is not None and proc.poll() is None:
                     proc.kill()
                     proc.wait()
+
+
+def test_follow_after_the_last_n_prints_only_newer_events(tmp_path: Path, cloud) -> None:
+    # `-n 2 --follow`: the last 2 events, then those that come after them, never the older ones left out
+    (tmp_path / "app.yaml").write_text(TEMPLATE)
+    (tmp_path / "formwright.yaml").write_text("name: ev\nstacks:\n  app: {template: app.yaml}\n")
+    # every event but the stack's closing one is out at once; the closing one comes when the test settles it
+    with FaultProxy(cloud.endpoint, Faults(stack_in_progress=math.inf, event_interval=0)) as proxy:
+        env = aws_env(proxy)
+        deploy = start(["deploy", str(tmp_path), "-y", "--output", "json"], env)
+        follower = None
+        try:
+            wait_until(lambda: proxy.running(STACK) or deploy.poll() is not None, "the deploy's execution")
+            assert deploy.poll() is None, deploy.communicate()
+            listed = cloud.client("cloudformation").describe_stack_events(StackName=STACK)["StackEvents"]
+            expected = [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason") or "")
+                        for e in reversed(listed)]
+            follower = start(["events", str(tmp_path), "-s", "app", "-n", "2", "-f", "--output", "json"], env)
+            lines = lines_of(follower)
+            printed = [parse(lines.get(timeout=BOUND) or "", "json") for _ in range(2)]
+            assert printed == expected[-3:-1]  # the last 2 so far: the closing event is still to come
+            proxy.settle(STACK)
+            while (line := lines.get(timeout=BOUND)) is not None:
+                printed.append(parse(line, "json"))
+            assert follower.wait(timeout=BOUND) == 0, follower.stderr.read()
+            assert printed == expected[-3:]  # then the closing event alone: no older one after newer ones
+            out, err = deploy.communicate(timeout=BOUND)
+            assert deploy.returncode == 0, out + err
+        finally:
+            for proc in (deploy, follower):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()

@@ -51,6 +51,18 @@ def recent_events(cfn: CloudFormation, stack_name: str, limit: int) -> list[dict
     return list(reversed(cfn.events_since(stack_name, None, limit_pages=max(1, limit // 100 + 1))[:limit]))
 
 
+def events_after(cfn: CloudFormation, stack_name: str, newest: str | None) -> list[dict[str, Any]]:
+    """The stack's events after the one with id `newest` (its whole last page without it), oldest first.
+    CloudFormation's DescribeStackEvents lists a stack's events newest first, so the new ones are those
+    above the newest already printed: an older one left out by --limit is never new."""
+    fresh: list[dict[str, Any]] = []
+    for event in cfn.events_since(stack_name, None, limit_pages=1):
+        if event.get("EventId") == newest:
+            break
+        fresh.append(event)
+    return list(reversed(fresh))
+
+
 def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *, limit: int, follow: bool,
           output: Output) -> list[dict[str, Any]]:
     """Print the last `limit` events of each stack (read through `cfn[name]`, in its own account and
@@ -58,8 +70,11 @@ def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *,
     (for JSON)."""
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
+    newest: dict[str, str | None] = {}  # per stack, the id of its newest event read
     for name in names:
-        for event in recent_events(cfn[name], project.stacks[name].stack_name, limit):
+        events = recent_events(cfn[name], project.stacks[name].stack_name, max(limit, 1))
+        newest[name] = events[-1].get("EventId") if events else None
+        for event in events if limit > 0 else []:  # -n 0: only what comes
             row = event_row(name, event)
             seen.add(row["id"])
             rows.append(row)
@@ -67,11 +82,14 @@ def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *,
     while follow:
         busy = False
         for name in names:
-            info = cfn[name].describe(project.stacks[name].stack_name)
+            info = cfn[name].describe(project.stacks[name].stack_name)  # before the events: none is missed
             busy = busy or (info is not None and info.status.endswith("_IN_PROGRESS"))
-            fresh = [e for e in recent_events(cfn[name], project.stacks[name].stack_name, 100)
-                     if e.get("EventId") not in seen]
+            fresh = events_after(cfn[name], project.stacks[name].stack_name, newest[name])
+            if fresh:
+                newest[name] = fresh[-1].get("EventId")
             for event in fresh:
+                if event.get("EventId") in seen:
+                    continue
                 row = event_row(name, event)
                 seen.add(row["id"])
                 rows.append(row)
