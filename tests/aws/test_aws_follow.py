@@ -139,7 +139,8 @@ def test_follow_streams_a_deploy_in_progress_oldest_first_and_ends_once_settled(
                     proc.wait()
 
 
-def test_ctrl_c_while_following_in_json_answers_the_envelope_and_130(tmp_path: Path, cloud) -> None:
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_ctrl_c_while_following_exits_130_and_in_json_says_so(tmp_path: Path, cloud, output: str) -> None:
     # `formwright events --help`: exit 130 interrupted (Ctrl-C); in JSON mode every answer is the envelope
     (tmp_path / "app.yaml").write_text(TEMPLATE)
     (tmp_path / "formwright.yaml").write_text("name: ev\nstacks:\n  app: {template: app.yaml}\n")
@@ -150,10 +151,10 @@ def test_ctrl_c_while_following_in_json_answers_the_envelope_and_130(tmp_path: P
         try:
             wait_until(lambda: proxy.running(STACK) or deploy.poll() is not None, "the deploy's execution")
             assert deploy.poll() is None, deploy.communicate()
-            follower = start(["events", str(tmp_path), "-s", "app", "--follow", "--output", "json"], env)
+            follower = start(["events", str(tmp_path), "-s", "app", "--follow", "--output", output], env)
             lines = lines_of(follower)
             first = lines.get(timeout=BOUND)
-            assert first is not None and json.loads(first)["stack"] == "app"
+            assert first is not None and parse(first, output)[0] == STACK
             assert follower.poll() is None  # held in progress: it follows on, until Ctrl-C
             follower.send_signal(signal.SIGINT)
             rest: list[str] = []
@@ -162,10 +163,13 @@ def test_ctrl_c_while_following_in_json_answers_the_envelope_and_130(tmp_path: P
             code = follower.wait(timeout=BOUND)
             stderr = follower.stderr.read()
             assert code == 130, stderr
-            streamed = [json.loads(line) for line in rest]  # still one JSON object per line
-            assert all("stack" in row for row in streamed[:-1])
-            assert streamed[-1]["ok"] is False and streamed[-1]["errors"][0]["message"] == "interrupted"
-            assert "Traceback" not in stderr and "Aborted" not in stderr
+            assert "Traceback" not in stderr and "Aborted" not in stderr, stderr
+            if output == "json":
+                streamed = [json.loads(line) for line in rest]  # still one JSON object per line
+                assert all("stack" in row for row in streamed[:-1])
+                assert streamed[-1]["ok"] is False and streamed[-1]["errors"][0]["message"] == "interrupted"
+            else:
+                assert all(parse(line, output) for line in rest), rest
             proxy.settle(STACK)
             out, err = deploy.communicate(timeout=BOUND)
             assert deploy.returncode == 0, out + err
