@@ -211,3 +211,39 @@ def test_follow_after_the_last_n_prints_only_newer_events(tmp_path: Path, cloud)
                 if proc is not None and proc.poll() is None:
                     proc.kill()
                     proc.wait()
+
+
+def test_following_several_stacks_merges_their_events_oldest_first(tmp_path: Path, cloud) -> None:
+    # b is executed before a, while the project lists a first: a follower of both prints one timeline
+    (tmp_path / "app.yaml").write_text(TEMPLATE)
+    (tmp_path / "formwright.yaml").write_text(
+        "name: ev\nstacks:\n  a: {template: app.yaml}\n  b: {template: app.yaml}\n")
+    with FaultProxy(cloud.endpoint, Faults(stack_in_progress=math.inf, event_interval=0)) as proxy:
+        through = boto3.client("cloudformation", endpoint_url=proxy.endpoint, region_name="us-east-1",
+                               aws_access_key_id="test", aws_secret_access_key="test")
+        for stack in ("ev-b", "ev-a"):  # executed as a deploy would, through the proxy, which holds them
+            made = through.create_change_set(StackName=stack, ChangeSetName="c", ChangeSetType="CREATE",
+                                             TemplateBody=TEMPLATE)
+            through.execute_change_set(ChangeSetName=made["Id"])
+            assert proxy.running(stack)
+        direct = cloud.client("cloudformation")
+        listed = {s: direct.describe_stack_events(StackName=s)["StackEvents"] for s in ("ev-a", "ev-b")}
+        opening = sum(len(events) - 1 for events in listed.values())  # all but each stack's closing event
+        follower = start(["events", str(tmp_path), "--follow", "--output", "json"], aws_env(proxy))
+        try:
+            lines = lines_of(follower)
+            before = [json.loads(lines.get(timeout=BOUND) or "") for _ in range(opening)]
+            assert [r["time"] for r in before] == sorted(r["time"] for r in before)
+            assert before[0]["stack"] == "b" and before[-1]["stack"] == "a"
+            assert follower.poll() is None
+            proxy.settle("ev-a")
+            proxy.settle("ev-b")
+            after = [json.loads(line) for line in iter(lambda: lines.get(timeout=BOUND), None)]
+            assert follower.wait(timeout=BOUND) == 0, follower.stderr.read()
+            # each closing event once (in one poll or two: the proxy settles one stack, then the other)
+            assert sorted((r["stack"], r["status"]) for r in after) == [("a", "CREATE_COMPLETE"),
+                                                                         ("b", "CREATE_COMPLETE")]
+        finally:
+            if follower.poll() is None:
+                follower.kill()
+                follower.wait()
