@@ -12,7 +12,8 @@ this proxy (loopback only, bounded in requests, body size and lifetime) adds wha
 - meanwhile DescribeStackEvents shows the execution's events as CloudFormation does, a few at a time:
   moto records them all at once, so the proxy reveals them oldest first, one every `event_interval`
   seconds (default: spread over `stack_in_progress`), and the stack's own closing event (its
-  CREATE_/UPDATE_COMPLETE, or ROLLBACK_...) only once the stack has settled;
+  CREATE_/UPDATE_COMPLETE, or ROLLBACK_...) only once the stack has settled; each stamped with the
+  time it is revealed at, as CloudFormation stamps an event when it happens;
 - a share of CloudFormation calls is throttled (HTTP 400, Code Throttling, "Rate exceeded") and a
   share answered 500 / 503 (before reaching the local cloud, so a retry is safe).
 
@@ -32,6 +33,7 @@ import urllib.parse
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 CFN_VERSION = "Version=2010-05-15"
 MAX_BODY = 8 * 1024 * 1024
@@ -88,6 +90,8 @@ class _Execution:
     events: list[str] = field(default_factory=list)  # its own event ids, oldest first
     closing: str | None = None  # the stack's own closing event among them
     started: float = 0.0
+    started_wall: datetime = field(default_factory=lambda: datetime.now(UTC))
+    recorded: bool = False  # its events are known (just after the local cloud has executed it)
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -320,7 +324,9 @@ class FaultProxy:
         self._record_events(execution, headers)
         with self._lock:
             execution.started = time.monotonic()
+            execution.started_wall = datetime.now(UTC)
             execution.running_until = execution.started + self.faults.stack_in_progress
+            execution.recorded = True
         return status, data, reply_headers
 
     def _record_events(self, execution: _Execution, headers: dict[str, str]) -> None:
@@ -330,31 +336,54 @@ class FaultProxy:
         xml = self._cfn({"Action": "DescribeStackEvents", "StackName": execution.stack_id}, headers).decode()
         members = [m for m in _members(xml) if _tag(m, "EventId") not in execution.known_events]
         members.reverse()  # DescribeStackEvents lists newest first
-        execution.events = [_tag(m, "EventId") or "" for m in members]
         last = members[-1] if members else ""
-        if last and _tag(last, "ResourceType") == "AWS::CloudFormation::Stack" \
-                and not (_tag(last, "ResourceStatus") or "").endswith("_IN_PROGRESS"):
-            execution.closing = _tag(last, "EventId")
+        with self._lock:
+            execution.events = [_tag(m, "EventId") or "" for m in members]
+            if last and _tag(last, "ResourceType") == "AWS::CloudFormation::Stack" \
+                    and not (_tag(last, "ResourceStatus") or "").endswith("_IN_PROGRESS"):
+                execution.closing = _tag(last, "EventId")
+
+    def _happens_at(self, execution: _Execution) -> dict[str, float]:
+        """When each of the execution's events happens, in seconds after it started: the opening ones
+        one every `event_interval`, the stack's closing one when the run ends (inf: not yet)."""
+        opening = [e for e in execution.events if e != execution.closing]
+        interval = self.faults.event_interval
+        if interval is None:
+            interval = self.faults.stack_in_progress / max(1, len(opening))
+        end = execution.running_until - execution.started
+        at = {event: min(i * interval if i else 0.0, end) for i, event in enumerate(opening)}
+        if execution.closing:
+            at[execution.closing] = end
+        return at
 
     def _describe_stack_events(self, stack: str, data: bytes) -> bytes:
-        """The stack's events without those of a running execution that have not happened yet."""
+        """The stack's events without those of an execution that have not happened yet, each stamped with
+        the time it happened (moto stamps them all at the execution)."""
         with self._lock:
             execution = self._executions.get(stack)
-            now = time.monotonic()
-            if execution is None or execution.running_until <= now or not execution.events:
+            if execution is None:
                 return data
-            opening = [e for e in execution.events if e != execution.closing]
-            interval = self.faults.event_interval
-            if interval is None:
-                interval = self.faults.stack_in_progress / max(1, len(opening))
-            shown = len(opening) if interval <= 0 else 1 + int((now - execution.started) / interval)
-            hidden = set(opening[shown:]) | ({execution.closing} if execution.closing else set())
+            recorded = execution.recorded
+            at = self._happens_at(execution) if recorded else {}
+            order = {event: i for i, event in enumerate(execution.events)}
+            elapsed = time.monotonic() - execution.started
         xml = data.decode()
         found = re.search(r"<StackEvents>(.*)</StackEvents>", xml, re.S)
-        if not found or not hidden:
+        if not found:
             return data
-        kept = "".join(m for m in _members(found.group(0)) if _tag(m, "EventId") not in hidden)
-        return (xml[:found.start(1)] + kept + xml[found.end(1):]).encode()
+        kept = []
+        for member in _members(found.group(0)):
+            event = _tag(member, "EventId") or ""
+            if not recorded and event not in execution.known_events:
+                continue  # executing this very moment: none of its events has happened yet
+            if event in at:
+                if at[event] > elapsed:
+                    continue
+                happened = execution.started_wall + timedelta(seconds=at[event], microseconds=order[event])
+                stamp = happened.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # in the order of the events
+                member = re.sub(r"<Timestamp>[^<]*</Timestamp>", f"<Timestamp>{stamp}</Timestamp>", member)
+            kept.append(member)
+        return (xml[:found.start(1)] + "".join(kept) + xml[found.end(1):]).encode()
 
     def _describe_stacks(self, params: dict[str, str], data: bytes) -> bytes:
         if not params.get("StackName"):  # a listing of every stack: each one as it would be answered

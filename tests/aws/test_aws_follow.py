@@ -243,6 +243,8 @@ def test_following_several_stacks_merges_their_events_oldest_first(tmp_path: Pat
             # each closing event once (in one poll or two: the proxy settles one stack, then the other)
             assert sorted((r["stack"], r["status"]) for r in after) == [("a", "CREATE_COMPLETE"),
                                                                          ("b", "CREATE_COMPLETE")]
+            stream = [r["time"] for r in before + after]
+            assert stream == sorted(stream)  # one timeline, the closings stamped when they came
         finally:
             if follower.poll() is None:
                 follower.kill()
