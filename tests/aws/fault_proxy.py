@@ -175,10 +175,11 @@ class FaultProxy:
                 execution.running_until = min(execution.running_until, time.monotonic())
 
     def running(self, stack: str) -> bool:
-        """Whether the proxy still answers the stack (name or id) as in progress."""
+        """Whether the stack (name or id) has been executed by the local cloud and is still answered as in
+        progress."""
         with self._lock:
             execution = self._executions.get(stack)
-            return execution is not None and execution.running_until > time.monotonic()
+            return execution is not None and execution.recorded and execution.running_until > time.monotonic()
 
     def close(self) -> None:
         """Stop serving."""
