@@ -8,7 +8,12 @@ this proxy (loopback only, bounded in requests, body size and lifetime) adds wha
   without a name (a listing) answers each of its stacks the same way;
 - a new change set answers CREATE_PENDING for `change_set_pending` seconds;
 - after an ExecuteChangeSet the stack answers CREATE_/UPDATE_IN_PROGRESS, with its old outputs, for
-  `stack_in_progress` seconds;
+  `stack_in_progress` seconds (math.inf: until the test calls `settle`);
+- meanwhile DescribeStackEvents shows the execution's events as CloudFormation does, a few at a time:
+  moto records them all at once, so the proxy reveals them oldest first, one every `event_interval`
+  seconds (default: spread over `stack_in_progress`), and the stack's own closing event (its
+  CREATE_/UPDATE_COMPLETE, or ROLLBACK_...) only once the stack has settled; each stamped with the
+  time it is revealed at, as CloudFormation stamps an event when it happens;
 - a share of CloudFormation calls is throttled (HTTP 400, Code Throttling, "Rate exceeded") and a
   share answered 500 / 503 (before reaching the local cloud, so a retry is safe).
 
@@ -28,6 +33,7 @@ import urllib.parse
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 CFN_VERSION = "Version=2010-05-15"
 MAX_BODY = 8 * 1024 * 1024
@@ -41,6 +47,7 @@ class Faults:
     stale_after_execute: bool = True
     change_set_pending: float = 0.0
     stack_in_progress: float = 0.0
+    event_interval: float | None = None
     throttle: float = 0.0
     server_errors: float = 0.0
     seed: int = 7
@@ -54,6 +61,15 @@ def _error(code: str, message: str, kind: str = "Sender") -> bytes:
 def _tag(xml: str, tag: str) -> str | None:
     found = re.search(rf"<{tag}>(.*?)</{tag}>", xml, re.S)
     return found.group(1) if found else None
+
+
+def _members(xml: str) -> list[str]:
+    """The <member> elements of a DescribeStackEvents answer (events hold no nested members)."""
+    return re.findall(r"<member>.*?</member>", xml, re.S)
+
+
+def _event_ids(xml: str) -> list[str]:
+    return [_tag(m, "EventId") or "" for m in _members(xml)]
 
 
 def _outputs(xml: str) -> str:
@@ -70,6 +86,12 @@ class _Execution:
     stale_pending: bool
     running_until: float
     change_set: str
+    known_events: set[str] = field(default_factory=set)  # the stack's event ids before it
+    events: list[str] = field(default_factory=list)  # its own event ids, oldest first
+    closing: str | None = None  # the stack's own closing event among them
+    started: float = 0.0
+    started_wall: datetime = field(default_factory=lambda: datetime.now(UTC))
+    recorded: bool = False  # its events are known (just after the local cloud has executed it)
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -144,6 +166,20 @@ class FaultProxy:
         with self._lock:
             key = self._change_set_stack.get(key, key)  # a change set's id -> its stack's id
         return key.split("/")[1] if key.startswith("arn:aws:cloudformation:") else key
+
+    def settle(self, stack: str) -> None:
+        """End the run of the stack's execution now (name or id): it answers settled from here on."""
+        with self._lock:
+            execution = self._executions.get(stack)
+            if execution is not None:
+                execution.running_until = min(execution.running_until, time.monotonic())
+
+    def running(self, stack: str) -> bool:
+        """Whether the stack (name or id) has been executed by the local cloud and is still answered as in
+        progress."""
+        with self._lock:
+            execution = self._executions.get(stack)
+            return execution is not None and execution.recorded and execution.running_until > time.monotonic()
 
     def close(self) -> None:
         """Stop serving."""
@@ -221,6 +257,8 @@ class FaultProxy:
         elif action == "DescribeStacks":
             self.stack_reads["by name" if params.get("StackName") else "listing"] += 1
             data = self._describe_stacks(params, data)
+        elif action == "DescribeStackEvents":
+            data = self._describe_stack_events(params.get("StackName", ""), data)
         return status, data, reply_headers
 
     def _created(self, data: bytes) -> None:
@@ -265,6 +303,9 @@ class FaultProxy:
         execution = _Execution(stack_id or "", _tag(xml, "StackName") or params.get("StackName", ""), kind,
                                snapshot, self.faults.stale_after_execute and bool(snapshot),
                                float("inf"), change_set)
+        if snapshot:
+            execution.known_events = set(_event_ids(self._cfn(
+                {"Action": "DescribeStackEvents", "StackName": stack_id or ""}, headers).decode()))
         keys = {k for k in (stack_id, execution.name) if k}
         with self._lock:  # in place before the local cloud executes (synchronously): no read sees it done
             previous = {k: self._executions.get(k) for k in keys}
@@ -278,10 +319,72 @@ class FaultProxy:
                     else:
                         self._executions[key] = was
                 return status, data, reply_headers
-            execution.running_until = time.monotonic() + self.faults.stack_in_progress
             execution.stack_id = _tag(data.decode(), "StackId") or execution.stack_id
             self._executions[execution.stack_id] = execution
+            execution.started = time.monotonic()  # its events' clock (again once they are recorded)
+        self._record_events(execution, headers)
+        with self._lock:
+            execution.started = time.monotonic()
+            execution.started_wall = datetime.now(UTC)
+            execution.running_until = execution.started + self.faults.stack_in_progress
+            execution.recorded = True
         return status, data, reply_headers
+
+    def _record_events(self, execution: _Execution, headers: dict[str, str]) -> None:
+        """The events the local cloud recorded for the execution (all at once), to reveal over its run."""
+        if not execution.stack_id:
+            return
+        xml = self._cfn({"Action": "DescribeStackEvents", "StackName": execution.stack_id}, headers).decode()
+        members = [m for m in _members(xml) if _tag(m, "EventId") not in execution.known_events]
+        members.reverse()  # DescribeStackEvents lists newest first
+        last = members[-1] if members else ""
+        with self._lock:
+            execution.events = [_tag(m, "EventId") or "" for m in members]
+            if last and _tag(last, "ResourceType") == "AWS::CloudFormation::Stack" \
+                    and not (_tag(last, "ResourceStatus") or "").endswith("_IN_PROGRESS"):
+                execution.closing = _tag(last, "EventId")
+
+    def _happens_at(self, execution: _Execution) -> dict[str, float]:
+        """When each of the execution's events happens, in seconds after it started: the opening ones
+        one every `event_interval`, the stack's closing one when the run ends (inf: not yet)."""
+        opening = [e for e in execution.events if e != execution.closing]
+        interval = self.faults.event_interval
+        if interval is None:
+            interval = self.faults.stack_in_progress / max(1, len(opening))
+        end = execution.running_until - execution.started
+        at = {event: min(i * interval if i else 0.0, end) for i, event in enumerate(opening)}
+        if execution.closing:
+            at[execution.closing] = end
+        return at
+
+    def _describe_stack_events(self, stack: str, data: bytes) -> bytes:
+        """The stack's events without those of an execution that have not happened yet, each stamped with
+        the time it happened (moto stamps them all at the execution)."""
+        with self._lock:
+            execution = self._executions.get(stack)
+            if execution is None:
+                return data
+            recorded = execution.recorded
+            at = self._happens_at(execution) if recorded else {}
+            order = {event: i for i, event in enumerate(execution.events)}
+            elapsed = time.monotonic() - execution.started
+        xml = data.decode()
+        found = re.search(r"<StackEvents>(.*)</StackEvents>", xml, re.S)
+        if not found:
+            return data
+        kept = []
+        for member in _members(found.group(0)):
+            event = _tag(member, "EventId") or ""
+            if not recorded and event not in execution.known_events:
+                continue  # executing this very moment: none of its events has happened yet
+            if event in at:
+                if at[event] > elapsed:
+                    continue
+                happened = execution.started_wall + timedelta(seconds=at[event], microseconds=order[event])
+                stamp = happened.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # in the order of the events
+                member = re.sub(r"<Timestamp>[^<]*</Timestamp>", f"<Timestamp>{stamp}</Timestamp>", member)
+            kept.append(member)
+        return (xml[:found.start(1)] + "".join(kept) + xml[found.end(1):]).encode()
 
     def _describe_stacks(self, params: dict[str, str], data: bytes) -> bytes:
         if not params.get("StackName"):  # a listing of every stack: each one as it would be answered

@@ -204,15 +204,22 @@ def project_dir(directory: Path | None, *, markers: tuple[str, ...] = (PROJECT_F
 
 
 # ---- emitting results and errors ----------------------------------------------------------------
+_streaming = False  # a line of a stream has been printed: every later answer is one line too
+
+
 def emit_json(data: Any) -> None:
-    """Print `data` as JSON on stdout (the whole result of a command run with --output json)."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    """Print `data` as JSON on stdout (the whole result of a command run with --output json); after a
+    stream's lines (an interruption or an error ending `events --follow`) one compact line, so that a
+    reader of the stream, line by line, can read it too."""
+    sys.stdout.write(json.dumps(data, indent=None if _streaming else 2, default=str) + "\n")
     sys.stdout.flush()
 
 
 def emit_json_line(data: Any) -> None:
     """One compact JSON object on one line of stdout, flushed: the stream of a command that runs on
     (`events --follow`, `sync run`), read line by line as `kubectl get -w -o json` is."""
+    global _streaming
+    _streaming = True
     sys.stdout.write(json.dumps(data, default=str) + "\n")
     sys.stdout.flush()
 

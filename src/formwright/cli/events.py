@@ -51,31 +51,59 @@ def recent_events(cfn: CloudFormation, stack_name: str, limit: int) -> list[dict
     return list(reversed(cfn.events_since(stack_name, None, limit_pages=max(1, limit // 100 + 1))[:limit]))
 
 
+def events_after(cfn: CloudFormation, stack_name: str, newest: str | None) -> list[dict[str, Any]]:
+    """The stack's events after the one with id `newest` (its whole last page without it), oldest first.
+    CloudFormation's DescribeStackEvents lists a stack's events newest first, so the new ones are those
+    above the newest already printed: an older one left out by --limit is never new."""
+    fresh: list[dict[str, Any]] = []
+    for event in cfn.events_since(stack_name, None, limit_pages=1):
+        if event.get("EventId") == newest:
+            break
+        fresh.append(event)
+    return list(reversed(fresh))
+
+
+def _in_time_order(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """(stack, event) pairs of several stacks, each stack's oldest first, merged into one timeline; the
+    sort is stable, so a stack's events of one instant keep CloudFormation's order."""
+    return sorted(batch, key=lambda pair: pair[1]["Timestamp"])  # a required field of every event
+
+
 def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *, limit: int, follow: bool,
           output: Output) -> list[dict[str, Any]]:
     """Print the last `limit` events of each stack (read through `cfn[name]`, in its own account and
-    region); with `follow`, new ones as they come until every stack has settled. Returns every row printed
-    (for JSON)."""
+    region), the stacks' events merged oldest first; with `follow`, new ones as they come until every
+    stack has settled. Returns every row printed (for JSON)."""
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for name in names:
-        for event in recent_events(cfn[name], project.stacks[name].stack_name, limit):
+    newest: dict[str, str | None] = {}  # per stack, the id of its newest event read
+
+    def show(batch: list[tuple[str, dict[str, Any]]]) -> None:
+        for name, event in _in_time_order(batch):
+            if event.get("EventId") in seen:
+                continue
             row = event_row(name, event)
             seen.add(row["id"])
             rows.append(row)
             print_event(row, output, stream=follow)
+
+    listing: list[tuple[str, dict[str, Any]]] = []
+    for name in names:
+        events = recent_events(cfn[name], project.stacks[name].stack_name, max(limit, 1))
+        newest[name] = events[-1].get("EventId") if events else None
+        listing += [(name, e) for e in events] if limit > 0 else []  # -n 0: only what comes
+    show(listing)
     while follow:
         busy = False
+        fresh: list[tuple[str, dict[str, Any]]] = []
         for name in names:
-            info = cfn[name].describe(project.stacks[name].stack_name)
+            info = cfn[name].describe(project.stacks[name].stack_name)  # before the events: none is missed
             busy = busy or (info is not None and info.status.endswith("_IN_PROGRESS"))
-            fresh = [e for e in recent_events(cfn[name], project.stacks[name].stack_name, 100)
-                     if e.get("EventId") not in seen]
-            for event in fresh:
-                row = event_row(name, event)
-                seen.add(row["id"])
-                rows.append(row)
-                print_event(row, output, stream=True)
+            after = events_after(cfn[name], project.stacks[name].stack_name, newest[name])
+            if after:
+                newest[name] = after[-1].get("EventId")
+            fresh += [(name, e) for e in after]
+        show(fresh)
         if not busy:
             break
         time.sleep(POLL_SECONDS)
