@@ -23,9 +23,11 @@ demo: install
 test-deps: install
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@# shellcheck lints the TOSCA plugin's scripts; graphviz renders `formwright graph --format svg`;
-	@# openssh-server's sshd serves the SSH git clone of tests/sync/test_git_ssh.py
+	@# openssh-server's sshd serves the SSH git clone of tests/sync/test_git_ssh.py; tmux is the fixed-size
+	@# terminal of tests/cli/test_display.py
 	@missing=""; command -v shellcheck >/dev/null 2>&1 || missing="$$missing shellcheck"; \
 	 command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	 command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	 [ -x /usr/sbin/sshd ] || command -v sshd >/dev/null 2>&1 || missing="$$missing openssh-server"; \
 	 if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
 	   apt-get install -y -qq $$missing >/dev/null 2>&1 || \
