@@ -69,16 +69,21 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     compile_bytecode()
-    subprocess.run([*FW, "local-cloud", "start"], capture_output=True, check=True)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
-        (folder / "formwright.yaml").write_text("name: startup\nstacks:\n  q: {template: t.yaml}\n")
-        floor, _ = timed([PY, "-c", "pass"], args.runs)
-        boto3, _ = timed([PY, "-c", "import boto3"], args.runs)
-        rows = [("formwright --help", timed([*FW, "--help"], args.runs), 0.2),
-                ("formwright --version", timed([*FW, "--version"], args.runs), 0.2),
-                ("formwright status", timed([*FW, "status"], args.runs, cwd=folder), 0.5)]
+        # a local cloud of the bench's own (a private FORMWRIGHT_HOME), stopped at the end: never the user's
+        os.environ["FORMWRIGHT_HOME"] = str(folder / "home")
+        subprocess.run([*FW, "local-cloud", "start"], capture_output=True, check=True)
+        try:
+            (folder / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n")
+            (folder / "formwright.yaml").write_text("name: startup\nstacks:\n  q: {template: t.yaml}\n")
+            floor, _ = timed([PY, "-c", "pass"], args.runs)
+            boto3, _ = timed([PY, "-c", "import boto3"], args.runs)
+            rows = [("formwright --help", timed([*FW, "--help"], args.runs), 0.2),
+                    ("formwright --version", timed([*FW, "--version"], args.runs), 0.2),
+                    ("formwright status", timed([*FW, "status"], args.runs, cwd=folder), 0.5)]
+        finally:
+            subprocess.run([*FW, "local-cloud", "stop"], capture_output=True, check=False)
     print(f"python -c pass:          {floor:.3f} s")
     print(f"python -c 'import boto3': {boto3:.3f} s")
     for name, (seconds, cpu), target in rows:
