@@ -77,6 +77,14 @@ def parse(line: str, output: str) -> tuple[str, str, str]:
     return fields[3].split(" (")[0], fields[2], fields[4] if len(fields) > 4 else ""
 
 
+def stop(*procs: subprocess.Popen | None) -> None:
+    """Kill the children a test left running (a failed assertion must not leave them behind)."""
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def wait_until(check, what: str) -> None:
     event = threading.Event()
     for _ in range(int(BOUND / 0.1)):
@@ -133,10 +141,7 @@ def test_follow_streams_a_deploy_in_progress_oldest_first_and_ends_once_settled(
             assert deploy.returncode == 0, out + err
             assert json.loads(out)["stacks"]["app"]["outcome"] == "created"
         finally:
-            for proc in (deploy, follower):
-                if proc is not None and proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
+            stop(deploy, follower)
 
 
 @pytest.mark.parametrize("output", ["text", "json"])
@@ -174,10 +179,7 @@ def test_ctrl_c_while_following_exits_130_and_in_json_says_so(tmp_path: Path, cl
             out, err = deploy.communicate(timeout=BOUND)
             assert deploy.returncode == 0, out + err
         finally:
-            for proc in (deploy, follower):
-                if proc is not None and proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
+            stop(deploy, follower)
 
 
 def test_follow_after_the_last_n_prints_only_newer_events(tmp_path: Path, cloud) -> None:
@@ -207,10 +209,7 @@ def test_follow_after_the_last_n_prints_only_newer_events(tmp_path: Path, cloud)
             out, err = deploy.communicate(timeout=BOUND)
             assert deploy.returncode == 0, out + err
         finally:
-            for proc in (deploy, follower):
-                if proc is not None and proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
+            stop(deploy, follower)
 
 
 def test_following_several_stacks_merges_their_events_oldest_first(tmp_path: Path, cloud) -> None:
@@ -246,6 +245,4 @@ def test_following_several_stacks_merges_their_events_oldest_first(tmp_path: Pat
             stream = [r["time"] for r in before + after]
             assert stream == sorted(stream)  # one timeline, the closings stamped when they came
         finally:
-            if follower.poll() is None:
-                follower.kill()
-                follower.wait()
+            stop(follower)
