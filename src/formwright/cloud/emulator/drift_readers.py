@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from formwright.cloud.emulator import own
+
 Reader = Callable[[Any, str, str], dict[str, Any] | None]
 
 
@@ -183,5 +185,10 @@ READERS: dict[str, Reader] = {
     "AWS::Lambda::Function": _function,
     "AWS::Logs::LogGroup": _log_group,
 }
+def _own(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    return obj.read()  # type: ignore[no-any-return]
+
+
+READERS.update(dict.fromkeys(own.models(), _own))  # the local cloud's own models read themselves
 # properties a reader returns that are object-valued documents compared as JSON (policy documents)
 DOCUMENTS = {"AssumeRolePolicyDocument", "PolicyDocument"}

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator import own, schemas
 from formwright.cloud.emulator import tags as resource_tags
 
 
@@ -42,22 +42,23 @@ class Stub:
 
 
 def model_class(kind: str) -> Any:
-    """moto's model class for a type, or None."""
+    """The local cloud's own model class for a type (`own`), else moto's, or None."""
     from moto.cloudformation.parsing import get_model_map
 
-    return get_model_map().get(kind)
+    return own.model(kind) or get_model_map().get(kind)
 
 
 def implemented() -> set[str]:
-    """Types moto can create through CloudFormation."""
+    """Types the local cloud can create: moto's CloudFormation models and its own."""
     from moto.cloudformation.parsing import get_model_map
 
-    return set(get_model_map())
+    return set(get_model_map()) | set(own.models())
 
 
 def _has_update(kind: str) -> bool:
     cls = model_class(kind)
-    return cls is not None and not hasattr(cls.update_from_cloudformation_json, "__isabstractmethod__")
+    update = getattr(cls, "update_from_cloudformation_json", None)
+    return update is not None and not hasattr(update, "__isabstractmethod__")
 
 
 # property -> (ec2 backend method, moto attribute name, CloudFormation's default) for the properties
@@ -190,6 +191,8 @@ MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(
 
 def can_update(kind: str, names: set[str]) -> bool:
     """True when the local cloud can change these properties (and tags) of a `kind` in place."""
+    if own.model(kind):
+        return own.can_update(kind, names, schemas.tag_property(kind))
     if kind in MOTO_APPLIES:
         return not names - MOTO_APPLIES[kind] - {schemas.tag_property(kind)}
     if _has_update(kind):
@@ -225,8 +228,11 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     for name, limit in FITTED_NAMES.get(kind, {}).items():
         props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
     try:
-        obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
-                                        account_id=account, region_name=region)
+        if own.model(kind):
+            obj = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
+        else:
+            obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
+                                            account_id=account, region_name=region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
@@ -306,7 +312,10 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
         if kind == NESTED:
             return _update_nested(logical, obj, props, account, region)
         tag_property = schemas.tag_property(kind)
-        if kind in OWN_UPDATE:
+        if isinstance(obj, own.Model):
+            obj.update(props, names - {tag_property})
+            new = obj
+        elif kind in OWN_UPDATE:
             new = OWN_UPDATE[kind](obj, props, before or {}, account, region)
         elif _has_update(kind) and names - {tag_property}:
             # moto's update of some types (SNS) makes the resource anew: tags alone are set in place
@@ -346,6 +355,9 @@ def delete(obj: Any, kind: str, props: dict[str, Any], account: str, region: str
     if isinstance(obj, Stub):
         return
     try:
+        if isinstance(obj, own.Model):
+            obj.remove()
+            return
         try:
             obj.delete(account, region)
         except (TypeError, AttributeError):

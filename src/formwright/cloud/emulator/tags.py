@@ -92,6 +92,14 @@ def _attr(name: str, shape: str = "dict") -> tuple[Any, Any]:
     return read, write
 
 
+def _own_read(obj: Any, account: str, region: str) -> Tags:
+    return obj.live_tags()  # type: ignore[no-any-return]
+
+
+def _own_write(obj: Any, tags: Tags, account: str, region: str) -> None:
+    obj.write_tags(tags)
+
+
 # type -> (read, replace) on moto's store of that type's tags
 STORES: dict[str, tuple[Callable[[Any, str, str], Tags], Callable[[Any, Tags, str, str], None]]] = {
     "AWS::SQS::Queue": _attr("tags"),
@@ -108,6 +116,10 @@ STORES: dict[str, tuple[Callable[[Any, str, str], Tags], Callable[[Any, Tags, st
 def _store(obj: Any, kind: str) -> tuple[Any, Any] | None:
     from moto.ec2.models.core import TaggedEC2Resource
 
+    from formwright.cloud.emulator.own import Model
+
+    if isinstance(obj, Model):
+        return (_own_read, _own_write) if obj.taggable else None
     if isinstance(obj, TaggedEC2Resource):
         return _ec2_read, _ec2_write
     found = STORES.get(kind)

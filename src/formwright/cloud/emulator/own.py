@@ -1,0 +1,154 @@
+"""The local cloud's own CloudFormation models, for types moto's CloudFormation parsing lacks or gets wrong.
+
+Each model is a class registered for one resource type in a `types_*` module. It creates, updates,
+reads back and deletes its resource through moto's service backend, so the service's own API (boto3's
+`get_*` / `describe_*` calls) answers what the template made. A model keeps only plain values (ids,
+names), never a backend object, and looks its resource up again each time: a resource deleted or changed
+outside the stack shows as such.
+
+A model says which properties it changes in place (`in_place`); a change of any other property that
+the provider schema does not mark create-only fails the change set by name, never a quiet no-op.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any, ClassVar
+
+from moto.core.exceptions import ServiceException
+
+# the modules holding the models, imported when the registry is first read
+MODULES = ("types_apigateway",)
+
+_MODELS: dict[str, type[Model]] = {}
+_loaded = False
+
+
+class Invalid(ServiceException):
+    """A request the service itself would refuse (a missing or malformed property)."""
+
+    code = "ValidationException"
+
+
+class Missing(ServiceException):
+    """A resource the model needs (its parent, its target) that does not exist."""
+
+    code = "NotFoundException"
+
+
+class Model:
+    """One resource of a type the local cloud models itself (the moto model protocol the emulator uses:
+    `logical_resource_id`, `physical_resource_id`, `cf_resource_type`, `get_cfn_attribute`)."""
+
+    kind: ClassVar[str] = ""
+    in_place: ClassVar[frozenset[str]] = frozenset()  # properties updated in place, tags aside
+    taggable: ClassVar[bool] = False  # True when live_tags / write_tags reach the service's tag store
+
+    def __init__(self, logical: str, account: str, region: str) -> None:
+        self.logical_resource_id = logical
+        self.cf_resource_type = self.kind
+        self.account_id, self.region_name = account, region
+        self.physical_resource_id = ""
+
+    # ---- the lifecycle each model implements ---------------------------------------------------
+    def create(self, props: dict[str, Any], stack_name: str) -> None:
+        """Make the resource from its properties and set `physical_resource_id` (the Ref value)."""
+        raise NotImplementedError
+
+    def update(self, props: dict[str, Any], names: set[str]) -> None:
+        """Apply the in-place properties among `names` (the changed ones) as `props` sets them."""
+        raise NotImplementedError
+
+    def remove(self) -> None:
+        """Delete the resource from its service; a resource already gone is not an error."""
+        raise NotImplementedError
+
+    def read(self) -> dict[str, Any] | None:
+        """The live resource in CloudFormation's property names, None when it is gone (drift)."""
+        raise NotImplementedError
+
+    def attribute(self, name: str) -> Any:
+        """An Fn::GetAtt value; raises KeyError for one the model does not know."""
+        raise KeyError(name)
+
+    def live_tags(self) -> dict[str, str]:
+        """The resource's tags as its service lists them (taggable models)."""
+        raise NotImplementedError
+
+    def write_tags(self, tags: dict[str, str]) -> None:
+        """Replace the resource's tags in its service's store (taggable models)."""
+        raise NotImplementedError
+
+    # ---- the moto protocol -------------------------------------------------------------------
+    def delete(self, account: str | None = None, region: str | None = None) -> None:
+        """moto's name for removing a resource."""
+        self.remove()
+
+    @classmethod
+    def has_cfn_attr(cls, name: str) -> bool:
+        """Any attribute is asked of `attribute` (which raises for one it does not know)."""
+        return True
+
+    def get_cfn_attribute(self, name: str) -> Any:
+        """moto's name for an attribute."""
+        return self.attribute(name)
+
+
+def register(cls: type[Model]) -> type[Model]:
+    """Class decorator: the model of `cls.kind`."""
+    _MODELS[cls.kind] = cls
+    return cls
+
+
+def models() -> dict[str, type[Model]]:
+    """Every model by type."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in MODULES:
+            importlib.import_module(f"formwright.cloud.emulator.{name}")
+    return _MODELS
+
+
+def model(kind: str) -> type[Model] | None:
+    """The local cloud's own model of a type, or None."""
+    return models().get(kind)
+
+
+def create(kind: str, logical: str, props: dict[str, Any], stack_name: str, account: str,
+           region: str) -> Model:
+    """Make one resource of a modelled type."""
+    obj = models()[kind](logical, account, region)
+    obj.create(props, stack_name)
+    return obj
+
+
+def can_update(kind: str, names: set[str], tag_property: str | None) -> bool:
+    """True when the model changes all of `names` in place."""
+    cls = models()[kind]
+    return not names - cls.in_place - ({tag_property} if cls.taggable else set())
+
+
+def pairs(tags: Any) -> dict[str, str]:
+    """A Key/Value list or a map of tags as a map."""
+    if isinstance(tags, dict):
+        return {str(k): str(v) for k, v in tags.items()}
+    return {str(t["Key"]): str(t["Value"]) for t in tags or []}
+
+
+def document(value: Any) -> Any:
+    """A JSON policy document given as text or an object, as an object."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def generated_name(kind: str, stack_name: str, logical: str) -> str:
+    """CloudFormation's `<stack>-<logical>-<suffix>` name for a resource the template leaves unnamed."""
+    from moto.cloudformation.parsing import generate_resource_name
+
+    return str(generate_resource_name(kind, stack_name, logical))
