@@ -159,6 +159,10 @@ def patch_moto() -> None:
     # a nested stack's PhysicalResourceId (and Ref) is its stack id, not its name
     # (AWS::CloudFormation::Stack, "Return values"); top-level stacks are never a resource
     models.Stack.physical_resource_id = property(lambda self: self.stack_id)  # type: ignore[method-assign,assignment]
+    # AWS::Events::EventBus, "Return values": Ref gives the bus's name (moto's model has no physical id)
+    from moto.events.models import EventBus
+
+    EventBus.physical_resource_id = property(lambda self: self.name)  # type: ignore[attr-defined]
     _patch_drift(responses)
 
     def list_imports(self: Any) -> ActionResult:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from moto.core.exceptions import ServiceException
 
 # the modules holding the models, imported when the registry is first read
-MODULES = ("types_apigateway",)
+MODULES = ("types_apigateway", "types_policies")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False

@@ -157,11 +157,29 @@ class RestApi(Model):
         self._api().tags = dict(tags)
 
 
+class ApiPart(Model):
+    """A part of a REST API kept in one of its collections (`collection`: deployments, stages, ...)."""
+
+    collection = ""
+    api_id = ""
+
+    def _found(self) -> Any:
+        """The live part, or None when it (or its API) is gone."""
+        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
+        return getattr(api, self.collection).get(self.physical_resource_id) if api is not None else None
+
+    def remove(self) -> None:
+        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
+        if api is not None:
+            getattr(api, self.collection).pop(self.physical_resource_id, None)
+
+
 @register
-class Deployment(Model):
+class Deployment(ApiPart):
     """AWS::ApiGateway::Deployment: a snapshot of the API; with `StageName`, also that stage."""
 
     kind = "AWS::ApiGateway::Deployment"
+    collection = "deployments"
     in_place = frozenset({"Description", "StageName", "StageDescription"})
 
     def create(self, props: dict[str, Any], stack_name: str) -> None:
@@ -210,11 +228,10 @@ class Deployment(Model):
         stage = api.stages.get(self.stage) if self.stage else None
         if stage is not None and stage.deployment_id == self.physical_resource_id:
             api.stages.pop(self.stage)
-        api.deployments.pop(self.physical_resource_id, None)
+        super().remove()
 
     def read(self) -> dict[str, Any] | None:
-        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
-        deployment = api.deployments.get(self.physical_resource_id) if api is not None else None
+        deployment = self._found()
         if deployment is None:
             return None
         return {"RestApiId": self.api_id, "Description": deployment.description or None}
@@ -248,10 +265,11 @@ STAGE_FIELDS: dict[str, tuple[str, Any]] = {
 
 
 @register
-class Stage(Model):
+class Stage(ApiPart):
     """AWS::ApiGateway::Stage."""
 
     kind = "AWS::ApiGateway::Stage"
+    collection = "stages"
     in_place = frozenset(STAGE_FIELDS)
     taggable = True
 
@@ -281,14 +299,8 @@ class Stage(Model):
         if "CacheClusterEnabled" in names:
             stage.cache_cluster_status = "AVAILABLE" if stage.cache_cluster_enabled else None
 
-    def remove(self) -> None:
-        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
-        if api is not None:
-            api.stages.pop(self.physical_resource_id, None)
-
     def read(self) -> dict[str, Any] | None:
-        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
-        stage = api.stages.get(self.physical_resource_id) if api is not None else None
+        stage = self._found()
         if stage is None:
             return None
         return {"RestApiId": self.api_id, "StageName": stage.name, "DeploymentId": stage.deployment_id,
@@ -312,10 +324,11 @@ AUTHORIZER_FIELDS = {"Name": "name", "Type": "type", "AuthType": "auth_type",
 
 
 @register
-class Authorizer(Model):
+class Authorizer(ApiPart):
     """AWS::ApiGateway::Authorizer (TOKEN, REQUEST or COGNITO_USER_POOLS)."""
 
     kind = "AWS::ApiGateway::Authorizer"
+    collection = "authorizers"
     in_place = frozenset(set(AUTHORIZER_FIELDS) - {"RestApiId"})
 
     def _authorizer(self) -> Any:
@@ -342,14 +355,8 @@ class Authorizer(Model):
                 value = 300 if value is None else int(value)  # API Gateway's default TTL
             setattr(authorizer, AUTHORIZER_FIELDS[name], value)
 
-    def remove(self) -> None:
-        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
-        if api is not None:
-            api.authorizers.pop(self.physical_resource_id, None)
-
     def read(self) -> dict[str, Any] | None:
-        api = _backend(self.account_id, self.region_name).apis.get(self.api_id)
-        found = api.authorizers.get(self.physical_resource_id) if api is not None else None
+        found = self._found()
         if found is None:
             return None
         return {"RestApiId": self.api_id, **{name: getattr(found, attribute)
