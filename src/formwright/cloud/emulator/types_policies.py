@@ -157,7 +157,8 @@ class EventBusPolicy(Model):
         if statement is None:
             return None
         principal = statement["Principal"]
-        found = {"EventBusName": self.bus, "StatementId": self.physical_resource_id, "Action": statement["Action"],
+        found = {"EventBusName": self.bus, "StatementId": self.physical_resource_id,
+                 "Action": statement["Action"],
                  "Principal": principal.get("AWS") if isinstance(principal, dict) else principal,
                  "Statement": {k: v for k, v in statement.items() if k != "Sid"}}
         if isinstance(found["Principal"], str) and found["Principal"].startswith("arn:"):
