@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from moto.core.exceptions import ServiceException
 
 # the modules holding the models, imported when the registry is first read
-MODULES = ("types_apigateway", "types_policies")
+MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False
@@ -152,3 +152,24 @@ def generated_name(kind: str, stack_name: str, logical: str) -> str:
     from moto.cloudformation.parsing import generate_resource_name
 
     return str(generate_resource_name(kind, stack_name, logical))
+
+
+def apply_fields(target: Any, props: dict[str, Any], names: set[str], fields: dict[str, str]) -> None:
+    """Set the service object's attributes (`fields`: property -> attribute) of the properties in `names`
+    as `props` has them (None for a property the template dropped)."""
+    for name in names & set(fields):
+        setattr(target, fields[name], props.get(name))
+
+
+def read_fields(target: Any, fields: dict[str, str]) -> dict[str, Any]:
+    """The service object's attributes in the template's property names."""
+    return {name: getattr(target, attribute, None) for name, attribute in fields.items()}
+
+
+def camel(value: Any) -> Any:
+    """A CloudFormation structure (`AllowOrigins`) in the service API's spelling (`allowOrigins`)."""
+    if isinstance(value, dict):
+        return {k[:1].lower() + k[1:]: camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [camel(v) for v in value]
+    return value

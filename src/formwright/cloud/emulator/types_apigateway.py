@@ -13,7 +13,16 @@ import copy
 import json
 from typing import Any
 
-from formwright.cloud.emulator.own import Invalid, Missing, Model, generated_name, pairs, register
+from formwright.cloud.emulator.own import (
+    Invalid,
+    Missing,
+    Model,
+    apply_fields,
+    generated_name,
+    pairs,
+    read_fields,
+    register,
+)
 
 # the methods an OpenAPI path item may hold; its other keys (parameters, summary, ...) are not methods
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "x-amazon-apigateway-any-method"}
@@ -348,19 +357,16 @@ class Authorizer(ApiPart):
         self.update(props, set(AUTHORIZER_FIELDS))
 
     def update(self, props: dict[str, Any], names: set[str]) -> None:
-        authorizer = self._authorizer()
-        for name in names & set(AUTHORIZER_FIELDS):
-            value = props.get(name)
-            if name == "AuthorizerResultTtlInSeconds":
-                value = 300 if value is None else int(value)  # API Gateway's default TTL
-            setattr(authorizer, AUTHORIZER_FIELDS[name], value)
+        ttl = props.get("AuthorizerResultTtlInSeconds")
+        # API Gateway's default TTL is 300 seconds
+        given = {**props, "AuthorizerResultTtlInSeconds": 300 if ttl is None else int(ttl)}
+        apply_fields(self._authorizer(), given, names, AUTHORIZER_FIELDS)
 
     def read(self) -> dict[str, Any] | None:
         found = self._found()
         if found is None:
             return None
-        return {"RestApiId": self.api_id, **{name: getattr(found, attribute)
-                                             for name, attribute in AUTHORIZER_FIELDS.items()}}
+        return {"RestApiId": self.api_id, **read_fields(found, AUTHORIZER_FIELDS)}
 
     def attribute(self, name: str) -> Any:
         if name == "AuthorizerId":
