@@ -185,6 +185,29 @@ READERS: dict[str, Reader] = {
     "AWS::Lambda::Function": _function,
     "AWS::Logs::LogGroup": _log_group,
 }
+def _auto_scaling_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    from moto.autoscaling.models import autoscaling_backends
+
+    group = autoscaling_backends[account][region].autoscaling_groups.get(obj.name)
+    if group is None:
+        return None
+    found: dict[str, Any] = {
+        "AutoScalingGroupName": group.name, "MinSize": group.min_size, "MaxSize": group.max_size,
+        "DesiredCapacity": group.desired_capacity, "HealthCheckType": group.health_check_type,
+        "HealthCheckGracePeriod": group.health_check_grace_period, "Cooldown": group.default_cooldown,
+        "VPCZoneIdentifier": group.vpc_zone_identifier.split(",") if group.vpc_zone_identifier else None,
+        "TargetGroupARNs": list(group.target_group_arns or []),
+        "LoadBalancerNames": list(group.load_balancer_names or [])}
+    if group.ec2_launch_template is not None:
+        found["LaunchTemplate"] = {"LaunchTemplateId": group.ec2_launch_template.id,
+                                   "LaunchTemplateName": group.ec2_launch_template.name,
+                                   "Version": str(group.launch_template_version)}
+    return found
+
+
+READERS["AWS::AutoScaling::AutoScalingGroup"] = _auto_scaling_group
+
+
 def _own(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     return obj.read()  # type: ignore[no-any-return]
 

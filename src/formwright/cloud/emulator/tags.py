@@ -87,7 +87,10 @@ def _attr(name: str, shape: str = "dict") -> tuple[Any, Any]:
     def write(obj: Any, tags: Tags, account: str, region: str) -> None:
         current = getattr(obj, name, None)
         as_list = isinstance(current, list) if current else shape == "list"
-        setattr(obj, name, [{"Key": k, "Value": v} for k, v in tags.items()] if as_list else dict(tags))
+        # a list entry's other fields (an Auto Scaling group's PropagateAtLaunch) stay with its key
+        kept = {t["Key"]: t for t in current} if isinstance(current, list) else {}
+        setattr(obj, name, [{**kept.get(k, {}), "Key": k, "Value": v} for k, v in tags.items()] if as_list
+                else dict(tags))
 
     return read, write
 
