@@ -159,10 +159,7 @@ def patch_moto() -> None:
     # a nested stack's PhysicalResourceId (and Ref) is its stack id, not its name
     # (AWS::CloudFormation::Stack, "Return values"); top-level stacks are never a resource
     models.Stack.physical_resource_id = property(lambda self: self.stack_id)  # type: ignore[method-assign,assignment]
-    # AWS::Events::EventBus, "Return values": Ref gives the bus's name (moto's model has no physical id)
-    from moto.events.models import EventBus
-
-    EventBus.physical_resource_id = property(lambda self: self.name)  # type: ignore[attr-defined]
+    _patch_physical_ids()
     _patch_drift(responses)
 
     def list_imports(self: Any) -> ActionResult:
@@ -197,6 +194,19 @@ def patch_moto() -> None:
         validate_different_update(self, incoming_params, stack_body, old_stack)
 
     responses.CloudFormationResponse._validate_different_update = tags_only_update  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+
+
+# moto models without a physical id, whose Ref is their name ("Return values" of AWS::Events::EventBus and
+# AWS::IoT::Policy, AWS CloudFormation Template Reference): (module, class)
+NAMED_BY_REF = (("moto.events.models", "EventBus"), ("moto.iot.models", "FakePolicy"))
+
+
+def _patch_physical_ids() -> None:
+    import importlib
+
+    for module, name in NAMED_BY_REF:
+        cls = getattr(importlib.import_module(module), name)
+        cls.physical_resource_id = property(lambda self: self.name)
 
 
 def patch_public_images() -> None:

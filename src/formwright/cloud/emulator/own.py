@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 from moto.core.exceptions import ServiceException
 
 # the modules holding the models, imported when the registry is first read
-MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies", "types_monitoring")
+MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies", "types_monitoring",
+           "types_identity")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False
