@@ -174,3 +174,9 @@ def camel(value: Any) -> Any:
     if isinstance(value, list):
         return [camel(v) for v in value]
     return value
+
+
+def backend(service: str, account: str, region: str) -> Any:
+    """moto's backend of a service (`moto.<service>.models.<service>_backends`) for an account and region."""
+    module = importlib.import_module(f"moto.{service}.models")
+    return getattr(module, f"{service}_backends")[account][region]

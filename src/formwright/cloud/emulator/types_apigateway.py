@@ -18,6 +18,7 @@ from formwright.cloud.emulator.own import (
     Missing,
     Model,
     apply_fields,
+    backend,
     generated_name,
     pairs,
     read_fields,
@@ -29,9 +30,7 @@ HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "x-a
 
 
 def _backend(account: str, region: str) -> Any:
-    from moto.apigateway.models import apigateway_backends
-
-    return apigateway_backends[account][region]
+    return backend("apigateway", account, region)
 
 
 def _definition(props: dict[str, Any], account: str, region: str) -> dict[str, Any] | None:
@@ -61,8 +60,11 @@ def _importable(doc: dict[str, Any]) -> dict[str, Any]:
     moto's importer refuses the `swagger` key but reads only `paths`), methods only in each path item."""
     paths = {}
     for path, item in (doc.get("paths") or {}).items():
-        methods = {("ANY" if m.startswith("x-") else m): copy.deepcopy(v) for m, v in (item or {}).items()
-                   if m.lower() in HTTP_METHODS and isinstance(v, dict)}
+        methods = {
+            ("ANY" if m.startswith("x-") else m): copy.deepcopy(v)
+            for m, v in (item or {}).items()
+            if m.lower() in HTTP_METHODS and isinstance(v, dict)
+        }
         for method in methods.values():
             integration = method.get("x-amazon-apigateway-integration")
             if isinstance(integration, dict):  # a MOCK integration has neither (moto's importer needs both)
@@ -77,9 +79,23 @@ class RestApi(Model):
     """AWS::ApiGateway::RestApi."""
 
     kind = "AWS::ApiGateway::RestApi"
-    in_place = frozenset({"Name", "Description", "Body", "BodyS3Location", "BinaryMediaTypes",
-                          "MinimumCompressionSize", "Policy", "DisableExecuteApiEndpoint", "ApiKeySourceType",
-                          "EndpointConfiguration", "Mode", "FailOnWarnings", "Parameters"})
+    in_place = frozenset(
+        {
+            "Name",
+            "Description",
+            "Body",
+            "BodyS3Location",
+            "BinaryMediaTypes",
+            "MinimumCompressionSize",
+            "Policy",
+            "DisableExecuteApiEndpoint",
+            "ApiKeySourceType",
+            "EndpointConfiguration",
+            "Mode",
+            "FailOnWarnings",
+            "Parameters",
+        }
+    )
     taggable = True
 
     def _api(self) -> Any:
@@ -94,7 +110,8 @@ class RestApi(Model):
         if not name:
             raise Invalid("Invalid API name specified: a RestApi needs a Name or a Body with info.title")
         api = _backend(self.account_id, self.region_name).create_rest_api(
-            name=str(name), description=props.get("Description") or info.get("description") or "")
+            name=str(name), description=props.get("Description") or info.get("description") or ""
+        )
         self.physical_resource_id = api.id
         self._apply(props, set(props), doc)
 
@@ -102,8 +119,9 @@ class RestApi(Model):
         api = self._api()
         if names & {"Body", "BodyS3Location"} and doc is not None:
             mode = "overwrite" if props.get("Mode") == "overwrite" else "merge"
-            _backend(self.account_id, self.region_name).put_rest_api(api.id, _importable(doc),
-                                                                     fail_on_warnings=False, mode=mode)
+            _backend(self.account_id, self.region_name).put_rest_api(
+                api.id, _importable(doc), fail_on_warnings=False, mode=mode
+            )
             media = doc.get("x-amazon-apigateway-binary-media-types")
             if media and "BinaryMediaTypes" not in props:
                 api.binaryMediaTypes = list(media)
@@ -131,8 +149,11 @@ class RestApi(Model):
                 api.endpoint_configuration["vpcEndpointIds"] = list(config["VpcEndpointIds"])
 
     def update(self, props: dict[str, Any], names: set[str]) -> None:
-        doc = _definition(props, self.account_id, self.region_name) if names & {"Body", "BodyS3Location"} \
+        doc = (
+            _definition(props, self.account_id, self.region_name)
+            if names & {"Body", "BodyS3Location"}
             else None
+        )
         self._apply(props, names, doc)
 
     def remove(self) -> None:
@@ -142,12 +163,15 @@ class RestApi(Model):
         api = _backend(self.account_id, self.region_name).apis.get(self.physical_resource_id)
         if api is None:
             return None
-        found = {"Name": api.name, "Description": api.description or None,
-                 "BinaryMediaTypes": list(api.binaryMediaTypes or []) or None,
-                 "MinimumCompressionSize": api.minimum_compression_size,
-                 "DisableExecuteApiEndpoint": bool(api.disableExecuteApiEndpoint),
-                 "ApiKeySourceType": api.api_key_source,
-                 "EndpointConfiguration": {"Types": list(api.endpoint_configuration.get("types") or [])}}
+        found = {
+            "Name": api.name,
+            "Description": api.description or None,
+            "BinaryMediaTypes": list(api.binaryMediaTypes or []) or None,
+            "MinimumCompressionSize": api.minimum_compression_size,
+            "DisableExecuteApiEndpoint": bool(api.disableExecuteApiEndpoint),
+            "ApiKeySourceType": api.api_key_source,
+            "EndpointConfiguration": {"Types": list(api.endpoint_configuration.get("types") or [])},
+        }
         if api.policy:
             found["Policy"] = json.loads(api.policy) if str(api.policy).startswith("{") else api.policy
         return found
@@ -195,7 +219,8 @@ class Deployment(ApiPart):
         self.api_id = str(props["RestApiId"])
         stage = props.get("StageName")
         made = _backend(self.account_id, self.region_name).create_deployment(
-            self.api_id, stage, props.get("Description") or "")
+            self.api_id, stage, props.get("Description") or ""
+        )
         self.physical_resource_id = made.id
         self.stage = stage
         if stage:
@@ -264,9 +289,14 @@ STAGE_FIELDS: dict[str, tuple[str, Any]] = {
     "CacheClusterEnabled": ("cache_cluster_enabled", lambda v: bool(_flag(v))),
     "CacheClusterSize": ("cache_cluster_size", lambda v: None if v is None else str(v)),
     "MethodSettings": ("fw_method_settings", lambda v: list(v or [])),
-    "AccessLogSetting": ("access_log_settings", lambda v: {
-        {"DestinationArn": "destinationArn", "Format": "format"}.get(k, k): x for k, x in v.items()}
-        if v else None),
+    "AccessLogSetting": (
+        "access_log_settings",
+        lambda v: (
+            {{"DestinationArn": "destinationArn", "Format": "format"}.get(k, k): x for k, x in v.items()}
+            if v
+            else None
+        ),
+    ),
     "CanarySetting": ("fw_canary_setting", lambda v: v),
     "ClientCertificateId": ("fw_client_certificate_id", lambda v: v),
     "DocumentationVersion": ("fw_documentation_version", lambda v: v),
@@ -312,10 +342,16 @@ class Stage(ApiPart):
         stage = self._found()
         if stage is None:
             return None
-        return {"RestApiId": self.api_id, "StageName": stage.name, "DeploymentId": stage.deployment_id,
-                "Description": stage.description or None, "Variables": dict(stage.variables or {}),
-                "TracingEnabled": stage.tracing_enabled, "CacheClusterEnabled": stage.cache_cluster_enabled,
-                "CacheClusterSize": stage.cache_cluster_size}
+        return {
+            "RestApiId": self.api_id,
+            "StageName": stage.name,
+            "DeploymentId": stage.deployment_id,
+            "Description": stage.description or None,
+            "Variables": dict(stage.variables or {}),
+            "TracingEnabled": stage.tracing_enabled,
+            "CacheClusterEnabled": stage.cache_cluster_enabled,
+            "CacheClusterSize": stage.cache_cluster_size,
+        }
 
     def live_tags(self) -> dict[str, str]:
         return dict(self._stage().tags or {})
@@ -325,11 +361,17 @@ class Stage(ApiPart):
 
 
 # Authorizer property -> moto Authorizer attribute
-AUTHORIZER_FIELDS = {"Name": "name", "Type": "type", "AuthType": "auth_type",
-                     "AuthorizerUri": "authorizer_uri", "AuthorizerCredentials": "authorizer_credentials",
-                     "IdentitySource": "identity_source",
-                     "IdentityValidationExpression": "identity_validation_expression",
-                     "AuthorizerResultTtlInSeconds": "authorizer_result_ttl", "ProviderARNs": "provider_arns"}
+AUTHORIZER_FIELDS = {
+    "Name": "name",
+    "Type": "type",
+    "AuthType": "auth_type",
+    "AuthorizerUri": "authorizer_uri",
+    "AuthorizerCredentials": "authorizer_credentials",
+    "IdentitySource": "identity_source",
+    "IdentityValidationExpression": "identity_validation_expression",
+    "AuthorizerResultTtlInSeconds": "authorizer_result_ttl",
+    "ProviderARNs": "provider_arns",
+}
 
 
 @register

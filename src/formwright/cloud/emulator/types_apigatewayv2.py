@@ -11,20 +11,31 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from formwright.cloud.emulator.own import Invalid, Model, apply_fields, camel, pairs, read_fields, register
+from formwright.cloud.emulator.own import (
+    Invalid,
+    Model,
+    apply_fields,
+    backend,
+    camel,
+    pairs,
+    read_fields,
+    register,
+)
 
 
 def _backend(account: str, region: str) -> Any:
-    from moto.apigatewayv2.models import apigatewayv2_backends
-
-    return apigatewayv2_backends[account][region]
+    return backend("apigatewayv2", account, region)
 
 
-API_FIELDS = {"Name": "name", "Description": "description", "Version": "version",
-              "ApiKeySelectionExpression": "api_key_selection_expression",
-              "RouteSelectionExpression": "route_selection_expression",
-              "DisableExecuteApiEndpoint": "disable_execute_api_endpoint",
-              "DisableSchemaValidation": "disable_schema_validation"}
+API_FIELDS = {
+    "Name": "name",
+    "Description": "description",
+    "Version": "version",
+    "ApiKeySelectionExpression": "api_key_selection_expression",
+    "RouteSelectionExpression": "route_selection_expression",
+    "DisableExecuteApiEndpoint": "disable_execute_api_endpoint",
+    "DisableSchemaValidation": "disable_schema_validation",
+}
 
 
 @register
@@ -50,12 +61,16 @@ class Api(Model):
         title = ((body or {}).get("info") or {}).get("title") if isinstance(body, dict) else None
         api = backend.create_api(
             api_key_selection_expression=props.get("ApiKeySelectionExpression"),
-            cors_configuration=camel(props.get("CorsConfiguration")), description=props.get("Description"),
+            cors_configuration=camel(props.get("CorsConfiguration")),
+            description=props.get("Description"),
             disable_schema_validation=props.get("DisableSchemaValidation"),
             disable_execute_api_endpoint=props.get("DisableExecuteApiEndpoint"),
-            name=props.get("Name") or title, protocol_type=protocol,
-            route_selection_expression=props.get("RouteSelectionExpression"), tags={},
-            version=props.get("Version"))
+            name=props.get("Name") or title,
+            protocol_type=protocol,
+            route_selection_expression=props.get("RouteSelectionExpression"),
+            tags={},
+            version=props.get("Version"),
+        )
         self.physical_resource_id = api.api_id
         if body:
             self._import(body)
@@ -70,17 +85,37 @@ class Api(Model):
 
     def _quick_create(self, api: Any, props: dict[str, Any]) -> None:
         integration = api.create_integration(
-            connection_id=None, connection_type=None, content_handling_strategy=None,
-            credentials_arn=props.get("CredentialsArn"), description=None, integration_method="POST",
-            integration_type="AWS_PROXY", integration_uri=props["Target"], passthrough_behavior=None,
-            payload_format_version="2.0", integration_subtype=None, request_parameters=None,
-            request_templates=None, response_parameters=None, template_selection_expression=None,
-            timeout_in_millis=None, tls_config=None)
-        api.create_route(api_key_required=False, authorization_scopes=None, authorization_type="NONE",
-                         authorizer_id=None, model_selection_expression=None, operation_name=None,
-                         request_models=None, request_parameters=None,
-                         route_key=props.get("RouteKey") or "$default",
-                         route_response_selection_expression=None, target=f"integrations/{integration.id}")
+            connection_id=None,
+            connection_type=None,
+            content_handling_strategy=None,
+            credentials_arn=props.get("CredentialsArn"),
+            description=None,
+            integration_method="POST",
+            integration_type="AWS_PROXY",
+            integration_uri=props["Target"],
+            passthrough_behavior=None,
+            payload_format_version="2.0",
+            integration_subtype=None,
+            request_parameters=None,
+            request_templates=None,
+            response_parameters=None,
+            template_selection_expression=None,
+            timeout_in_millis=None,
+            tls_config=None,
+        )
+        api.create_route(
+            api_key_required=False,
+            authorization_scopes=None,
+            authorization_type="NONE",
+            authorizer_id=None,
+            model_selection_expression=None,
+            operation_name=None,
+            request_models=None,
+            request_parameters=None,
+            route_key=props.get("RouteKey") or "$default",
+            route_response_selection_expression=None,
+            target=f"integrations/{integration.id}",
+        )
         api.create_stage({"stageName": "$default", "autoDeploy": True})
 
     def update(self, props: dict[str, Any], names: set[str]) -> None:
@@ -176,10 +211,16 @@ class ApiPart(Model):
         return {"ApiId": self.api_id, **read_fields(found, self.fields)}
 
 
-STAGE_FIELDS = {"Description": "description", "AutoDeploy": "auto_deploy", "DeploymentId": "deployment_id",
-                "StageVariables": "stage_variables", "AccessLogSettings": "access_log_settings",
-                "DefaultRouteSettings": "default_route_settings", "RouteSettings": "route_settings",
-                "ClientCertificateId": "client_certificate_id"}
+STAGE_FIELDS = {
+    "Description": "description",
+    "AutoDeploy": "auto_deploy",
+    "DeploymentId": "deployment_id",
+    "StageVariables": "stage_variables",
+    "AccessLogSettings": "access_log_settings",
+    "DefaultRouteSettings": "default_route_settings",
+    "RouteSettings": "route_settings",
+    "ClientCertificateId": "client_certificate_id",
+}
 
 
 @register
@@ -228,15 +269,24 @@ class Stage(ApiPart):
 
 
 INTEGRATION_FIELDS = {
-    "ConnectionId": "connection_id", "ConnectionType": "connection_type",
-    "ContentHandlingStrategy": "content_handling_strategy", "CredentialsArn": "credentials_arn",
-    "Description": "description", "IntegrationMethod": "integration_method",
-    "IntegrationSubtype": "integration_subtype", "IntegrationType": "integration_type",
-    "IntegrationUri": "integration_uri", "PassthroughBehavior": "passthrough_behavior",
-    "PayloadFormatVersion": "payload_format_version", "RequestParameters": "request_parameters",
-    "RequestTemplates": "request_templates", "ResponseParameters": "response_parameters",
-    "TemplateSelectionExpression": "template_selection_expression", "TimeoutInMillis": "timeout_in_millis",
-    "TlsConfig": "tls_config"}
+    "ConnectionId": "connection_id",
+    "ConnectionType": "connection_type",
+    "ContentHandlingStrategy": "content_handling_strategy",
+    "CredentialsArn": "credentials_arn",
+    "Description": "description",
+    "IntegrationMethod": "integration_method",
+    "IntegrationSubtype": "integration_subtype",
+    "IntegrationType": "integration_type",
+    "IntegrationUri": "integration_uri",
+    "PassthroughBehavior": "passthrough_behavior",
+    "PayloadFormatVersion": "payload_format_version",
+    "RequestParameters": "request_parameters",
+    "RequestTemplates": "request_templates",
+    "ResponseParameters": "response_parameters",
+    "TemplateSelectionExpression": "template_selection_expression",
+    "TimeoutInMillis": "timeout_in_millis",
+    "TlsConfig": "tls_config",
+}
 
 
 @register
@@ -264,12 +314,19 @@ class Integration(ApiPart):
         return converted
 
 
-ROUTE_FIELDS = {"RouteKey": "route_key", "Target": "target", "ApiKeyRequired": "api_key_required",
-                "AuthorizationScopes": "authorization_scopes", "AuthorizationType": "authorization_type",
-                "AuthorizerId": "authorizer_id", "ModelSelectionExpression": "model_selection_expression",
-                "OperationName": "operation_name", "RequestModels": "request_models",
-                "RequestParameters": "request_parameters",
-                "RouteResponseSelectionExpression": "route_response_selection_expression"}
+ROUTE_FIELDS = {
+    "RouteKey": "route_key",
+    "Target": "target",
+    "ApiKeyRequired": "api_key_required",
+    "AuthorizationScopes": "authorization_scopes",
+    "AuthorizationType": "authorization_type",
+    "AuthorizerId": "authorizer_id",
+    "ModelSelectionExpression": "model_selection_expression",
+    "OperationName": "operation_name",
+    "RequestModels": "request_models",
+    "RequestParameters": "request_parameters",
+    "RouteResponseSelectionExpression": "route_response_selection_expression",
+}
 
 
 @register
@@ -289,5 +346,8 @@ class Route(ApiPart):
             raise BadRequestException(f"Route with key {key} already exists for this API")
 
     def _converted(self, props: dict[str, Any]) -> dict[str, Any]:
-        return {**props, "AuthorizationType": props.get("AuthorizationType") or "NONE",
-                "ApiKeyRequired": bool(props.get("ApiKeyRequired"))}
+        return {
+            **props,
+            "AuthorizationType": props.get("AuthorizationType") or "NONE",
+            "ApiKeyRequired": bool(props.get("ApiKeyRequired")),
+        }

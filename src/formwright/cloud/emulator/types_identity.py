@@ -13,13 +13,11 @@ import json
 import uuid
 from typing import Any
 
-from formwright.cloud.emulator.own import Invalid, Model, generated_name, pairs, register
+from formwright.cloud.emulator.own import Invalid, Model, backend, generated_name, pairs, register
 
 
 def _secrets(account: str, region: str) -> Any:
-    from moto.secretsmanager.models import secretsmanager_backends
-
-    return secretsmanager_backends[account][region]
+    return backend("secretsmanager", account, region)
 
 
 def _generated(backend: Any, spec: dict[str, Any]) -> str:
@@ -129,9 +127,7 @@ class Secret(Model):
 
 
 def _cognito(account: str, region: str) -> Any:
-    from moto.cognitoidp.models import cognitoidp_backends
-
-    return cognitoidp_backends[account][region]
+    return backend("cognitoidp", account, region)
 
 
 @register
@@ -300,9 +296,7 @@ class UserPoolClient(Model):
 
 
 def _iot(account: str, region: str) -> Any:
-    from moto.iot.models import iot_backends
-
-    return iot_backends[account][region]
+    return backend("iot", account, region)
 
 
 @register

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from formwright.cloud.emulator.own import Invalid, Model, generated_name, register
+from formwright.cloud.emulator.own import Invalid, Model, backend, generated_name, register
 
 # property -> moto Alarm attribute, for the plain values read back
 ALARM_FIELDS = {
@@ -36,9 +36,7 @@ ALARM_FIELDS = {
 
 
 def _backend(account: str, region: str) -> Any:
-    from moto.cloudwatch.models import cloudwatch_backends
-
-    return cloudwatch_backends[account][region]
+    return backend("cloudwatch", account, region)
 
 
 def _queries(metrics: list[dict[str, Any]] | None) -> list[Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from formwright.cloud.emulator.own import Invalid, Model, document, generated_name, register
+from formwright.cloud.emulator.own import Invalid, Model, backend, document, generated_name, register
 
 
 def _s3(account: str, region: str) -> Any:
@@ -40,8 +40,9 @@ class BucketPolicy(Model):
         policy = document(props["PolicyDocument"])
         if not isinstance(policy, dict) or not policy.get("Statement"):
             raise Invalid("Policies must be valid JSON and the first byte must be '{'")
-        _s3(self.account_id, self.region_name).put_bucket_policy(self.physical_resource_id,
-                                                                  _text(policy).encode())
+        _s3(self.account_id, self.region_name).put_bucket_policy(
+            self.physical_resource_id, _text(policy).encode()
+        )
 
     def remove(self) -> None:
         bucket = _s3(self.account_id, self.region_name).buckets.get(self.physical_resource_id)
@@ -56,9 +57,7 @@ class BucketPolicy(Model):
 
 
 def _sqs(account: str, region: str) -> Any:
-    from moto.sqs.models import sqs_backends
-
-    return sqs_backends[account][region]
+    return backend("sqs", account, region)
 
 
 def _queue_name(url: str) -> str:
@@ -102,8 +101,10 @@ class QueuePolicy(Model):
         live = [n for n in self.queues if n in backend.queues and backend.queues[n].policy]
         if not live:
             return None
-        return {"PolicyDocument": json.loads(backend.queues[live[0]].policy),
-                "Queues": [self.queues[n] for n in live]}
+        return {
+            "PolicyDocument": json.loads(backend.queues[live[0]].policy),
+            "Queues": [self.queues[n] for n in live],
+        }
 
     def attribute(self, name: str) -> Any:
         if name == "Id":
@@ -112,9 +113,7 @@ class QueuePolicy(Model):
 
 
 def _events(account: str, region: str) -> Any:
-    from moto.events.models import events_backends
-
-    return events_backends[account][region]
+    return backend("events", account, region)
 
 
 @register
@@ -138,9 +137,14 @@ class EventBusPolicy(Model):
             full = {"Effect": "Allow", "Resource": bus.arn, **statement, "Sid": self.physical_resource_id}
             backend.put_permission(self.bus, None, None, None, None, json.dumps({"Statement": [full]}))
         else:
-            backend.put_permission(self.bus, props.get("Action") or "events:PutEvents",
-                                   props.get("Principal"), self.physical_resource_id, props.get("Condition"),
-                                   None)
+            backend.put_permission(
+                self.bus,
+                props.get("Action") or "events:PutEvents",
+                props.get("Principal"),
+                self.physical_resource_id,
+                props.get("Condition"),
+                None,
+            )
 
     def remove(self) -> None:
         bus = _events(self.account_id, self.region_name).event_buses.get(self.bus)
@@ -157,10 +161,13 @@ class EventBusPolicy(Model):
         if statement is None:
             return None
         principal = statement["Principal"]
-        found = {"EventBusName": self.bus, "StatementId": self.physical_resource_id,
-                 "Action": statement["Action"],
-                 "Principal": principal.get("AWS") if isinstance(principal, dict) else principal,
-                 "Statement": {k: v for k, v in statement.items() if k != "Sid"}}
+        found = {
+            "EventBusName": self.bus,
+            "StatementId": self.physical_resource_id,
+            "Action": statement["Action"],
+            "Principal": principal.get("AWS") if isinstance(principal, dict) else principal,
+            "Statement": {k: v for k, v in statement.items() if k != "Sid"},
+        }
         if isinstance(found["Principal"], str) and found["Principal"].startswith("arn:"):
             found["Principal"] = found["Principal"].split(":")[4]  # PutPermission's account id
         return found
