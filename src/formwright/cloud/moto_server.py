@@ -160,6 +160,9 @@ def patch_moto() -> None:
     # (AWS::CloudFormation::Stack, "Return values"); top-level stacks are never a resource
     models.Stack.physical_resource_id = property(lambda self: self.stack_id)  # type: ignore[method-assign,assignment]
     _patch_physical_ids()
+    from formwright.cloud.emulator import own
+
+    own.patch_moto()
     _patch_drift(responses)
 
     def list_imports(self: Any) -> ActionResult:

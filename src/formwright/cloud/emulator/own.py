@@ -20,7 +20,8 @@ from moto.core.exceptions import ServiceException
 
 # the modules holding the models, imported when the registry is first read
 MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies", "types_monitoring",
-           "types_identity", "types_lambda", "types_network")
+           "types_identity", "types_lambda", "types_network",
+           "types_databases")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False
@@ -180,3 +181,11 @@ def backend(service: str, account: str, region: str) -> Any:
     """moto's backend of a service (`moto.<service>.models.<service>_backends`) for an account and region."""
     module = importlib.import_module(f"moto.{service}.models")
     return getattr(module, f"{service}_backends")[account][region]
+
+
+def patch_moto() -> None:
+    """Run the `patch_moto()` of each model module that corrects one of moto's own CloudFormation models."""
+    for name in MODULES:
+        module = importlib.import_module(f"formwright.cloud.emulator.{name}")
+        if hasattr(module, "patch_moto"):
+            module.patch_moto()
