@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from formwright.cloud.emulator import own, schemas
+from formwright.cloud.emulator import moto_inputs, own, schemas
 from formwright.cloud.emulator import tags as resource_tags
 
 
@@ -231,7 +231,8 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         if own.model(kind):
             obj = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
         else:
-            obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
+            given = moto_inputs.for_moto(kind, props, account)
+            obj = parse_and_create_resource(logical, {"Type": kind, "Properties": given}, resource_map,
                                             account_id=account, region_name=region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err, kind, props)) from None

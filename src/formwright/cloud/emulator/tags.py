@@ -95,6 +95,10 @@ def _attr(name: str, shape: str = "dict") -> tuple[Any, Any]:
     return read, write
 
 
+def _emr_write(obj: Any, tags: Tags, account: str, region: str) -> None:
+    obj._tags = dict(tags)
+
+
 def _own_read(obj: Any, account: str, region: str) -> Tags:
     return obj.live_tags()  # type: ignore[no-any-return]
 
@@ -113,6 +117,8 @@ STORES: dict[str, tuple[Callable[[Any, str, str], Tags], Callable[[Any, Tags, st
     "AWS::IAM::Role": _attr("tags", "list"),
     "AWS::Lambda::Function": _attr("tags"),
     "AWS::SSM::Parameter": (lambda obj, account, region: dict(_ssm_tags(obj, account, region)), _ssm_write),
+    # moto's EMR cluster answers `tags` (a read-only list) from its `_tags` map
+    "AWS::EMR::Cluster": (lambda obj, account, region: dict(obj._tags), _emr_write),
 }
 
 

@@ -1,0 +1,56 @@
+"""Valid templates that moto's own CloudFormation models fail on with a Python error, given to moto as
+CloudFormation reads them (issue 30: "no InternalFailure on a valid template").
+
+Only the properties handed to moto's model change; the stack's record keeps the template's own.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+
+def _security_group(props: dict[str, Any], account: str) -> dict[str, Any]:
+    """An ingress rule without ports (IpProtocol -1, "all protocols": AWS::EC2::SecurityGroup Ingress,
+    FromPort "Required: Conditional") is all ports, -1 as the EC2 API writes "all"; moto's model reads
+    FromPort and ToPort unconditionally (and drops a null one)."""
+    for rule in props.get("SecurityGroupIngress") or []:
+        rule.setdefault("FromPort", -1)
+        rule.setdefault("ToPort", -1)
+    return props
+
+
+def _kms_key(props: dict[str, Any], account: str) -> dict[str, Any]:
+    """AWS::KMS::Key KeyPolicy: "If you don't specify a key policy, AWS KMS uses the default key policy",
+    which gives the account's root full access (AWS KMS Developer Guide, "Default key policy"). A policy given
+    as an object is handed to moto as the JSON text GetKeyPolicy answers."""
+    props.setdefault("KeyPolicy", {"Version": "2012-10-17", "Id": "key-default-1", "Statement": [{
+        "Sid": "Enable IAM User Permissions", "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "kms:*", "Resource": "*"}]})
+    if isinstance(props["KeyPolicy"], dict):  # GetKeyPolicy answers the text moto keeps
+        props["KeyPolicy"] = json.dumps(props["KeyPolicy"])
+    return props
+
+
+def _instance(props: dict[str, Any], account: str) -> dict[str, Any]:
+    """A BlockDeviceMappings entry of an instance store volume (VirtualName `ephemeralN`, no Ebs) or one
+    suppressed with NoDevice makes no EBS volume, and DescribeInstances lists EBS volumes only; moto's model
+    reads Ebs unconditionally, so it gets the EBS mappings alone."""
+    if props.get("BlockDeviceMappings"):
+        props["BlockDeviceMappings"] = [m for m in props["BlockDeviceMappings"] if "Ebs" in m]
+    return props
+
+
+PREPARE: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+    "AWS::EC2::SecurityGroup": _security_group,
+    "AWS::KMS::Key": _kms_key,
+    "AWS::EC2::Instance": _instance,
+}
+
+
+def for_moto(kind: str, props: dict[str, Any], account: str) -> dict[str, Any]:
+    """The properties to hand to moto's model of `kind` (a copy where they need changing)."""
+    prepare = PREPARE.get(kind)
+    return prepare(copy.deepcopy(props), account) if prepare else props
