@@ -10,6 +10,7 @@ are matched whatever their order; the aws: tags and the stack's own tags are not
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from typing import Any
@@ -114,6 +115,20 @@ def _attached_ingress(rec: Any, group_id: str) -> list[dict[str, Any]]:
             and rec.props.get(logical, {}).get("GroupId") == group_id]
 
 
+def _drop(value: Any, path: tuple[str, ...]) -> None:
+    """Remove the property at `path` ('*': every item of a list) from a properties object, in place."""
+    if not path:
+        return
+    if isinstance(value, list) and path[0] == "*":
+        for item in value:
+            _drop(item, path[1:])
+    elif isinstance(value, dict) and path[0] in value:
+        if len(path) == 1:
+            value.pop(path[0])
+        else:
+            _drop(value[path[0]], path[1:])
+
+
 def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     """One StackResourceDrift of a stack's resource."""
     rec = record(stack)
@@ -140,7 +155,10 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
         return drift
     tag_property = schemas.tag_property(kind)
     names = [n for n in applied if n in actual and n != tag_property]
-    expected = {n: _single(applied[n]) if n in DOCUMENTS else applied[n] for n in names}
+    expected = copy.deepcopy({n: _single(applied[n]) if n in DOCUMENTS else applied[n] for n in names})
+    for path in schemas.write_only(kind):  # never read back: not compared
+        _drop(expected, path)
+    names = [n for n in names if n in expected]
     if "SecurityGroupIngress" in expected and kind == "AWS::EC2::SecurityGroup":
         expected["SecurityGroupIngress"] = [*expected["SecurityGroupIngress"],
                                             *_attached_ingress(rec, res.physical_id(obj))]
@@ -176,10 +194,13 @@ def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], accou
     def seen(value: Any, name: str) -> Any:
         return _single(value) if name in DOCUMENTS else value
 
+    wanted = copy.deepcopy({n: props[n] for n in names if n in props})
+    for path in schemas.write_only(kind):  # never read back: not checked
+        _drop(wanted, path)
     # only what the template sets and the resource lacks: an item others add (an ingress rule of an
     # AWS::EC2::SecurityGroupIngress, a policy attached from elsewhere) is not a failed update
-    return sorted(n for n in names if n in props and actual.get(n) is not None
-                  and any(d["DifferenceType"] != "ADD" for d in differences(seen(props[n], n),
+    return sorted(n for n in wanted if actual.get(n) is not None
+                  and any(d["DifferenceType"] != "ADD" for d in differences(seen(wanted[n], n),
                                                                               seen(actual[n], n))))
 
 

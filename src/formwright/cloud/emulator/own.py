@@ -21,7 +21,7 @@ from moto.core.exceptions import ServiceException
 # the modules holding the models, imported when the registry is first read
 MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies", "types_monitoring",
            "types_identity", "types_lambda", "types_network",
-           "types_databases", "types_integration")
+           "types_databases", "types_integration", "types_messaging")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False

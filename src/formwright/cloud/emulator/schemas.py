@@ -72,3 +72,11 @@ def tag_property(resource_type: str) -> str | None:
 def required(resource_type: str) -> tuple[str, ...]:
     """Top-level properties the type's schema requires (in the schema's order)."""
     return tuple(str(n) for n in (schema(resource_type) or {}).get("required") or [])
+
+
+@functools.lru_cache(maxsize=1024)
+def write_only(resource_type: str) -> tuple[tuple[str, ...], ...]:
+    """Property paths the provider schema marks write-only (a password, a template body): never read back,
+    so never compared by drift detection ('*' stands for any item of a list)."""
+    return tuple(_paths(resource_type, "writeOnlyProperties"))
+
