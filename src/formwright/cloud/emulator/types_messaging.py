@@ -2,8 +2,8 @@
 ListUsers and ListTags answer what the stack made).
 
 AWS::AmazonMQ::Broker (AWS CloudFormation Template Reference): `Ref` the broker's id; `Arn`,
-`ConfigurationId`, `ConfigurationRevision`, `IpAddresses`, `ConsoleURLs` and the endpoint lists by protocol (`AmqpEndpoints`,
-`OpenWireEndpoints`, ...). BrokerName, EngineType, DeploymentMode, SubnetIds, StorageType,
+`ConfigurationId`, `ConfigurationRevision`, `IpAddresses`, `ConsoleURLs` and the endpoint lists by protocol
+(`AmqpEndpoints`, `OpenWireEndpoints`, ...). BrokerName, EngineType, DeploymentMode, SubnetIds, StorageType,
 AuthenticationStrategy, EncryptionOptions and PubliclyAccessible are create-only; the rest goes through
 UpdateBroker, and `Users` through CreateUser / UpdateUser / DeleteUser.
 """
