@@ -124,3 +124,50 @@ def test_a_metric_math_alarm(cfn, cloud) -> None:
     assert [m["Id"] for m in alarm["Metrics"]] == ["errors", "rate"]
     assert alarm["Metrics"][1]["Expression"] == "errors * 100"
     delete(cfn, "math")
+
+
+QUERY = {
+    "Resources": {
+        "Query": {
+            "Type": "AWS::Logs::QueryDefinition",
+            "Properties": {
+                "Name": "errors",
+                "QueryString": "fields @message | filter @message like /ERROR/",
+                "LogGroupNames": ["/app/api"],
+            },
+        }
+    },
+    "Outputs": {
+        "Id": {"Value": {"Ref": "Query"}},
+        "Att": {"Value": {"Fn::GetAtt": ["Query", "QueryDefinitionId"]}},
+    },
+}
+
+
+def test_a_saved_logs_insights_query(cfn, cloud) -> None:
+    # AWS::Logs::QueryDefinition: Ref and QueryDefinitionId the query's id; every property "No interruption".
+    # moto has no saved queries: the local cloud keeps them and answers DescribeQueryDefinitions itself
+    logs = cloud.client("logs")
+    out = deploy(cfn, "q", QUERY)
+    assert out["Id"] == out["Att"] and len(out["Id"]) == 36
+    found = logs.describe_query_definitions()["queryDefinitions"]
+    assert [(d["queryDefinitionId"], d["name"], d["logGroupNames"]) for d in found] == [
+        (out["Id"], "errors", ["/app/api"])
+    ]
+    assert drift(cfn, "q", "Query") == ("IN_SYNC", [])
+
+    renamed = with_props(QUERY, "Query", Name="api-errors", LogGroupNames=["/app/api", "/app/worker"])
+    assert deploy(cfn, "q", renamed)["Id"] == out["Id"]  # in place
+    found = logs.describe_query_definitions(queryDefinitionNamePrefix="api-")["queryDefinitions"]
+    assert [d["logGroupNames"] for d in found] == [["/app/api", "/app/worker"]]
+
+    logs.put_query_definition(
+        queryDefinitionId=out["Id"],
+        name="api-errors",
+        queryString="fields @timestamp",
+        logGroupNames=["/app/api", "/app/worker"],
+    )
+    assert drift(cfn, "q", "Query") == ("MODIFIED", [("/QueryString", "NOT_EQUAL")])
+    assert logs.delete_query_definition(queryDefinitionId=out["Id"])["success"] is True
+    assert drift(cfn, "q", "Query")[0] == "DELETED"
+    delete(cfn, "q")

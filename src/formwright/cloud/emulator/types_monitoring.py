@@ -165,3 +165,97 @@ class Alarm(Model):
         tagger = _backend(self.account_id, self.region_name).tagger
         tagger.delete_all_tags_for_resource(self.arn)
         tagger.tag_resource(self.arn, tagger.convert_dict_to_tags_input(tags))
+
+
+def _definitions(account: str, region: str) -> dict[str, dict[str, Any]]:
+    """The Logs backend's saved queries by id (moto has none: kept beside its log groups, and answered by
+    DescribeQueryDefinitions once `patch_moto` has run)."""
+    logs = backend("logs", account, region)
+    if not hasattr(logs, "fw_query_definitions"):
+        logs.fw_query_definitions = {}
+    return logs.fw_query_definitions  # type: ignore[no-any-return]
+
+
+@register
+class QueryDefinition(Model):
+    """AWS::Logs::QueryDefinition: a saved CloudWatch Logs Insights query."""
+
+    kind = "AWS::Logs::QueryDefinition"
+    in_place = frozenset({"Name", "QueryString", "LogGroupNames", "QueryLanguage"})
+
+    def create(self, props: dict[str, Any], stack_name: str) -> None:
+        import uuid
+
+        self.physical_resource_id = str(uuid.uuid4())
+        self.update(props, set(self.in_place))
+
+    def update(self, props: dict[str, Any], names: set[str]) -> None:
+        import time
+
+        _definitions(self.account_id, self.region_name)[self.physical_resource_id] = {
+            "queryDefinitionId": self.physical_resource_id,
+            "name": props["Name"],
+            "queryString": props["QueryString"],
+            "logGroupNames": list(props.get("LogGroupNames") or []),
+            "queryLanguage": props.get("QueryLanguage") or "CWLI",
+            "lastModified": int(time.time() * 1000),
+        }
+
+    def remove(self) -> None:
+        _definitions(self.account_id, self.region_name).pop(self.physical_resource_id, None)
+
+    def read(self) -> dict[str, Any] | None:
+        found = _definitions(self.account_id, self.region_name).get(self.physical_resource_id)
+        if found is None:
+            return None
+        return {
+            "Name": found["name"],
+            "QueryString": found["queryString"],
+            "LogGroupNames": found["logGroupNames"],
+            "QueryLanguage": found["queryLanguage"],
+        }
+
+    def attribute(self, name: str) -> Any:
+        if name == "QueryDefinitionId":
+            return self.physical_resource_id
+        raise KeyError(name)
+
+
+def patch_moto() -> None:
+    """PutQueryDefinition, DescribeQueryDefinitions and DeleteQueryDefinition on moto's Logs API, over the
+    store QueryDefinition uses (CloudWatch Logs API Reference)."""
+    import json
+    import time
+    import uuid
+
+    from moto.logs.responses import LogsResponse
+
+    def put_query_definition(self: Any) -> str:
+        store = _definitions(self.current_account, self.region)
+        found = self._get_param("queryDefinitionId") or str(uuid.uuid4())
+        store[found] = {
+            "queryDefinitionId": found,
+            "name": self._get_param("name"),
+            "queryString": self._get_param("queryString"),
+            "logGroupNames": self._get_param("logGroupNames") or [],
+            "queryLanguage": self._get_param("queryLanguage") or "CWLI",
+            "lastModified": int(time.time() * 1000),
+        }
+        return json.dumps({"queryDefinitionId": found})
+
+    def describe_query_definitions(self: Any) -> str:
+        prefix = self._get_param("queryDefinitionNamePrefix") or ""
+        found = [
+            d
+            for d in _definitions(self.current_account, self.region).values()
+            if str(d["name"]).startswith(prefix)
+        ]
+        return json.dumps({"queryDefinitions": found})
+
+    def delete_query_definition(self: Any) -> str:
+        gone = _definitions(self.current_account, self.region).pop(self._get_param("queryDefinitionId"), None)
+        return json.dumps({"success": gone is not None})
+
+    LogsResponse.put_query_definition = put_query_definition  # type: ignore[attr-defined]
+    LogsResponse.describe_query_definitions = describe_query_definitions  # type: ignore[attr-defined]
+    LogsResponse.delete_query_definition = delete_query_definition  # type: ignore[attr-defined]
