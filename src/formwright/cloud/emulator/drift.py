@@ -20,6 +20,7 @@ from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator import tags as resource_tags
 from formwright.cloud.emulator.drift_readers import DOCUMENTS, READERS
 from formwright.cloud.emulator.execute import record
+from formwright.cloud.emulator.own import Model as OwnModel
 
 
 def _same(expected: Any, actual: Any) -> bool:
@@ -129,6 +130,15 @@ def _drop(value: Any, path: tuple[str, ...]) -> None:
             _drop(value[path[0]], path[1:])
 
 
+def _checkable(kind: str, obj: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the applied `values` without what cannot be read back: the provider schema's write-only
+    properties, and what the local cloud's own model of the type cannot tell (`Model.comparable`)."""
+    values = copy.deepcopy(values)
+    for path in schemas.write_only(kind):
+        _drop(values, path)
+    return obj.comparable(values) if isinstance(obj, OwnModel) else values
+
+
 def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
     """One StackResourceDrift of a stack's resource."""
     rec = record(stack)
@@ -155,9 +165,8 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
         return drift
     tag_property = schemas.tag_property(kind)
     names = [n for n in applied if n in actual and n != tag_property]
-    expected = copy.deepcopy({n: _single(applied[n]) if n in DOCUMENTS else applied[n] for n in names})
-    for path in schemas.write_only(kind):  # never read back: not compared
-        _drop(expected, path)
+    expected = _checkable(kind, obj, {n: _single(applied[n]) if n in DOCUMENTS else applied[n]
+                                      for n in names})
     names = [n for n in names if n in expected]
     if "SecurityGroupIngress" in expected and kind == "AWS::EC2::SecurityGroup":
         expected["SecurityGroupIngress"] = [*expected["SecurityGroupIngress"],
@@ -194,9 +203,7 @@ def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], accou
     def seen(value: Any, name: str) -> Any:
         return _single(value) if name in DOCUMENTS else value
 
-    wanted = copy.deepcopy({n: props[n] for n in names if n in props})
-    for path in schemas.write_only(kind):  # never read back: not checked
-        _drop(wanted, path)
+    wanted = _checkable(kind, obj, {n: props[n] for n in names if n in props})
     # only what the template sets and the resource lacks: an item others add (an ingress rule of an
     # AWS::EC2::SecurityGroupIngress, a policy attached from elsewhere) is not a failed update
     return sorted(n for n in wanted if actual.get(n) is not None

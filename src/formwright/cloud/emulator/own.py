@@ -21,7 +21,8 @@ from moto.core.exceptions import ServiceException
 # the modules holding the models, imported when the registry is first read
 MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies", "types_monitoring",
            "types_identity", "types_lambda", "types_network",
-           "types_databases", "types_integration", "types_messaging")
+           "types_databases", "types_integration", "types_messaging",
+           "types_cloudfront")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False
@@ -69,6 +70,11 @@ class Model:
     def read(self) -> dict[str, Any] | None:
         """The live resource in CloudFormation's property names, None when it is gone (drift)."""
         raise NotImplementedError
+
+    def comparable(self, expected: dict[str, Any]) -> dict[str, Any]:
+        """The part of the applied properties `read` can tell (drift compares only that; the contract table
+        of docs/local-cloud.md lists it): all of them unless a model narrows it."""
+        return expected
 
     def attribute(self, name: str) -> Any:
         """An Fn::GetAtt value; raises KeyError for one the model does not know."""
