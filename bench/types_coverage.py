@@ -109,7 +109,8 @@ def main(argv: list[str]) -> int:
     old = collections.Counter(blocker(t, before) for _, t in found)
     new = collections.Counter(blocker(t, after) for _, t in found)
     print(
-        f"{len(found)} templates ({', '.join(map(str, corpus))}): runnable before {old[None]}, after {new[None]}"
+        f"{len(found)} templates ({', '.join(map(str, corpus))}): "
+        f"runnable before {old[None]}, after {new[None]}"
     )
     print("  first blockers before:", ", ".join(f"{k} {v}" for k, v in old.most_common() if k))
     print("  first blockers after: ", ", ".join(f"{k} {v}" for k, v in new.most_common() if k) or "none")
