@@ -7,7 +7,10 @@ resources, WaitConditions and CreationPolicy signals aside: those it refuses by 
 "first blocker" count of issue 30, measured statically on the templates; the per-type lifecycle tests in
 tests/localcloud/test_types_*.py show each model works.
 
-    .venv/bin/python bench/types_coverage.py [TEMPLATE_DIR_OR_FILE ...]
+    .venv/bin/python bench/types_coverage.py [--deploy] [TEMPLATE_DIR_OR_FILE ...]
+
+With --deploy each template is also deployed on a local cloud of the bench's own, as a newcomer would (the S3
+objects it names put first, "x" for parameters without a default), and the outcome of each is printed.
 
 Default corpus: the translated SAM applications in ../shared/conformance/sam/output (AWS's own SAM translator
 test outputs, aws partition).
@@ -85,6 +88,99 @@ def blocker(template: dict, runnable: set[str]) -> str | None:
     return None
 
 
+def _objects(template: dict) -> set[tuple[str, str]]:
+    """(bucket, key) of every S3 object the template's resources name (Lambda code, layers, OpenAPI bodies)."""
+    found, todo = set(), [template["Resources"]]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            bucket = item.get("S3Bucket") or item.get("Bucket")
+            key = item.get("S3Key") or item.get("Key")
+            if isinstance(bucket, str) and isinstance(key, str):
+                found.add((bucket, key))
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return found
+
+
+def deploy_all(found: list[tuple[str, dict]]) -> None:
+    """Deploy each template as a newcomer would, on a local cloud of the bench's own (a private
+    FORMWRIGHT_HOME, stopped at the end): the S3 objects it names put first, a value for every parameter
+    without a default, every capability granted. Print how many reached CREATE_COMPLETE and why the others
+    did not."""
+    import io
+    import os
+    import tempfile
+    import urllib.request
+    import zipfile
+
+    import boto3
+
+    from formwright.cloud import local
+
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("index.py", "def handler(event, context):\n    return event\n")
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["FORMWRIGHT_HOME"] = home
+        cloud, _ = local.start()
+        try:
+            session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+            cfn = session.client("cloudformation", endpoint_url=cloud.endpoint)
+            s3 = session.client("s3", endpoint_url=cloud.endpoint)
+            outcomes: collections.Counter[str] = collections.Counter()
+            for n, (name, template) in enumerate(found):
+                urllib.request.urlopen(
+                    urllib.request.Request(f"{cloud.endpoint}/moto-api/reset", method="POST", data=b""),
+                    timeout=10,
+                ).read()
+                for bucket, key in sorted(_objects(template)):
+                    if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+                        s3.create_bucket(Bucket=bucket)
+                    s3.put_object(Bucket=bucket, Key=key, Body=code.getvalue())
+                params = [
+                    {"ParameterKey": k, "ParameterValue": "x"}
+                    for k, v in (template.get("Parameters") or {}).items()
+                    if "Default" not in v
+                ]
+                stack = f"t{n}"
+                try:
+                    made = cfn.create_change_set(
+                        StackName=stack,
+                        ChangeSetName="c",
+                        ChangeSetType="CREATE",
+                        TemplateBody=json.dumps(template),
+                        Parameters=params,
+                        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
+                    )
+                    change_set = cfn.describe_change_set(ChangeSetName=made["Id"])
+                    if change_set["Status"] == "FAILED":
+                        outcome = "refused: " + change_set["StatusReason"][:110]
+                    else:
+                        cfn.execute_change_set(ChangeSetName=made["Id"])
+                        status = cfn.describe_stacks(StackName=stack)["Stacks"][0]["StackStatus"]
+                        failed = [
+                            e
+                            for e in cfn.describe_stack_events(StackName=stack)["StackEvents"]
+                            if e["ResourceStatus"] == "CREATE_FAILED"
+                        ]
+                        outcome = (
+                            status
+                            if not failed
+                            else (
+                                f"{failed[-1]['ResourceType']}: {failed[-1].get('ResourceStatusReason', '')[:90]}"
+                            )
+                        )
+                except cfn.exceptions.ClientError as err:
+                    outcome = "refused: " + str(err)[:110]
+                outcomes[outcome] += 1
+                print(f"  {name}: {outcome}")
+            print(f"deployed {outcomes['CREATE_COMPLETE']} of {len(found)} templates")
+        finally:
+            local.stop()
+
+
 def main(argv: list[str]) -> int:
     from moto.cloudformation.parsing import get_model_map
 
@@ -101,6 +197,8 @@ def main(argv: list[str]) -> int:
     if missing:
         print("  not yet:", ", ".join(missing))
     shared = next((p / "shared" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir()), ROOT)
+    deploying = "--deploy" in argv
+    argv = [a for a in argv if a != "--deploy"]
     corpus = [Path(a) for a in argv] or [shared / "conformance" / "sam" / "output"]
     found = templates(corpus)
     if not found:
@@ -114,6 +212,8 @@ def main(argv: list[str]) -> int:
     )
     print("  first blockers before:", ", ".join(f"{k} {v}" for k, v in old.most_common() if k))
     print("  first blockers after: ", ", ".join(f"{k} {v}" for k, v in new.most_common() if k) or "none")
+    if deploying:
+        deploy_all(found)
     return 0
 
 

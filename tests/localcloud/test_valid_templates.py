@@ -120,3 +120,25 @@ def test_a_nested_stack_parameter_without_a_value_fails_as_cloudformation_says(c
     assert cfn.deploy("parent", parent)["StackStatus"] == "ROLLBACK_COMPLETE"
     reason = next(r for logical, status, r in cfn.events("parent") if status == "CREATE_FAILED")
     assert "Parameters: [N] must have values" in reason and "InternalFailure" not in reason
+
+
+def test_a_sub_variable_naming_a_resource_orders_the_creation(cfn, cloud) -> None:
+    # Fn::Sub with a variable map ("Fn::Sub", AWS CloudFormation Template Reference): a variable's Ref is a
+    # dependency as any other (every SAM API's Lambda permission is written so: `${__ApiId__}`); the
+    # parameter is created after the queue it names, whatever their order in the template
+    template = {
+        "Resources": {
+            "Param": {
+                "Type": "AWS::SSM::Parameter",
+                "Properties": {
+                    "Type": "String",
+                    "Value": {"Fn::Sub": ["queue ${Url}", {"Url": {"Ref": "Queue"}}]},
+                },
+            },
+            "Queue": {"Type": "AWS::SQS::Queue"},
+        },
+        "Outputs": {"Param": {"Value": {"Ref": "Param"}}, "Queue": {"Value": {"Ref": "Queue"}}},
+    }
+    out = deploy(cfn, "sub", template)
+    value = cloud.client("ssm").get_parameter(Name=out["Param"])["Parameter"]["Value"]
+    assert value == f"queue {out['Queue']}"

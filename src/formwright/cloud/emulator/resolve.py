@@ -146,7 +146,9 @@ class Resolver:
 
         out = SUB_VARIABLE.sub(replace, text)
         if symbolic:
-            return {"Fn::Sub": out}
+            # the variables still symbolic stay with it: they are references the resource depends on
+            kept = {k: v for k, v in local.items() if isinstance(v, dict | list) and f"${{{k}}}" in out}
+            return {"Fn::Sub": [out, kept]} if kept else {"Fn::Sub": out}
         return out.replace("${!", "${")
 
     def _join(self, args: Any) -> Any:
