@@ -8,6 +8,7 @@ resources, WaitConditions and CreationPolicy signals aside: those it refuses by 
 tests/localcloud/test_types_*.py show each model works.
 
     .venv/bin/python bench/types_coverage.py [--deploy] [TEMPLATE_DIR_OR_FILE ...]
+    TYPES_COVERAGE_SRC=../main/src PYTHONPATH=../main/src .venv/bin/python bench/types_coverage.py --deploy
 
 With --deploy each template is also deployed on a local cloud of the bench's own, as a newcomer would (the S3
 objects it names put first, "x" for parameters without a default), and the outcome of each is printed.
@@ -20,11 +21,15 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+# the tree measured: this one, or another's `src` (TYPES_COVERAGE_SRC, with PYTHONPATH set to it for the local
+# cloud's own process) to deploy the corpus on the code before a change
+SRC = os.environ.get("TYPES_COVERAGE_SRC", str(ROOT / "src"))
+sys.path.insert(0, SRC)
 
 # issue 30, item 3: the types that blocked the most public templates, in the issue's order
 TABLE = [
@@ -57,6 +62,19 @@ TABLE = [
     "AWS::Logs::QueryDefinition",
     "AWS::IoT::PolicyPrincipalAttachment",
 ]
+# the properties naming an S3 object that holds an API definition (any other holds code or a layer)
+DEFINITIONS = ("BodyS3Location", "DefinitionS3Location")
+API = json.dumps(
+    {
+        "openapi": "3.0.1",
+        "info": {"title": "api", "version": "1"},
+        "paths": {
+            "/": {
+                "get": {"x-amazon-apigateway-integration": {"type": "mock", "httpMethod": "POST", "uri": ""}}
+            }
+        },
+    }
+).encode()
 BY_DESIGN = ("Custom::", "AWS::CloudFormation::CustomResource", "AWS::CloudFormation::WaitCondition")
 
 
@@ -88,19 +106,21 @@ def blocker(template: dict, runnable: set[str]) -> str | None:
     return None
 
 
-def _objects(template: dict) -> set[tuple[str, str]]:
-    """(bucket, key) of every S3 object the template's resources name (Lambda code, layers, OpenAPI bodies)."""
-    found, todo = set(), [template["Resources"]]
+def _objects(template: dict) -> dict[tuple[str, str], bool]:
+    """(bucket, key) of every S3 object the template's resources name -> whether it is an API definition
+    (under BodyS3Location / DefinitionS3Location) rather than code or a layer."""
+    found: dict[tuple[str, str], bool] = {}
+    todo: list[tuple[str, object]] = [("", template["Resources"])]
     while todo:
-        item = todo.pop()
+        parent, item = todo.pop()
         if isinstance(item, dict):
             bucket = item.get("S3Bucket") or item.get("Bucket")
             key = item.get("S3Key") or item.get("Key")
             if isinstance(bucket, str) and isinstance(key, str):
-                found.add((bucket, key))
-            todo.extend(item.values())
+                found[(bucket, key)] = parent in DEFINITIONS
+            todo.extend(item.items())
         elif isinstance(item, list):
-            todo.extend(item)
+            todo.extend((parent, v) for v in item)
     return found
 
 
@@ -135,10 +155,10 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                     urllib.request.Request(f"{cloud.endpoint}/moto-api/reset", method="POST", data=b""),
                     timeout=10,
                 ).read()
-                for bucket, key in sorted(_objects(template)):
+                for (bucket, key), is_definition in sorted(_objects(template).items()):
                     if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
                         s3.create_bucket(Bucket=bucket)
-                    s3.put_object(Bucket=bucket, Key=key, Body=code.getvalue())
+                    s3.put_object(Bucket=bucket, Key=key, Body=API if is_definition else code.getvalue())
                 params = [
                     {"ParameterKey": k, "ParameterValue": "x"}
                     for k, v in (template.get("Parameters") or {}).items()
@@ -165,13 +185,9 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                             for e in cfn.describe_stack_events(StackName=stack)["StackEvents"]
                             if e["ResourceStatus"] == "CREATE_FAILED"
                         ]
-                        outcome = (
-                            status
-                            if not failed
-                            else (
-                                f"{failed[-1]['ResourceType']}: {failed[-1].get('ResourceStatusReason', '')[:90]}"
-                            )
-                        )
+                        first = failed[-1] if failed else {}  # the events are newest first
+                        reason = str(first.get("ResourceStatusReason", ""))[:90]
+                        outcome = f"{first['ResourceType']}: {reason}" if failed else status
                 except cfn.exceptions.ClientError as err:
                     outcome = "refused: " + str(err)[:110]
                 outcomes[outcome] += 1
@@ -183,6 +199,15 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
 
 def main(argv: list[str]) -> int:
     from moto.cloudformation.parsing import get_model_map
+
+    if str(ROOT / "src") != SRC:  # another tree: its local cloud deploys the corpus, nothing else is measured
+        shared = next(p / "shared" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir())
+        deploy_all(
+            templates(
+                [Path(a) for a in argv if a != "--deploy"] or [shared / "conformance" / "sam" / "output"]
+            )
+        )
+        return 0
 
     from formwright.cloud.emulator import resources
 

@@ -195,3 +195,33 @@ def patch_moto() -> None:
         module = importlib.import_module(f"formwright.cloud.emulator.{name}")
         if hasattr(module, "patch_moto"):
             module.patch_moto()
+
+
+def definition(props: dict[str, Any], account: str, region: str) -> dict[str, Any] | None:
+    """The OpenAPI document of an API's `Body` (an object, or JSON/YAML text) or `BodyS3Location` (read from
+    the local cloud's S3, as API Gateway reads it), or None; one it cannot parse is the service's refusal."""
+    import yaml
+
+    body = props.get("Body")
+    location = props.get("BodyS3Location")
+    if body is None and location:
+        from moto.utilities.utils import get_partition
+
+        s3 = importlib.import_module("moto.s3.models").s3_backends[account][get_partition(region)]
+        found = s3.get_object(location["Bucket"], location["Key"], location.get("Version"))
+        if found is None:
+            raise Missing(f"The API definition s3://{location['Bucket']}/{location['Key']} does not exist")
+        data = found.value
+        try:
+            body = data.decode()
+        except UnicodeDecodeError:
+            raise Invalid("Errors found during import: Unable to parse API definition: not text") from None
+    if isinstance(body, str):
+        try:
+            body = yaml.safe_load(body)
+        except yaml.YAMLError as err:
+            raise Invalid(f"Errors found during import: Unable to parse API definition: {err}") from None
+    if body is not None and not isinstance(body, dict):
+        raise Invalid("Errors found during import: Unable to parse API definition")
+    return body
+

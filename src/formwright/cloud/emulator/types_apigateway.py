@@ -19,6 +19,7 @@ from formwright.cloud.emulator.own import (
     Model,
     apply_fields,
     backend,
+    definition,
     generated_name,
     pairs,
     read_fields,
@@ -31,28 +32,6 @@ HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "x-a
 
 def _backend(account: str, region: str) -> Any:
     return backend("apigateway", account, region)
-
-
-def _definition(props: dict[str, Any], account: str, region: str) -> dict[str, Any] | None:
-    """The OpenAPI document of `Body` (an object, or JSON/YAML text) or `BodyS3Location`."""
-    body = props.get("Body")
-    location = props.get("BodyS3Location")
-    if body is None and location:
-        from moto.s3.models import s3_backends
-        from moto.utilities.utils import get_partition
-
-        s3 = s3_backends[account][get_partition(region)]
-        body = s3.get_object(location["Bucket"], location["Key"], location.get("Version")).value.decode()
-    if isinstance(body, str):
-        import yaml
-
-        try:
-            body = yaml.safe_load(body)
-        except yaml.YAMLError as err:
-            raise Invalid(f"Errors found during import: Unable to parse API definition: {err}") from None
-    if body is not None and not isinstance(body, dict):
-        raise Invalid("Errors found during import: Unable to parse API definition")
-    return body
 
 
 def _importable(doc: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +81,7 @@ class RestApi(Model):
         return _backend(self.account_id, self.region_name).get_rest_api(self.physical_resource_id)
 
     def create(self, props: dict[str, Any], stack_name: str) -> None:
-        doc = _definition(props, self.account_id, self.region_name)
+        doc = definition(props, self.account_id, self.region_name)
         info = (doc or {}).get("info") or {}
         # "Name: ... Required: Conditional. If you don't specify a name using OpenAPI, you must specify
         # a name" (Template Reference): the Body's info.title names it otherwise
@@ -150,7 +129,7 @@ class RestApi(Model):
 
     def update(self, props: dict[str, Any], names: set[str]) -> None:
         doc = (
-            _definition(props, self.account_id, self.region_name)
+            definition(props, self.account_id, self.region_name)
             if names & {"Body", "BodyS3Location"}
             else None
         )

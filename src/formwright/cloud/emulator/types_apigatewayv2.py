@@ -17,6 +17,7 @@ from formwright.cloud.emulator.own import (
     apply_fields,
     backend,
     camel,
+    definition,
     pairs,
     read_fields,
     register,
@@ -44,21 +45,21 @@ class Api(Model):
     integration, the route `RouteKey` (default `$default`) and an auto-deployed `$default` stage."""
 
     kind = "AWS::ApiGatewayV2::Api"
-    in_place = frozenset({*API_FIELDS, "CorsConfiguration", "Body"})
+    in_place = frozenset({*API_FIELDS, "CorsConfiguration", "Body", "BodyS3Location"})
     taggable = True
 
     def _api(self) -> Any:
         return _backend(self.account_id, self.region_name).get_api(self.physical_resource_id)
 
     def create(self, props: dict[str, Any], stack_name: str) -> None:
-        body = props.get("Body")
+        body = definition(props, self.account_id, self.region_name)
         if not props.get("Name") and not body:
-            raise Invalid("Name is required when no Body is given")
+            raise Invalid("Name is required when no Body or BodyS3Location is given")
         protocol = props.get("ProtocolType") or "HTTP"
         if protocol == "WEBSOCKET" and not props.get("RouteSelectionExpression"):
             raise Invalid("RouteSelectionExpression is required for a WEBSOCKET API")
         backend = _backend(self.account_id, self.region_name)
-        title = ((body or {}).get("info") or {}).get("title") if isinstance(body, dict) else None
+        title = ((body or {}).get("info") or {}).get("title")
         api = backend.create_api(
             api_key_selection_expression=props.get("ApiKeySelectionExpression"),
             cors_configuration=camel(props.get("CorsConfiguration")),
@@ -77,10 +78,10 @@ class Api(Model):
         if props.get("Target"):
             self._quick_create(api, props)
 
-    def _import(self, body: Any) -> None:
+    def _import(self, body: dict[str, Any]) -> None:
         import yaml
 
-        text = body if isinstance(body, str) else yaml.safe_dump(body)
+        text = yaml.safe_dump(body)
         _backend(self.account_id, self.region_name).reimport_api(self.physical_resource_id, text, False)
 
     def _quick_create(self, api: Any, props: dict[str, Any]) -> None:
@@ -125,8 +126,10 @@ class Api(Model):
             api.disable_execute_api_endpoint = bool(props.get("DisableExecuteApiEndpoint"))
         if "CorsConfiguration" in names:
             api.cors_configuration = camel(props.get("CorsConfiguration"))
-        if "Body" in names and props.get("Body"):
-            self._import(props["Body"])
+        if names & {"Body", "BodyS3Location"}:
+            body = definition(props, self.account_id, self.region_name)
+            if body:
+                self._import(body)
 
     def remove(self) -> None:
         backend = _backend(self.account_id, self.region_name)
