@@ -142,3 +142,33 @@ def test_quick_create_makes_the_default_route_integration_and_stage(cfn, cloud) 
     assert route["RouteKey"] == "$default" and integration["IntegrationUri"] == FUNCTION
     assert v2.get_stage(ApiId=api, StageName="$default")["AutoDeploy"] is True
     delete(cfn, "quick")
+
+
+def test_an_http_api_from_an_openapi_file_in_s3(cfn, cloud) -> None:
+    # AWS::ApiGatewayV2::Api BodyS3Location: "The S3 location of an OpenAPI definition"; without Name the
+    # definition's info.title names the API; each path and method with an integration a route (moto's import
+    # makes none for a method without one)
+    s3 = cloud.client("s3")
+    s3.create_bucket(Bucket="definitions")
+    s3.put_object(
+        Bucket="definitions",
+        Key="orders.yaml",
+        Body=b"openapi: 3.0.1\ninfo: {title: orders, version: '1'}\n"
+        b"paths:\n  /orders:\n    get:\n"
+        b"      x-amazon-apigateway-integration: {type: aws_proxy, httpMethod: POST, "
+        b"payloadFormatVersion: '2.0', uri: arn:aws:lambda:us-east-1:123456789012:function:orders}\n",
+    )
+    template = {
+        "Resources": {
+            "Api": {
+                "Type": "AWS::ApiGatewayV2::Api",
+                "Properties": {"BodyS3Location": {"Bucket": "definitions", "Key": "orders.yaml"}},
+            }
+        },
+        "Outputs": {"Api": {"Value": {"Ref": "Api"}}},
+    }
+    api = deploy(cfn, "def", template)["Api"]
+    v2 = cloud.client("apigatewayv2")
+    assert v2.get_api(ApiId=api)["Name"] == "orders"
+    assert [r["RouteKey"] for r in v2.get_routes(ApiId=api)["Items"]] == ["GET /orders"]
+    delete(cfn, "def")
