@@ -131,8 +131,12 @@ def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub
         kind = str(entry.get("Type"))
         if kind in stub:
             continue
-        if kind.startswith("Custom::") or kind == CUSTOM:
-            why = "it cannot invoke the custom resource's ServiceToken (Lambda or SNS)"
+        token = (entry.get("Properties") or {}).get("ServiceToken")
+        custom = kind.startswith("Custom::") or kind == CUSTOM
+        if custom and isinstance(token, str) and ":lambda:" not in token:
+            why = f"it invokes Lambda-backed custom resources only, not ServiceToken {token}"
+        elif custom:
+            continue  # its Lambda function runs in the local cloud (cloud/lambda_runtime/custom_resources.py)
         elif kind in WAIT_TYPES:
             why = "it cannot receive the signals a WaitCondition waits for"
         elif "CreationPolicy" in entry:

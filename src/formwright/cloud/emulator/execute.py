@@ -232,7 +232,10 @@ class Execution:
         self.done.append(("update", logical, old))
         from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
 
-        if res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
+        if res.physical_id(new) != res.physical_id(old) and res.custom.is_custom(kind):
+            # a provider answering another PhysicalResourceId replaced it: the old one goes in the clean-up
+            self.cleanup.append((logical, old, {"Type": kind}, before))
+        elif res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
                                                "update made a new resource under a new id")
         missed = unapplied(kind, new, props, names, self.account, self.region)
