@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from typing import Any
+from urllib.parse import quote_plus
 
 from formwright.cloud.lambda_runtime import contract, invoke
 
@@ -164,10 +165,10 @@ def _message_attribute(value: dict[str, Any]) -> dict[str, Any]:
     return shaped
 
 
-def s3_record(event: dict[str, Any], owner: str, version_id: str | None) -> dict[str, Any]:
+def s3_record(event: dict[str, Any], owner: str, key: str, version_id: str | None) -> dict[str, Any]:
     """moto's S3 event completed to the documented record ("Event message structure", Amazon S3 User
-    Guide): userIdentity, requestParameters, responseElements, the bucket's ownerIdentity and the
-    object's sequencer."""
+    Guide): userIdentity, requestParameters, responseElements, the bucket's ownerIdentity, the object's
+    sequencer and versionId, and its key URL-encoded as S3 encodes it (moto encoded `/` too)."""
     for record in event.get("Records") or []:
         record.setdefault("userIdentity", {"principalId": f"AWS:{owner}"})
         record.setdefault("requestParameters", {"sourceIPAddress": "127.0.0.1"})
@@ -176,6 +177,7 @@ def s3_record(event: dict[str, Any], owner: str, version_id: str | None) -> dict
         s3 = record.get("s3") or {}
         s3.get("bucket", {}).setdefault("ownerIdentity", {"principalId": owner})
         target = s3.get("object", {})
+        target["key"] = quote_plus(key, safe="/")
         target.setdefault("sequencer", f"{time.time_ns():016X}")
         if version_id and version_id != "null":
             target.setdefault("versionId", version_id)

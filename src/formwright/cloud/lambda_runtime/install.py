@@ -114,7 +114,7 @@ def _patch_s3() -> None:
 
     def get_s3_event(event_name: str, bucket: Any, key: Any, notification_id: str) -> dict[str, Any]:
         event = make_event(event_name, bucket, key, notification_id)
-        return event_sources.s3_record(event, bucket.account_id, getattr(key, "version_id", None))
+        return event_sources.s3_record(event, bucket.account_id, key.name, getattr(key, "version_id", None))
 
     def invoke_function(account_id: str, event_body: Any, fn_arn: str, region_name: str) -> None:
         from moto.awslambda.utils import get_backend
