@@ -64,8 +64,9 @@ def _patch_inline_code(models: Any) -> None:
 
     def create_from_cloudformation_json(klass: Any, resource_name: str, cloudformation_json: dict[str, Any],
                                         account_id: str, region_name: str, **kwargs: Any) -> Any:
-        function = create(klass, resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        # read before moto rewrites it (to the base64 of its zip)
         text = (cloudformation_json.get("Properties", {}).get("Code") or {}).get("ZipFile")
+        function = create(klass, resource_name, cloudformation_json, account_id, region_name, **kwargs)
         if isinstance(text, str) and contract.family(function.run_time) == "node":
             function.update_function_code({"ZipFile": base64.b64encode(inline_zip(text, function.run_time))})
         return function
