@@ -27,6 +27,9 @@ def handler(event, context):
         return
     if props.get("Raise") == "yes":
         raise RuntimeError("the provider crashed")
+    if props.get("Sleep"):
+        import time
+        time.sleep(int(props["Sleep"]))
     physical = "thing-" + props.get("Generation", "1")
     cfnresponse.send(event, context, cfnresponse.SUCCESS, {"Greeting": "hello " + props["Name"]}, physical)
 '''
@@ -140,6 +143,17 @@ def test_a_provider_that_fails_without_answering_fails_the_resource_at_once(cfn)
     reason = next(r for logical, status, r in cfn.events("crash") if status == "CREATE_FAILED")
     assert reason.startswith("CloudFormation did not receive a response from your Custom Resource.")
     assert "RuntimeError: the provider crashed" in reason
+
+
+def test_a_provider_still_running_at_the_service_timeout_fails_the_resource(cfn) -> None:
+    # ServiceTimeout: "The maximum time, in seconds, that can elapse before a custom resource operation
+    # times out" (the local cloud waits at most FORMWRIGHT_CUSTOM_RESOURCE_TIMEOUT, 120 s by default)
+    thing = {"Name": "x", "Sleep": 25, "ServiceTimeout": 2}
+    stack = cfn.deploy("slow", _template(PYTHON_PROVIDER, "python3.12", thing), caps=["CAPABILITY_IAM"])
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
+    reason = next(r for _, status, r in cfn.events("slow") if status == "CREATE_FAILED")
+    assert reason.startswith("CloudFormation did not receive a response from your Custom Resource.")
+    assert "it waited 2 s" in reason
 
 
 def test_a_missing_data_key_fails_getatt_as_cloudformation_does(cfn) -> None:
