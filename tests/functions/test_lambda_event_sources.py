@@ -131,3 +131,38 @@ def test_an_s3_notification_invokes_the_function_on_put_object(functions, cloud)
     assert record["s3"]["object"]["eTag"] and record["s3"]["object"]["sequencer"]
     assert {"userIdentity", "requestParameters", "responseElements"} <= set(record)
     assert functions.parameter("/seen/out_ignored.txt") is None  # the prefix filter held
+
+
+def test_both_sources_declared_in_a_template_deliver(functions, cloud) -> None:
+    # AWS::S3::Bucket NotificationConfiguration.LambdaConfigurations and AWS::Lambda::EventSourceMapping,
+    # as a stack declares them (moto's own bucket model ignored NotificationConfiguration)
+    from tests.localcloud.conftest import Cfn
+
+    template = {"Resources": {
+        "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {
+            "Version": "2012-10-17", "Statement": []}}},
+        "Recorder": {"Type": "AWS::Lambda::Function", "Properties": {
+            "Runtime": "python3.12", "Handler": "index.handler", "Timeout": 30,
+            "Role": {"Fn::GetAtt": ["Role", "Arn"]}, "Code": {"ZipFile": RECORDER}}},
+        "Allow": {"Type": "AWS::Lambda::Permission", "Properties": {
+            "FunctionName": {"Ref": "Recorder"}, "Action": "lambda:InvokeFunction",
+            "Principal": "s3.amazonaws.com"}},
+        "Uploads": {"Type": "AWS::S3::Bucket", "DependsOn": "Allow", "Properties": {
+            "BucketName": "declared-uploads", "NotificationConfiguration": {"LambdaConfigurations": [{
+                "Event": "s3:ObjectCreated:*", "Function": {"Fn::GetAtt": ["Recorder", "Arn"]},
+                "Filter": {"S3Key": {"Rules": [{"Name": "suffix", "Value": ".csv"}]}}}]}}},
+        "Work": {"Type": "AWS::SQS::Queue"},
+        "Mapping": {"Type": "AWS::Lambda::EventSourceMapping", "Properties": {
+            "EventSourceArn": {"Fn::GetAtt": ["Work", "Arn"]}, "FunctionName": {"Ref": "Recorder"},
+            "BatchSize": 5}}}}
+    stack = Cfn(cloud).deploy("sources", template, caps=["CAPABILITY_IAM"])
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    s3, sqs = cloud.client("s3"), cloud.client("sqs")
+    s3.put_object(Bucket="declared-uploads", Key="data/table.csv", Body=b"a,b")
+    s3.put_object(Bucket="declared-uploads", Key="data/notes.txt", Body=b"not csv")
+    record = json.loads(eventually(lambda: functions.parameter("/seen/data_table.csv"), "the notification"))
+    assert record["s3"]["bucket"]["name"] == "declared-uploads"
+    assert functions.parameter("/seen/data_notes.txt") is None  # the suffix filter held
+    url = sqs.get_queue_url(QueueName=Cfn(cloud).resource("sources", "Work").rsplit("/", 1)[-1])["QueueUrl"]
+    sent = sqs.send_message(QueueUrl=url, MessageBody="declared")["MessageId"]
+    eventually(lambda: functions.parameter(f"/seen/{sent}"), "the mapping's delivery")

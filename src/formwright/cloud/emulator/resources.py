@@ -184,7 +184,9 @@ FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
 # (the rest is checked once applied: execute.Execution._modify)
 MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
 # for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
-MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
+# (a bucket's NotificationConfiguration: applied by lambda_runtime/install.py, which completes moto's model)
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption", "NotificationConfiguration"},
+                "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
                 "AWS::Logs::LogGroup": {"RetentionInDays"},
                 "AWS::EC2::SecurityGroup": {"SecurityGroupIngress", "SecurityGroupEgress"}}
 

@@ -182,3 +182,27 @@ def s3_record(event: dict[str, Any], owner: str, key: str, version_id: str | Non
         if version_id and version_id != "null":
             target.setdefault("versionId", version_id)
     return event
+
+
+#: CloudFormation's NotificationConfiguration lists -> (target key, moto's key, moto's list name)
+_NOTIFICATION_LISTS = {"LambdaConfigurations": ("Function", "CloudFunction", "CloudFunctionConfiguration"),
+                       "QueueConfigurations": ("Queue", "Queue", "QueueConfiguration"),
+                       "TopicConfigurations": ("Topic", "Topic", "TopicConfiguration")}
+
+
+def moto_notifications(config: dict[str, Any] | None) -> dict[str, Any]:
+    """An AWS::S3::Bucket NotificationConfiguration in the form moto's bucket takes (that of
+    PutBucketNotificationConfiguration's body); moto's CloudFormation model ignored the property."""
+    shaped: dict[str, Any] = {}
+    for key, (target, moto_target, moto_list) in _NOTIFICATION_LISTS.items():
+        for entry in (config or {}).get(key) or []:
+            item: dict[str, Any] = {moto_target: entry[target], "Event": [entry["Event"]]}
+            rules = ((entry.get("Filter") or {}).get("S3Key") or {}).get("Rules") or []
+            if rules:
+                shaped_rules = [{"Name": str(r["Name"]).lower(), "Value": r["Value"]} for r in rules]
+                item["Filter"] = {"S3Key": {"FilterRule": shaped_rules}}
+            shaped.setdefault(moto_list, []).append(item)
+    bridge = ((config or {}).get("EventBridgeConfiguration") or {}).get("EventBridgeEnabled")
+    if str(bridge).lower() == "true":
+        shaped["EventBridgeConfiguration"] = {}
+    return shaped

@@ -128,6 +128,34 @@ def _patch_s3() -> None:
 
     notifications._get_s3_event = get_s3_event
     notifications._invoke_awslambda = invoke_function
+    _patch_bucket_notifications()
+
+
+def _patch_bucket_notifications() -> None:
+    """An AWS::S3::Bucket's NotificationConfiguration applied on create and update (moto ignored it)."""
+    from moto.s3.models import FakeBucket
+
+    create = FakeBucket.create_from_cloudformation_json.__func__
+    update = FakeBucket.update_from_cloudformation_json.__func__
+
+    def apply(bucket: Any, cloudformation_json: dict[str, Any]) -> Any:
+        config = (cloudformation_json.get("Properties") or {}).get("NotificationConfiguration")
+        bucket.set_notification_configuration(event_sources.moto_notifications(config) or None)
+        return bucket
+
+    def create_from_cloudformation_json(klass: Any, resource_name: str, cloudformation_json: dict[str, Any],
+                                        account_id: str, region_name: str, **kwargs: Any) -> Any:
+        return apply(create(klass, resource_name, cloudformation_json, account_id, region_name, **kwargs),
+                     cloudformation_json)
+
+    def update_from_cloudformation_json(klass: Any, original_resource: Any, new_resource_name: str,
+                                        cloudformation_json: dict[str, Any], account_id: str,
+                                        region_name: str) -> Any:
+        return apply(update(klass, original_resource, new_resource_name, cloudformation_json, account_id,
+                            region_name), cloudformation_json)
+
+    FakeBucket.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
+    FakeBucket.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)
 
 
 def _patch_response_url() -> None:
