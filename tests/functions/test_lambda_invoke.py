@@ -236,3 +236,11 @@ def test_the_runtime_folder_holds_what_lambda_bundles_only() -> None:
     names = {p.name for p in artifact.python_runtime_dir().iterdir()}
     assert {"boto3", "botocore"} <= names
     assert "requests" not in names and "moto" not in names
+
+
+def test_a_container_image_function_is_refused_by_name(functions) -> None:
+    functions.client.create_function(FunctionName="from-image", Role=functions.role(), PackageType="Image",
+                                     Code={"ImageUri": "123456789012.dkr.ecr.us-east-1.amazonaws.com/app:1"})
+    with pytest.raises(functions.client.exceptions.InvalidRuntimeException) as refused:
+        functions.client.invoke(FunctionName="from-image", Payload=b"{}")
+    assert "cannot run container image functions (function from-image)" in str(refused.value)

@@ -81,7 +81,7 @@ def log_stream(date: str, request_id: str) -> str:
     return f"{date}/[$LATEST]{request_id.replace('-', '')}"
 
 
-def environment(function: Any, request_id: str, stream: str, task_root: str, scratch: str,
+def environment(function: Any, stream: str, task_root: str, runtime_dir: str, scratch: str,
                 endpoint: str) -> dict[str, str]:
     """The variables a function sees: Lambda's reserved ones, AWS_ENDPOINT_URL at the local cloud and
     fake credentials (the SDKs then call the local cloud), then the function's own."""
@@ -104,7 +104,7 @@ def environment(function: Any, request_id: str, stream: str, task_root: str, scr
         "AWS_LAMBDA_LOG_STREAM_NAME": stream,
         "AWS_ENDPOINT_URL": endpoint,
         "LAMBDA_TASK_ROOT": task_root,
-        "LAMBDA_RUNTIME_DIR": scratch,
+        "LAMBDA_RUNTIME_DIR": runtime_dir,
         **FAKE_CREDENTIALS,
     }
     if family(function.run_time) == "node":

@@ -86,11 +86,12 @@ def run(function: Any, event: bytes, endpoint: str, request_id: str | None = Non
                 "deadline": time.time() + timeout, "context": contract.context(function, request_id, stream)}
         (scratch / ".event").write_bytes(event or b"{}")
         command = _command(function.run_time, memory, scratch, spec)
+        runtime_dir = spec.get("runtime_dir") or str(HERE)
         began = time.monotonic()
         child = subprocess.Popen(  # noqa: S603 - our interpreter, shim and bootstrap; no shell
             command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             cwd=str(task), start_new_session=True,
-            env=contract.environment(function, request_id, stream, str(task), str(scratch), endpoint))
+            env=contract.environment(function, stream, str(task), runtime_dir, str(scratch), endpoint))
         reader = threading.Thread(target=_read_lines, args=(child, lines), daemon=True)
         reader.start()
         timed_out = wait_or_kill_group(child, timeout)
