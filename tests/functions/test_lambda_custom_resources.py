@@ -125,7 +125,7 @@ def test_a_node_provider_written_inline_uses_cfn_response(cfn, cloud) -> None:
     assert cfn.resource("node", "Thing") == "node-thing"
 
 
-def test_a_failed_response_fails_the_resource_with_its_reason(cfn) -> None:
+def test_a_failed_response_fails_the_resource_with_its_reason_and_the_rollback_deletes_it(cfn, cloud) -> None:
     stack = cfn.deploy("nope", _template(PYTHON_PROVIDER, "python3.12", {"Name": "x", "Fail": "yes"}),
                        caps=["CAPABILITY_IAM"])
     assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
@@ -133,6 +133,11 @@ def test_a_failed_response_fails_the_resource_with_its_reason(cfn) -> None:
                   if (logical, status) == ("Thing", "CREATE_FAILED"))
     assert reason.startswith("Received response status [FAILED] from custom resource. Message returned: "
                              "the provider said no (RequestId: ")
+    # the rollback sends Delete with the PhysicalResourceId of the FAILED response (cfnresponse's default:
+    # the log stream's name), as CloudFormation does
+    delete = _request(cloud.client("ssm"), "Delete")
+    assert "/[$LATEST]" in delete["PhysicalResourceId"]
+    assert ("Thing", "DELETE_COMPLETE", "") in cfn.events("nope")
 
 
 def test_a_provider_that_fails_without_answering_fails_the_resource_at_once(cfn) -> None:

@@ -184,7 +184,13 @@ class Execution:
             obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
             props = self._live_props(logical)
-            obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+            try:
+                obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+            except res.ResourceFailure as failure:
+                if failure.leftover is not None:  # a custom resource's FAILED Create: the rollback deletes it
+                    self.rmap._parsed_resources[logical] = failure.leftover
+                    self.done.append(("create", logical, None))
+                raise
             res.system_tags(obj, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
         self.record.props[logical] = props

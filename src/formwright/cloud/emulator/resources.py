@@ -23,6 +23,7 @@ class ResourceFailure(Exception):
         super().__init__(reason)
         self.logical = logical
         self.reason = reason
+        self.leftover: Any = None  # what the failed create left, for the rollback to delete
 
 
 @dataclass
@@ -228,7 +229,9 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         try:
             return custom.create(logical, kind, props, resource_map.stack_id, account, region)
         except custom.Failure as err:
-            raise ResourceFailure(logical, str(err)) from None
+            failure = ResourceFailure(logical, str(err))
+            failure.leftover = err.leftover
+            raise failure from None
     props = dict(props)
     for name, prefix in GENERATED_NAMES.get(kind, {}).items():
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")

@@ -67,7 +67,14 @@ def local_timeout() -> float:
 
 
 class Failure(Exception):
-    """A custom resource request failed; the message is the resource's status reason."""
+    """A custom resource request failed; the message is the resource's status reason. `leftover`: what a
+    failed Create left, which the rollback deletes (CloudFormation sends it Delete, with the
+    PhysicalResourceId of the FAILED response)."""
+
+    def __init__(self, reason: str, physical: str | None = None) -> None:
+        super().__init__(reason)
+        self.physical = physical
+        self.leftover: CustomResource | None = None
 
 
 @dataclass
@@ -113,7 +120,13 @@ class CustomResource:
 def create(logical: str, kind: str, properties: dict[str, Any], stack_id: str, account: str,
            region: str) -> CustomResource:
     """Send Create and make the resource from the response; raises Failure."""
-    answer = send("Create", kind, logical, stack_id, account, region, properties)
+    try:
+        answer = send("Create", kind, logical, stack_id, account, region, properties)
+    except Failure as failure:
+        if failure.physical:
+            failure.leftover = CustomResource(logical, kind, stack_id, account, region, properties,
+                                              failure.physical)
+        raise
     return CustomResource(logical, kind, stack_id, account, region, properties,
                           str(answer["PhysicalResourceId"]), answer.get("Data") or {})
 
@@ -235,7 +248,8 @@ def _answer(state: _Pending, request: dict[str, Any], function: Any, waited: flo
         raise Failure("Invalid response object: Status must be SUCCESS or FAILED")
     if answer["Status"] == "FAILED":
         raise Failure(f"Received response status [FAILED] from custom resource. Message returned: "
-                      f"{answer.get('Reason') or ''} (RequestId: {request_id})")
+                      f"{answer.get('Reason') or ''} (RequestId: {request_id})",
+                      str(answer.get("PhysicalResourceId") or "") or None)
     if not answer.get("PhysicalResourceId") and request["RequestType"] != "Delete":
         raise Failure("Invalid PhysicalResourceId")
     if not isinstance(answer.get("Data") or {}, dict):
