@@ -12,13 +12,12 @@ what Fn::GetAtt gives; FAILED fails the resource with its Reason in CloudFormati
 CloudFormation waits for the response up to ServiceTimeout (default 3600 s). The local cloud waits up
 to the smaller of ServiceTimeout and FORMWRIGHT_CUSTOM_RESOURCE_TIMEOUT (default 120 s), and stops
 waiting as soon as the function's invocation ended without a response (CloudFormation would wait out
-the timeout for a response that cannot come). The function runs in a thread of its own: nothing the
-local cloud holds is held by this module while it runs.
+the timeout for a response that cannot come). The function runs in a thread of its own, and the state
+lock (state.py) is released while the request waits for it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import json
@@ -32,14 +31,12 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 from formwright.cloud.lambda_runtime import contract, invoke
+from formwright.cloud.lambda_runtime import state as shared
 
 CUSTOM = "AWS::CloudFormation::CustomResource"
 RESPONSE_BUCKET = "cloudformation-custom-resource-response-"
 DEFAULT_LOCAL_TIMEOUT = 120.0
 MAX_RESPONSE = 4096  # "The total size of the response body can't exceed 4096 bytes."
-#: Wraps the wait for a function's response. A lock-holding caller (the emulator, if it serialises
-#: requests) sets this to release its lock meanwhile, since the function calls the local cloud back.
-release_while_waiting: Any = contextlib.nullcontext
 
 _secret = secrets.token_bytes(32)
 _changed = threading.Condition()
@@ -148,17 +145,17 @@ def send(request_type: str, kind: str, logical: str, stack_id: str, account: str
         request["PhysicalResourceId"] = physical
     if old_properties is not None:
         request["OldResourceProperties"] = stringified(old_properties)
-    state = _Pending()
+    pending = _Pending()
     with _changed:
-        _pending[request_id] = state
+        _pending[request_id] = pending
     try:
-        with release_while_waiting():
-            _run(function, request, state)
-            _wait(state, _deadline(properties))
+        with shared.released():  # the provider calls the local cloud back: nothing is held meanwhile
+            _run(function, request, pending)
+            _wait(pending, _deadline(properties))
     finally:
         with _changed:
             _pending.pop(request_id, None)
-    return _answer(state, request, function, _deadline_seconds(properties))
+    return _answer(pending, request, function, _deadline_seconds(properties))
 
 
 def stringified(value: Any) -> Any:
@@ -185,18 +182,18 @@ def _function(token: str, account: str, region: str) -> Any:
         raise Failure(f"Invalid service token: function {token} does not exist") from None
 
 
-def _run(function: Any, request: dict[str, Any], state: _Pending) -> None:
+def _run(function: Any, request: dict[str, Any], pending: _Pending) -> None:
     """Invoke the provider in a thread (CloudFormation invokes it asynchronously)."""
     def target() -> None:
         try:
             outcome = invoke.call(function, json.dumps(request).encode("utf-8"))
         except contract.Refused as err:
             with _changed:
-                state.refused = str(err)
+                pending.refused = str(err)
                 _changed.notify_all()
             return
         with _changed:
-            state.outcome = outcome
+            pending.outcome = outcome
             _changed.notify_all()
 
     name = f"custom-resource-{request['LogicalResourceId']}"
@@ -215,33 +212,33 @@ def _deadline(properties: dict[str, Any]) -> float:
     return time.monotonic() + _deadline_seconds(properties)
 
 
-def _wait(state: _Pending, deadline: float) -> None:
+def _wait(pending: _Pending, deadline: float) -> None:
     with _changed:
-        while state.body is None and state.outcome is None and state.refused is None:
+        while pending.body is None and pending.outcome is None and pending.refused is None:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
             _changed.wait(left)
 
 
-def _answer(state: _Pending, request: dict[str, Any], function: Any, waited: float) -> dict[str, Any]:
+def _answer(pending: _Pending, request: dict[str, Any], function: Any, waited: float) -> dict[str, Any]:
     """The response document, or Failure with CloudFormation's reason for what came instead."""
-    if state.refused is not None:
-        raise Failure(state.refused)
+    if pending.refused is not None:
+        raise Failure(pending.refused)
     request_id = request["RequestId"]
-    if state.body is None:
+    if pending.body is None:
         why = f"it waited {waited:g} s"
-        if state.outcome is not None:
-            error = state.outcome.error()
+        if pending.outcome is not None:
+            error = pending.outcome.error()
             why = (f"function {function.function_name} ended without sending one"
                    + (f" ({error.get('errorType')}: {error.get('errorMessage')})" if error else ""))
         raise Failure("CloudFormation did not receive a response from your Custom Resource. Please check "
                       f"your logs for requestId [{request_id}]. (The local cloud stopped waiting: {why}; "
                       "CloudFormation waits the resource's ServiceTimeout, 3600 s by default)")
-    if len(state.body) > MAX_RESPONSE:
+    if len(pending.body) > MAX_RESPONSE:
         raise Failure("Response object is too long.")
     try:
-        answer = json.loads(state.body)
+        answer = json.loads(pending.body)
     except ValueError as err:
         raise Failure(f"Invalid response object: the response is not JSON ({err})") from None
     if not isinstance(answer, dict) or answer.get("Status") not in ("SUCCESS", "FAILED"):
@@ -288,11 +285,11 @@ def receive(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     length = int(environ.get("CONTENT_LENGTH") or 0)
     body = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
     with _changed:
-        state = _pending.get(request_id)
-        if state is not None and state.body is None:
-            state.body = body
+        pending = _pending.get(request_id)
+        if pending is not None and pending.body is None:
+            pending.body = body
             _changed.notify_all()
-    if state is None:
+    if pending is None:
         return _s3_error(start_response, "403 Forbidden", "AccessDenied", "Request has expired")
     start_response("200 OK", [("ETag", f'"{hashlib.md5(body).hexdigest()}"'),  # noqa: S324 - S3's ETag
                               ("Content-Length", "0")])

@@ -25,7 +25,7 @@ import time
 from typing import Any
 from urllib.parse import quote_plus
 
-from formwright.cloud.lambda_runtime import contract, invoke
+from formwright.cloud.lambda_runtime import contract, invoke, state
 
 log = logging.getLogger(__name__)
 _wake = threading.Event()  # set when a message may have arrived (SendMessage, a dead-letter move)
@@ -65,7 +65,9 @@ def _poll_forever() -> None:
         _wake.wait(IDLE_POLL)
         _wake.clear()
         try:
-            for mapping in _sqs_mappings():
+            with state.held():
+                mappings = _sqs_mappings()
+            for mapping in mappings:
                 with _busy_lock:
                     if mapping.uuid in _busy:
                         continue
@@ -103,16 +105,17 @@ def deliver(mapping: Any) -> bool:
     from moto.awslambda.utils import get_backend
     from moto.sqs.models import sqs_backends
 
-    sqs = sqs_backends[mapping.account_id][mapping.region]
-    queue = next((q for q in sqs.queues.values() if q.queue_arn == mapping.event_source_arn), None)
-    if queue is None:
-        return False
-    messages = sqs.receive_message(queue.name, int(mapping.batch_size or 10), 0,
-                                   int(queue.visibility_timeout or 30), message_attribute_names=["All"])
-    if not messages:
-        return False
-    function = get_backend(mapping.account_id, mapping.region).get_function(mapping.function_arn)
-    event = {"Records": [_sqs_record(m, queue.queue_arn, mapping.region) for m in messages]}
+    with state.held():
+        sqs = sqs_backends[mapping.account_id][mapping.region]
+        queue = next((q for q in sqs.queues.values() if q.queue_arn == mapping.event_source_arn), None)
+        if queue is None:
+            return False
+        messages = sqs.receive_message(queue.name, int(mapping.batch_size or 10), 0,
+                                       int(queue.visibility_timeout or 30), message_attribute_names=["All"])
+        if not messages:
+            return False
+        function = get_backend(mapping.account_id, mapping.region).get_function(mapping.function_arn)
+        event = {"Records": [_sqs_record(m, queue.queue_arn, mapping.region) for m in messages]}
     try:
         outcome = invoke.call(function, json.dumps(event).encode("utf-8"))
     except contract.Refused as err:
@@ -122,9 +125,10 @@ def deliver(mapping: Any) -> bool:
         return True
     failed = _reported_failures(outcome.payload) if "ReportBatchItemFailures" in (
         mapping.function_response_types or []) else set()
-    for message in messages:
-        if message.id not in failed:
-            sqs.delete_message(queue.name, message.receipt_handle)
+    with state.held():
+        for message in messages:
+            if message.id not in failed:
+                sqs.delete_message(queue.name, message.receipt_handle)
     return True
 
 

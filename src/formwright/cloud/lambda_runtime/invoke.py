@@ -17,7 +17,7 @@ import logging
 import threading
 from typing import Any
 
-from formwright.cloud.lambda_runtime import contract, logs, runner
+from formwright.cloud.lambda_runtime import contract, logs, runner, state
 
 _endpoint = {"url": "http://127.0.0.1:5000"}  # moto's default port, until `set_endpoint` says ours
 log = logging.getLogger(__name__)
@@ -34,9 +34,12 @@ def endpoint() -> str:
 
 
 def call(function: Any, event: bytes, request_id: str | None = None) -> runner.Outcome:
-    """Run the function once and keep its log; raises contract.Refused when it cannot run here."""
-    outcome = runner.run(function, event, endpoint(), request_id)
-    logs.save(function, outcome)
+    """Run the function once and keep its log; raises contract.Refused when it cannot run here. Nothing is
+    held while it runs (it calls the local cloud back); its log is saved holding the state."""
+    with state.released():
+        outcome = runner.run(function, event, endpoint(), request_id)
+    with state.held():
+        logs.save(function, outcome)
     return outcome
 
 
