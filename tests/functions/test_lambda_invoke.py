@@ -244,3 +244,43 @@ def test_a_container_image_function_is_refused_by_name(functions) -> None:
     with pytest.raises(functions.client.exceptions.InvalidRuntimeException) as refused:
         functions.client.invoke(FunctionName="from-image", Payload=b"{}")
     assert "cannot run container image functions (function from-image)" in str(refused.value)
+
+
+def test_new_code_and_configuration_are_what_the_next_invocation_runs(functions) -> None:
+    functions.create("py-changing", {"app.py": "def handler(e, c):\n    return 'first'\n"}, "app.handler")
+    assert functions.invoke("py-changing")[1] == "first"
+    second = zipped({"app.py": "def handler(e, c):\n    return 'second'\n"})
+    functions.client.update_function_code(FunctionName="py-changing", ZipFile=second)
+    assert functions.invoke("py-changing")[1] == "second"
+    functions.client.update_function_configuration(FunctionName="py-changing", Handler="other.handler")
+    functions.client.update_function_code(FunctionName="py-changing", ZipFile=zipped(
+        {"other.py": "import os\ndef handler(e, c):\n    return os.environ['_HANDLER']\n"}))
+    assert functions.invoke("py-changing")[1] == "other.handler"
+
+
+def test_a_stopped_local_cloud_leaves_no_function_running(tmp_path, monkeypatch) -> None:
+    # a private local cloud (not the session's), stopped while an Event invocation runs
+    import boto3
+
+    from formwright.cloud import local
+
+    monkeypatch.setenv("FORMWRIGHT_HOME", str(tmp_path / "home"))
+    record, _ = local.start()
+    try:
+        where = {"endpoint_url": record.endpoint, "region_name": "us-east-1", "aws_access_key_id": "x",
+                 "aws_secret_access_key": "x"}
+        client = boto3.client("lambda", **where)
+        iam = boto3.client("iam", **where)
+        role = iam.create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        pid_file = tmp_path / "pid"
+        code = (f"import os, time\ndef handler(e, c):\n    open({str(pid_file)!r}, 'w')"
+                ".write(str(os.getpid()))\n    time.sleep(600)\n")
+        client.create_function(FunctionName="forever", Runtime="python3.12", Role=role, Handler="app.handler",
+                               Timeout=900, Code={"ZipFile": zipped({"app.py": code})})
+        reply = client.invoke(FunctionName="forever", InvocationType="Event", Payload=b"{}")
+        assert reply["StatusCode"] == 202
+        pid = int(eventually(lambda: pid_file.exists() and pid_file.read_text(), "the function started"))
+        assert _running(pid)
+    finally:
+        local.stop()
+    eventually(lambda: not _running(pid), f"function process {pid} ended with the local cloud")

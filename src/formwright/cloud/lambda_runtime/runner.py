@@ -27,9 +27,16 @@ from formwright.cloud.lambda_runtime import artifact, contract
 from formwright.processes import wait_or_kill_group
 
 HERE = Path(__file__).parent
-#: Sets the child's resource limits, then becomes the runtime (preexec_fn is unsafe in the threaded server).
+#: Sets the child's resource limits and (on Linux) its death with the thread that started it, so a local
+#: cloud that stops leaves no function running; then becomes the runtime (preexec_fn is unsafe in the
+#: threaded server).
 _LIMITS_SHIM = r"""
 import json, os, resource, sys
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+except (OSError, AttributeError):
+    pass
 for name, value in json.loads(sys.argv[1]).items():
     kind = getattr(resource, name)
     hard = resource.getrlimit(kind)[1]
