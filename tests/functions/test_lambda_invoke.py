@@ -284,3 +284,24 @@ def test_a_stopped_local_cloud_leaves_no_function_running(tmp_path, monkeypatch)
     finally:
         local.stop()
     eventually(lambda: not _running(pid), f"function process {pid} ended with the local cloud")
+
+
+def test_a_functions_layers_are_importable_as_from_opt(functions) -> None:
+    # "Packaging your layer content": python/ and python/lib/python3.x/site-packages for Python,
+    # nodejs/node_modules for Node.js; a later layer in Layers wins
+    client = functions.client
+    first = client.publish_layer_version(LayerName="helpers", Content={"ZipFile": zipped({
+        "python/helper.py": "WHO = 'first layer'\n", "python/shadowed.py": "WHO = 'first'\n",
+        "nodejs/node_modules/helper/index.js": "exports.who = 'node layer';\n"})})["LayerVersionArn"]
+    second = client.publish_layer_version(LayerName="more", Content={"ZipFile": zipped({
+        "python/shadowed.py": "WHO = 'second'\n"})})["LayerVersionArn"]
+    code = "import helper, shadowed\n\ndef handler(event, context):\n    return [helper.WHO, shadowed.WHO]\n"
+    functions.create("py-layers", {"app.py": code}, "app.handler", Layers=[first, second])
+    assert functions.invoke("py-layers")[1] == ["first layer", "second"]
+    if shutil.which("node"):
+        node = 'exports.handler = async () => require("helper").who;\n'
+        functions.create("node-layers", {"index.js": node}, "index.handler", runtime="nodejs20.x",
+                         Layers=[first])
+        assert functions.invoke("node-layers")[1] == "node layer"
+    functions.create("py-nolayer", {"app.py": code}, "app.handler")
+    assert functions.invoke("py-nolayer")[1]["errorType"] == "Runtime.ImportModuleError"

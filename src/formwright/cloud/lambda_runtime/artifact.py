@@ -1,5 +1,5 @@
-"""A function's code on disk: its .zip unpacked once per content, and the runtime folder Python
-functions import boto3 from.
+"""A function's code on disk: its .zip and its layers' unpacked once per content, and the runtime
+folder Python functions import boto3 from.
 
 The code is unpacked from the bytes moto stores for the function (the uploaded ZipFile, or the S3
 object named by S3Bucket/S3Key, read when the function was created or updated) into a folder named
@@ -40,6 +40,27 @@ def task_root(function: Any) -> Path:
     if not code:
         raise Refused(f"The function {function.function_name} has no code in the local cloud (its S3 object "
                       "was missing when it was created or updated)")
+    return _unpacked(code, f"The code of function {function.function_name}")
+
+
+def layer_roots(function: Any) -> list[Path]:
+    """The function's layers unpacked, in its Layers order (each what Lambda extracts into /opt)."""
+    from moto.awslambda.utils import get_backend
+
+    backend = get_backend(function.account_id, function.region)
+    roots = []
+    for layer in function.layers or []:
+        version = backend.layers_versions_by_arn(layer["Arn"])
+        code = getattr(version, "code_bytes", b"") if version is not None else b""
+        if not code:
+            raise Refused(f"The layer {layer['Arn']} of function {function.function_name} has no code in the "
+                          "local cloud")
+        roots.append(_unpacked(code, f"The layer {layer['Arn']}"))
+    return roots
+
+
+def _unpacked(code: bytes, what: str) -> Path:
+    """A .zip unpacked into the cache, once per content."""
     folder = cache_root() / "code" / hashlib.sha256(code).hexdigest()
     if folder.is_dir():
         return folder
@@ -50,8 +71,8 @@ def task_root(function: Any) -> Path:
             archive.extractall(partial)  # names leaving the folder are cleaned by zipfile itself
     except zipfile.BadZipFile:
         shutil.rmtree(partial, ignore_errors=True)
-        raise Refused(f"The code of function {function.function_name} is not a .zip file: Lambda would have "
-                      "refused it (InvalidParameterValueException: Could not unzip uploaded file)") from None
+        raise Refused(f"{what} is not a .zip file: Lambda would have refused it "
+                      "(InvalidParameterValueException: Could not unzip uploaded file)") from None
     try:
         partial.rename(folder)
     except OSError:  # another invocation unpacked the same content first

@@ -111,7 +111,12 @@ def _handler():
 
 
 def main():
-    sys.path[:0] = [SPEC["task_root"], SPEC["runtime_dir"]]
+    # Lambda's order: the code, then each layer's python/lib/pythonX.Y/site-packages and python (/opt)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    layers = [path for layer in SPEC["layers"]
+              for path in (os.path.join(layer, "python", "lib", version, "site-packages"),
+                           os.path.join(layer, "python"))]
+    sys.path[:0] = [SPEC["task_root"], *layers, SPEC["runtime_dir"]]
     _logging()
     function = _handler()
     with open(SPEC["event"], encoding="utf-8") as handle:

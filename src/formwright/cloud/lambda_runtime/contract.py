@@ -76,15 +76,27 @@ def _python(runtime: str) -> str:
     return sys.executable
 
 
+@functools.cache
+def _node_major() -> str:
+    """The major version of the `node` that runs Node.js functions (its layers' nodejs/nodeNN folder)."""
+    try:
+        answer = subprocess.run([interpreter("nodejs")[0], "--version"], capture_output=True, text=True,  # noqa: S603
+                                timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError, Refused):
+        return ""
+    return answer.stdout.strip().lstrip("v").split(".")[0]
+
+
 def log_stream(date: str, request_id: str) -> str:
     """The log stream of one invocation, in Lambda's form `YYYY/MM/DD/[$LATEST]id`."""
     return f"{date}/[$LATEST]{request_id.replace('-', '')}"
 
 
 def environment(function: Any, stream: str, task_root: str, runtime_dir: str, scratch: str,
-                endpoint: str) -> dict[str, str]:
+                endpoint: str, layers: list[str]) -> dict[str, str]:
     """The variables a function sees: Lambda's reserved ones, AWS_ENDPOINT_URL at the local cloud and
-    fake credentials (the SDKs then call the local cloud), then the function's own."""
+    fake credentials (the SDKs then call the local cloud), then the function's own. `layers`: the
+    unpacked layers, the first winning (what Lambda's /opt would be)."""
     memory = str(function.memory_size or DEFAULT_MEMORY)
     env = {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
@@ -107,8 +119,11 @@ def environment(function: Any, stream: str, task_root: str, runtime_dir: str, sc
         "LAMBDA_RUNTIME_DIR": runtime_dir,
         **FAKE_CREDENTIALS,
     }
-    if family(function.run_time) == "node":
-        env["NODE_PATH"] = task_root
+    if family(function.run_time) == "node":  # Lambda's NODE_PATH, with each layer's folders for /opt
+        major = _node_major()
+        env["NODE_PATH"] = os.pathsep.join([*(f"{layer}/nodejs/node{major}/node_modules" for layer in layers),
+                                            *(f"{layer}/nodejs/node_modules" for layer in layers), task_root])
+    env["PATH"] = os.pathsep.join([*(f"{layer}/bin" for layer in layers), env["PATH"]])
     env.update({str(k): str(v) for k, v in (function.environment_vars or {}).items()})
     return env
 

@@ -82,23 +82,26 @@ def run(function: Any, event: bytes, endpoint: str, request_id: str | None = Non
         raise contract.Refused(reason)
     request_id = request_id or str(uuid.uuid4())
     task = artifact.task_root(function)
+    # a later layer wins, as when Lambda extracts them into /opt in order
+    layers = [str(root) for root in reversed(artifact.layer_roots(function))]
     stream = contract.log_stream(time.strftime("%Y/%m/%d", time.gmtime()), request_id)
     timeout = float(function.timeout or contract.DEFAULT_TIMEOUT)
     memory = int(function.memory_size or contract.DEFAULT_MEMORY)
     lines: list[tuple[int, str]] = [(_now(), f"START RequestId: {request_id} Version: $LATEST")]
     with tempfile.TemporaryDirectory(prefix="formwright-lambda-run-") as scratch_dir:
         scratch = Path(scratch_dir)
-        spec = {"handler": function.handler or "", "task_root": str(task), "event": str(scratch / ".event"),
+        spec = {"handler": function.handler or "", "task_root": str(task), "layers": layers,
+                "event": str(scratch / ".event"),
                 "response": str(scratch / ".response"), "error": str(scratch / ".error"),
                 "deadline": time.time() + timeout, "context": contract.context(function, request_id, stream)}
         (scratch / ".event").write_bytes(event or b"{}")
         command = _command(function.run_time, memory, scratch, spec)
         runtime_dir = spec.get("runtime_dir") or str(HERE)
         began = time.monotonic()
+        env = contract.environment(function, stream, str(task), runtime_dir, str(scratch), endpoint, layers)
         child = subprocess.Popen(  # noqa: S603 - our interpreter, shim and bootstrap; no shell
             command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            cwd=str(task), start_new_session=True,
-            env=contract.environment(function, stream, str(task), runtime_dir, str(scratch), endpoint))
+            cwd=str(task), start_new_session=True, env=env)
         reader = threading.Thread(target=_read_lines, args=(child, lines), daemon=True)
         reader.start()
         timed_out = wait_or_kill_group(child, timeout)
