@@ -89,7 +89,8 @@ def run(function: Any, event: bytes, endpoint: str, request_id: str | None = Non
     memory = int(function.memory_size or contract.DEFAULT_MEMORY)
     lines: list[tuple[int, str]] = [(_now(), f"START RequestId: {request_id} Version: $LATEST")]
     with tempfile.TemporaryDirectory(prefix="formwright-lambda-run-") as scratch_dir:
-        scratch = Path(scratch_dir)
+        scratch = Path(scratch_dir)  # the invocation's files; its `tmp` is the function's /tmp and HOME
+        (scratch / "tmp").mkdir()
         spec = {"handler": function.handler or "", "task_root": str(task), "layers": layers,
                 "event": str(scratch / ".event"),
                 "response": str(scratch / ".response"), "error": str(scratch / ".error"),
@@ -98,7 +99,8 @@ def run(function: Any, event: bytes, endpoint: str, request_id: str | None = Non
         command = _command(function.run_time, memory, scratch, spec)
         runtime_dir = spec.get("runtime_dir") or str(HERE)
         began = time.monotonic()
-        env = contract.environment(function, stream, str(task), runtime_dir, str(scratch), endpoint, layers)
+        env = contract.environment(function, stream, str(task), runtime_dir, str(scratch / "tmp"), endpoint,
+                                   layers)
         child = subprocess.Popen(  # noqa: S603 - our interpreter, shim and bootstrap; no shell
             command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             cwd=str(task), start_new_session=True, env=env)
