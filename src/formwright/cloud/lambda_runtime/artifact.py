@@ -11,6 +11,7 @@ vend importable here and not on Lambda.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import io
@@ -80,19 +81,24 @@ def _unpacked(code: bytes, what: str) -> Path:
     return folder
 
 
+@functools.cache
 def python_runtime_dir() -> Path:
     """A folder holding (links to) the packages Lambda's Python runtimes provide, and nothing else: a
-    function importing any other package it does not vend fails as on Lambda."""
-    folder = cache_root() / "python-runtime"
-    if folder.is_dir():
-        return folder
-    partial = Path(tempfile.mkdtemp(prefix=".runtime-", dir=cache_root()))
+    function importing any other package it does not vend fails as on Lambda. Named by what it links to,
+    so local clouds of other environments sharing the cache never use each other's."""
+    sources = []
     for name in PYTHON_RUNTIME_PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is None or spec.origin is None:
             continue
         origin = Path(spec.origin)
-        source = origin.parent if origin.name == "__init__.py" else origin
+        sources.append(origin.parent if origin.name == "__init__.py" else origin)
+    digest = hashlib.sha256("\n".join(map(str, sources)).encode()).hexdigest()[:16]
+    folder = cache_root() / f"python-runtime-{digest}"
+    if folder.is_dir():
+        return folder
+    partial = Path(tempfile.mkdtemp(prefix=".runtime-", dir=cache_root()))
+    for source in sources:
         (partial / source.name).symlink_to(source)
     with contextlib.suppress(OSError):  # another invocation made it first
         partial.rename(folder)
