@@ -116,6 +116,17 @@ def test_a_new_physical_id_on_update_replaces_the_resource_and_deletes_the_old_o
     assert _request(ssm, "Delete")["PhysicalResourceId"] == "thing-1"
 
 
+def test_a_replacement_rolled_back_deletes_the_new_one_and_keeps_the_old(cfn, cloud) -> None:
+    ssm = cloud.client("ssm")
+    cfn.deploy("back", _template(PYTHON_PROVIDER, "python3.12", {"Name": "a", "Generation": "1"}),
+               caps=["CAPABILITY_IAM"])
+    failing = _template(PYTHON_PROVIDER, "python3.12", {"Name": "a", "Generation": "2"},
+                        outputs={"Nothing": {"Value": {"Fn::GetAtt": ["Thing", "Nothing"]}}})
+    assert cfn.deploy("back", failing, caps=["CAPABILITY_IAM"])["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    assert _request(ssm, "Delete")["PhysicalResourceId"] == "thing-2"  # the new one, never the old
+    assert cfn.resource("back", "Thing") == "thing-1"
+
+
 def test_a_node_provider_written_inline_uses_cfn_response(cfn, cloud) -> None:
     template = _template(NODE_PROVIDER, "nodejs20.x", {"Name": "seven"},
                          kind="AWS::CloudFormation::CustomResource",

@@ -239,8 +239,10 @@ class Execution:
         from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
 
         if res.physical_id(new) != res.physical_id(old) and res.custom.is_custom(kind):
-            # a provider answering another PhysicalResourceId replaced it: the old one goes in the clean-up
+            # a provider answering another PhysicalResourceId replaced it: the old one goes in the clean-up,
+            # the new one in a rollback
             self.cleanup.append((logical, old, {"Type": kind}, before))
+            self.done[-1] = ("replace", logical, old)
         elif res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
                                                "update made a new resource under a new id")
