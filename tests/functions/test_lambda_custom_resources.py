@@ -127,6 +127,20 @@ def test_a_replacement_rolled_back_deletes_the_new_one_and_keeps_the_old(cfn, cl
     assert cfn.resource("back", "Thing") == "thing-1"
 
 
+def test_a_failed_update_is_rolled_back_with_an_update_to_the_old_properties(cfn, cloud) -> None:
+    # CloudFormation's rollback sends the failed resource an Update from the properties it tried back
+    # to the deployed ones (aws/aws-cdk#17040)
+    ssm = cloud.client("ssm")
+    cfn.deploy("upd", _template(PYTHON_PROVIDER, "python3.12", {"Name": "good"}), caps=["CAPABILITY_IAM"])
+    failing = _template(PYTHON_PROVIDER, "python3.12", {"Name": "bad", "Fail": "yes"})
+    assert cfn.deploy("upd", failing, caps=["CAPABILITY_IAM"])["StackStatus"] == "UPDATE_ROLLBACK_COMPLETE"
+    back = _request(ssm, "Update")
+    assert back["ResourceProperties"]["Name"] == "good" and "Fail" not in back["ResourceProperties"]
+    assert back["OldResourceProperties"]["Name"] == "bad"
+    assert back["PhysicalResourceId"] == "thing-1"
+    assert cfn.outputs("upd")["Greeting"] == "hello good"
+
+
 def test_a_node_provider_written_inline_uses_cfn_response(cfn, cloud) -> None:
     template = _template(NODE_PROVIDER, "nodejs20.x", {"Name": "seven"},
                          kind="AWS::CloudFormation::CustomResource",

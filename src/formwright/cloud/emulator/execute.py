@@ -230,7 +230,13 @@ class Execution:
         if not res.can_update(kind, names):
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
                                                f"(moto has no update for {', '.join(sorted(names))})")
-        new = res.update(logical, kind, old, props, names, self.account, self.region, before)
+        try:
+            new = res.update(logical, kind, old, props, names, self.account, self.region, before)
+        except res.ResourceFailure as failure:
+            if failure.leftover is not None:  # a custom resource's FAILED Update: the rollback reverts it
+                self.record.props[logical] = props
+                self.done.append(("update", logical, old))
+            raise
         if new is not old:
             res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new

@@ -23,7 +23,7 @@ class ResourceFailure(Exception):
         super().__init__(reason)
         self.logical = logical
         self.reason = reason
-        self.leftover: Any = None  # what the failed create left, for the rollback to delete
+        self.leftover: Any = None  # what a failed custom resource request left for the rollback
 
 
 @dataclass
@@ -342,7 +342,9 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
     except ResourceFailure:
         raise
     except custom.Failure as err:
-        raise ResourceFailure(logical, str(err)) from None
+        failure = ResourceFailure(logical, str(err))
+        failure.leftover = err.leftover
+        raise failure from None
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
 

@@ -65,8 +65,9 @@ def local_timeout() -> float:
 
 class Failure(Exception):
     """A custom resource request failed; the message is the resource's status reason. `leftover`: what a
-    failed Create left, which the rollback deletes (CloudFormation sends it Delete, with the
-    PhysicalResourceId of the FAILED response)."""
+    failed request left for the rollback: after a Create, the resource it deletes (CloudFormation sends
+    it Delete, with the PhysicalResourceId of the FAILED response); after an Update, the resource it
+    sends the old properties."""
 
     def __init__(self, reason: str, physical: str | None = None) -> None:
         super().__init__(reason)
@@ -98,8 +99,14 @@ class CustomResource:
     def update(self, properties: dict[str, Any]) -> CustomResource:
         """Send Update; the resource as answered (a new object when the PhysicalResourceId changed:
         CloudFormation then deletes the old one in its clean-up)."""
-        answer = send("Update", self.cf_resource_type, self.logical_resource_id, self.stack_id,
-                      self.account_id, self.region, properties, self.physical_resource_id, self.properties)
+        try:
+            answer = send("Update", self.cf_resource_type, self.logical_resource_id, self.stack_id,
+                          self.account_id, self.region, properties, self.physical_resource_id,
+                          self.properties)
+        except Failure as failure:
+            # CloudFormation rolls a failed Update back with another Update, from the properties it tried
+            self.properties, failure.leftover = properties, self
+            raise
         physical = str(answer.get("PhysicalResourceId") or self.physical_resource_id)
         if physical != self.physical_resource_id:
             return CustomResource(self.logical_resource_id, self.cf_resource_type, self.stack_id,
