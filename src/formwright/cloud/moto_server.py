@@ -15,7 +15,9 @@ stacks and refuses what CloudFormation refuses (docs/local-cloud.md is the contr
   export nobody imports;
 - of AWS's public image parameters (`/aws/service/...`) moto knows only Amazon Linux's, and a stack
   whose `AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>` names another (Ubuntu, Debian, Windows)
-  failed with a Python error: such a name resolves here to a stable stand-in image id.
+  failed with a Python error: such a name resolves here to a stable stand-in image id;
+- Lambda functions run without Docker (python3.x, nodejs), for Invoke, custom resources, SQS and S3
+  (`formwright.cloud.lambda_runtime`).
 
 Run as `python -m formwright.cloud.moto_server -H 127.0.0.1 -p PORT` (moto.server's own arguments).
 """
@@ -377,8 +379,18 @@ def _patch_stack_views(models: Any) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Start moto's server with the corrections applied."""
+    import argparse
+
+    from formwright.cloud.lambda_runtime.install import install
+
+    argv = argv if argv is not None else sys.argv[1:]
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument("-H", "--host", default="127.0.0.1")
+    where.add_argument("-p", "--port", type=int, default=5000)
+    address = where.parse_known_args(argv)[0]
     patch_moto()
     patch_public_images()
+    install(f"http://{address.host}:{address.port}")  # functions run here, without Docker
     from formwright.cloud.emulator import schemas
 
     # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers
@@ -387,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
     schemas.attributes("AWS::SQS::Queue")
     from moto import server
 
-    server.main(argv if argv is not None else sys.argv[1:])
+    server.main(argv)
 
 
 if __name__ == "__main__":

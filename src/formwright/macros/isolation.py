@@ -10,10 +10,8 @@ kills the group, so nothing it started is left behind. The bootstrap is a few li
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +21,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from formwright.macros.errors import MacroFailed
+from formwright.processes import kill_group, wait_or_kill_group
+
+__all__ = ["Invocation", "invoke", "kill_group", "lambda_environment", "log_file", "read_log"]
 
 #: Variables of the parent passed on: what the interpreter and AWS SDKs need to work, as a Lambda
 #: function has a PATH and its role's credentials.
@@ -160,7 +161,7 @@ def invoke(call: Invocation, event: dict[str, Any], region: str, account_id: str
                 )
             except OSError as err:
                 raise MacroFailed(f"cannot start the handler: {err.strerror or err}") from None
-            timed_out = _wait(child, call.timeout)
+            timed_out = wait_or_kill_group(child, call.timeout)
             took = (time.monotonic() - began) * 1000
             out.write(f"END RequestId: {request_id}\nREPORT RequestId: {request_id}\t"
                       f"Duration: {took:.2f} ms\n".encode())
@@ -172,23 +173,6 @@ def invoke(call: Invocation, event: dict[str, Any], region: str, account_id: str
     if "error" in answer:
         _fail(str(answer["error"]), log, start)
     return answer["response"]
-
-
-def _wait(child: subprocess.Popen, timeout: float) -> bool:
-    """Wait for the child; past the timeout kill its whole process group. True when it timed out."""
-    try:
-        child.wait(timeout=timeout)
-        return False
-    except subprocess.TimeoutExpired:
-        kill_group(child)
-        return True
-
-
-def kill_group(child: subprocess.Popen) -> None:
-    """Kill a child started with `start_new_session` and everything in its process group."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
 
 
 def _read_answer(path: Path) -> dict | None:

@@ -7,6 +7,7 @@ otherwise only pretend to do: the change set then FAILS, unless the project stub
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from formwright.cloud.emulator import schemas
@@ -113,7 +114,10 @@ def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
         allowed = schemas.properties(str(entry.get("Type")))
         if allowed is None:
             continue
-        extra = sorted(set(entry.get("Properties") or {}) - allowed)
+        # patternProperties admit names the schema does not list (a custom resource's are its provider's)
+        patterns = (schemas.schema(str(entry.get("Type"))) or {}).get("patternProperties") or {}
+        extra = sorted(n for n in set(entry.get("Properties") or {}) - allowed
+                       if not any(re.search(p, n) for p in patterns))
         if extra:
             return (f"Properties validation failed for resource {logical} with message: "
                     f"#: extraneous key [{extra[0]}] is not permitted")
@@ -131,8 +135,12 @@ def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub
         kind = str(entry.get("Type"))
         if kind in stub:
             continue
-        if kind.startswith("Custom::") or kind == CUSTOM:
-            why = "it cannot invoke the custom resource's ServiceToken (Lambda or SNS)"
+        token = (entry.get("Properties") or {}).get("ServiceToken")
+        custom = kind.startswith("Custom::") or kind == CUSTOM
+        if custom and isinstance(token, str) and ":lambda:" not in token:
+            why = f"it invokes Lambda-backed custom resources only, not ServiceToken {token}"
+        elif custom:
+            continue  # its Lambda function runs in the local cloud (cloud/lambda_runtime/custom_resources.py)
         elif kind in WAIT_TYPES:
             why = "it cannot receive the signals a WaitCondition waits for"
         elif "CreationPolicy" in entry:

@@ -184,7 +184,13 @@ class Execution:
             obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
             props = self._live_props(logical)
-            obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+            try:
+                obj = res.create(logical, kind, props, self.rmap, self.account, self.region)
+            except res.ResourceFailure as failure:
+                if failure.leftover is not None:  # a custom resource's FAILED Create: the rollback deletes it
+                    self.rmap._parsed_resources[logical] = failure.leftover
+                    self.done.append(("create", logical, None))
+                raise
             res.system_tags(obj, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
         self.record.props[logical] = props
@@ -224,7 +230,13 @@ class Execution:
         if not res.can_update(kind, names):
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place "
                                                f"(moto has no update for {', '.join(sorted(names))})")
-        new = res.update(logical, kind, old, props, names, self.account, self.region, before)
+        try:
+            new = res.update(logical, kind, old, props, names, self.account, self.region, before)
+        except res.ResourceFailure as failure:
+            if failure.leftover is not None:  # a custom resource's FAILED Update: the rollback reverts it
+                self.record.props[logical] = props
+                self.done.append(("update", logical, old))
+            raise
         if new is not old:
             res.system_tags(new, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = new
@@ -232,7 +244,12 @@ class Execution:
         self.done.append(("update", logical, old))
         from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
 
-        if res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
+        if res.physical_id(new) != res.physical_id(old) and res.custom.is_custom(kind):
+            # a provider answering another PhysicalResourceId replaced it: the old one goes in the clean-up,
+            # the new one in a rollback
+            self.cleanup.append((logical, old, {"Type": kind}, before))
+            self.done[-1] = ("replace", logical, old)
+        elif res.physical_id(new) != res.physical_id(old):  # moto made another resource: no in-place update
             raise res.ResourceFailure(logical, f"the local cloud cannot update {kind} in place: moto's "
                                                "update made a new resource under a new id")
         missed = unapplied(kind, new, props, names, self.account, self.region)

@@ -13,6 +13,7 @@ from typing import Any
 
 from formwright.cloud.emulator import moto_inputs, own, schemas
 from formwright.cloud.emulator import tags as resource_tags
+from formwright.cloud.lambda_runtime import custom_resources as custom
 
 
 class ResourceFailure(Exception):
@@ -22,6 +23,7 @@ class ResourceFailure(Exception):
         super().__init__(reason)
         self.logical = logical
         self.reason = reason
+        self.leftover: Any = None  # what a failed custom resource request left for the rollback
 
 
 @dataclass
@@ -184,7 +186,9 @@ FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
 # (the rest is checked once applied: execute.Execution._modify)
 MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
 # for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
-MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption"}, "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
+# (a bucket's NotificationConfiguration: applied by lambda_runtime/install.py, which completes moto's model)
+MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption", "NotificationConfiguration"},
+                "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
                 "AWS::Logs::LogGroup": {"RetentionInDays"},
                 "AWS::EC2::SecurityGroup": {"SecurityGroupIngress", "SecurityGroupEgress"}}
 
@@ -193,6 +197,8 @@ def can_update(kind: str, names: set[str]) -> bool:
     """True when the local cloud can change these properties (and tags) of a `kind` in place."""
     if own.model(kind):
         return own.can_update(kind, names, schemas.tag_property(kind))
+    if custom.is_custom(kind):  # its provider gets an Update request
+        return True
     if kind in MOTO_APPLIES:
         return not names - MOTO_APPLIES[kind] - {schemas.tag_property(kind)}
     if _has_update(kind):
@@ -222,6 +228,13 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     """Create one resource in moto; raises ResourceFailure with a CloudFormation-style reason."""
     from moto.cloudformation.parsing import parse_and_create_resource
 
+    if custom.is_custom(kind):
+        try:
+            return custom.create(logical, kind, props, resource_map.stack_id, account, region)
+        except custom.Failure as err:
+            failure = ResourceFailure(logical, str(err))
+            failure.leftover = err.leftover
+            raise failure from None
     props = dict(props)
     for name, prefix in GENERATED_NAMES.get(kind, {}).items():
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
@@ -312,6 +325,8 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
     try:
         if kind == NESTED:
             return _update_nested(logical, obj, props, account, region)
+        if isinstance(obj, custom.CustomResource):
+            return obj.update(props)
         tag_property = schemas.tag_property(kind)
         if isinstance(obj, own.Model):
             obj.update(props, names - {tag_property})
@@ -336,6 +351,10 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
         return new
     except ResourceFailure:
         raise
+    except custom.Failure as err:
+        failure = ResourceFailure(logical, str(err))
+        failure.leftover = err.leftover
+        raise failure from None
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
 
@@ -363,6 +382,8 @@ def delete(obj: Any, kind: str, props: dict[str, Any], account: str, region: str
             obj.delete(account, region)
         except (TypeError, AttributeError):
             parse_and_delete_resource(physical_id(obj), {"Type": kind, "Properties": props}, account, region)
+    except custom.Failure as err:
+        raise ResourceFailure(logical, str(err)) from None
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
 
@@ -371,6 +392,11 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
     """Fn::GetAtt of a live resource; raises ResourceFailure when the local cloud cannot tell it."""
     if isinstance(obj, Stub):
         return obj.get_cfn_attribute(name)
+    if isinstance(obj, custom.CustomResource):
+        try:
+            return obj.get_cfn_attribute(name)
+        except custom.Failure as err:
+            raise ResourceFailure(logical, str(err)) from None
     if kind == "AWS::CloudFormation::Stack" and name.startswith("Outputs."):
         return _nested_output(logical, obj, name.split(".", 1)[1])
     cls = type(obj)
