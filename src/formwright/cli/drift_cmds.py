@@ -1,0 +1,122 @@
+"""`formwright drift`: what changed in the cloud behind the project's back (as sceptre's `drift detect` /
+`drift show` and `cdk drift`), every stack at once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from formwright.cli import common
+from formwright.cli.common import (
+    DirArgument,
+    Output,
+    OutputOption,
+    ScopeArgument,
+    TargetOption,
+    dir_and_scopes,
+    emit_json,
+    with_project_flags,
+)
+from formwright.cli.deploy_cmds import MaxConcurrencyOption
+from formwright.cli.project import connect, open_project, selection
+
+if TYPE_CHECKING:
+    from formwright.engine.drift import StackDrift
+    from formwright.model.project import Project
+
+
+def detect_all(project: Project, targets: Any, names: list[str],
+               max_concurrency: int) -> dict[str, StackDrift]:
+    """Each stack's drift, detected in parallel (each stack in its own account and region)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from botocore.exceptions import ClientError
+
+    from formwright.cloud.errors import translate
+    from formwright.engine.drift import StackDrift, detect
+    from formwright.engine.group import cloudformation_of
+    from formwright.errors import InputError
+
+    if max_concurrency < 1:
+        raise InputError("--max-concurrency must be at least 1")
+    clients: dict[int, Any] = {}
+    for name in names:  # one CloudFormation per target, made before the threads share it
+        target = targets.get(project.stacks[name].target)
+        clients.setdefault(id(target), cloudformation_of(target))
+
+    def one(name: str) -> StackDrift:
+        config = project.stacks[name]
+        cfn = clients[id(targets.get(config.target))]
+        try:
+            return detect(cfn, name, config.stack_name)
+        except ClientError as err:
+            if "does not exist" in str(err):
+                return StackDrift(name, config.stack_name, "NOT_DEPLOYED")
+            return StackDrift(name, config.stack_name, "FAILED", error=str(translate(err, where=name)))
+        except Exception as err:  # noqa: BLE001 - one stack's failure is reported with it, never a traceback
+            return StackDrift(name, config.stack_name, "FAILED", error=str(translate(err, where=name)))
+
+    with ThreadPoolExecutor(max_workers=min(max_concurrency, max(1, len(names)))) as pool:
+        return dict(zip(names, pool.map(one, names), strict=True))
+
+
+def print_drift(drifts: dict[str, StackDrift]) -> None:
+    """Per stack: its status and counts; per drifted resource each property, expected → actual."""
+    from rich.markup import escape
+
+    for drift in drifts.values():
+        color = {"IN_SYNC": "green", "DRIFTED": "yellow", "FAILED": "red"}.get(drift.status, "dim")
+        head = f"[bold]{escape(drift.name)}[/] ({escape(drift.stack_name)}): [{color}]{drift.status}[/]"
+        if drift.status in ("IN_SYNC", "DRIFTED"):
+            head += f" - {len(drift.drifted)} drifted, {drift.in_sync} in sync"
+            if drift.not_checked:
+                head += (f", {drift.not_checked} not checked "
+                         f"({escape(', '.join(drift.not_checked_types))}: no drift detection for the type)")
+        if drift.error:
+            head += f" - {escape(drift.error)}"
+        common.console.print(head, highlight=False)
+        for resource in drift.drifted:
+            physical = f" [dim]({escape(resource.physical_id)})[/]" if resource.physical_id else ""
+            common.console.print(f"  [yellow]~[/] {escape(resource.logical_id)} "
+                                 f"{escape(resource.resource_type)} {resource.status}{physical}",
+                                 highlight=False)
+            for prop in resource.properties:
+                expected = escape(prop.expected or "(none)")
+                actual = escape(prop.actual or "(none)")
+                common.console.print(f"      {escape(prop.path)}: [green]{expected}[/] → [red]{actual}[/] "
+                                     f"[dim](expected → actual, {prop.kind})[/]", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add drift to the application."""
+
+    @app.command()
+    @with_project_flags
+    def drift(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
+              max_concurrency: int = MaxConcurrencyOption, target: str | None = TargetOption,
+              output: Output = OutputOption) -> None:
+        """Detect drift of every deployed stack (DetectStackDrift, stacks in parallel) and show each \
+drifted resource's properties, expected → actual; resources of types drift detection does not check are \
+counted. Exit 1 when any stack drifted."""
+        directory, scopes = dir_and_scopes(directory, scope)
+        project = open_project(directory, scopes)
+        only = selection(project, scopes)
+        names = [n for n in project.order() if only is None or n in only]
+        drifts = detect_all(project, connect(project, target, only), names, max_concurrency)
+        drifted = [n for n, d in drifts.items() if d.status == "DRIFTED"]
+        failed = [n for n, d in drifts.items() if d.status == "FAILED"]
+        if output is Output.json:
+            emit_json({"ok": not failed, "drifted": drifted,
+                       "stacks": {n: d.to_json() for n, d in drifts.items()}})
+        else:
+            print_drift(drifts)
+            if drifted:
+                common.console.print(f"{len(drifted)} of {len(drifts)} stack(s) drifted; "
+                                     "`formwright deploy --revert-drift` sets them back to the templates",
+                                     highlight=False)
+        if drifted or failed:
+            sys.stdout.flush()
+            raise typer.Exit(1)
