@@ -75,6 +75,13 @@ def print_plans(plans: dict[str, StackPlan], order: list[str],
             console.print(plan_table(plan))
 
 
+def print_removals(found: list[Any]) -> None:
+    """The project's stacks a `deploy --prune` removes (engine.prune.Orphan), after the plans."""
+    for orphan in found:
+        console.print(f"[bold]{escape(orphan.name)}[/] ({escape(orphan.info.name)}, {orphan.target.region})")
+        console.print(f"  [red]- remove[/] ({escape(orphan.reason)})", highlight=False)
+
+
 def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:
     """stack, outcome, status, seconds, error."""
     table = Table(title="summary", title_justify="left")
