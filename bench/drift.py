@@ -92,9 +92,9 @@ def main() -> None:
             changed = drift_out_of_band(cloud.endpoint, args.stacks)
             fw_argv = [*FW, "drift", str(fw_project), "--output", "json",
                        "--max-concurrency", str(args.concurrency)]
-            sc_detect = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift", "detect", "-y",
+            sc_detect = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift", "detect",
                          "bench"]
-            sc_show = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift", "show", "-y",
+            sc_show = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift", "show",
                        "bench"]
             best: dict[str, float] = {}
             for _ in range(args.rounds):

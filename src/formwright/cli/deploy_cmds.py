@@ -142,6 +142,9 @@ def register(app: typer.Typer) -> None:
         prune: bool = typer.Option(False, "--prune", help="Then delete the project's stacks no longer in "
                                    "formwright.yaml or `obsolete: true` (found by their formwright tags), "
                                    "dependents first."),
+        revert_drift: bool = typer.Option(False, "--revert-drift", help="Drift-aware change sets "
+                                          "(DeploymentMode REVERT_DRIFT): drifted properties are set back to "
+                                          "the template's; every stack is planned (no applied-cache skip)."),
     ) -> None:
         """Plan and execute in dependency order, stacks in parallel; outputs at the end. \
 --stack adds its dependencies. Exit 1 if any stack failed."""
@@ -167,7 +170,8 @@ def register(app: typer.Typer) -> None:
             if not yes:
                 from formwright.cli.render import print_plans, print_removals
 
-                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets)
+                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets,
+                                     revert_drift=revert_drift)
                 plans = planner.plan()
                 fill_values(plans, planner)
                 print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
@@ -183,7 +187,7 @@ def register(app: typer.Typer) -> None:
             counter = CallCounter()
             with Progress(names, enabled=output is Output.text, interruptible=True) as progress:
                 group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
-                                   counter=counter, targets=targets)
+                                   counter=counter, targets=targets, revert_drift=revert_drift)
                 results = group.deploy(force=force)
                 if prune and removals and all(r.ok for r in results.values()):
                     from formwright.engine.prune import prune_group

@@ -13,7 +13,7 @@ from formwright.cli.common import console
 if TYPE_CHECKING:
     from formwright.engine.results import StackPlan, StackResult
 
-_COLORS = {"+": "green", "~": "yellow", "-": "red"}
+_COLORS = {"+": "green", "~": "yellow", "-": "red", "←": "cyan"}
 
 
 def shown_value(value: Any) -> str:
@@ -47,6 +47,8 @@ def plan_table(plan: StackPlan) -> Table:
                 values = f"[yellow](changed{': through ' + escape(prop.via) if prop.via else ''})[/]"
             recreation = "" if prop.requires_recreation in ("Never", "") else \
                 f"[dim]recreation {prop.requires_recreation.lower()}[/]"
+            if prop.drifted:
+                recreation = " ".join(p for p in ("[dim](drifted → template)[/]", recreation) if p)
             table.add_row("", f"  [yellow]~[/] {escape(prop.name)}", values, recreation)
     for title, changes in (("parameter", plan.parameters), ("tag", plan.tags)):
         for v in changes:

@@ -311,6 +311,7 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
         api.request.token = self._get_param("ClientRequestToken")
         api.request.change_set = change_set
+        api.request.deployment_mode = self._get_param("DeploymentMode") if change_set else None
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
             if self._get_param("ChangeSetType") is None:
@@ -325,6 +326,7 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         finally:
             api.request.capabilities = api.request.tags_given = api.request.token = None
             api.request.change_set = False
+            api.request.deployment_mode = None
 
     return handle
 

@@ -90,7 +90,7 @@ class StackGroup:
 
     def __init__(self, project: Project, stacks: dict[str, Stack], target: Any, *, max_concurrency: int = 8,
                  progress: ProgressCallback = no_progress, counter: CallCounter | None = None,
-                 targets: Any = None) -> None:
+                 targets: Any = None, revert_drift: bool = False) -> None:
         if max_concurrency < 1:
             raise InputError("--max-concurrency must be at least 1")
         self.project = project
@@ -102,6 +102,7 @@ class StackGroup:
         self._runners: dict[int, StackRunner] = {}
         self._runners_lock = threading.Lock()
         self.targets = targets  # a cloud.session.Targets for stacks outside the selection (references)
+        self.revert_drift = revert_drift  # drift-aware change sets (deploy --revert-drift)
         check_output_references(stacks, project)
         self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
         for warning in self.warnings:
@@ -138,6 +139,7 @@ class StackGroup:
         cfn = cloudformation_of(target, self.counter)
         cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
         runner = StackRunner(self.project, target, cfn, cache, self.progress)
+        runner.revert_drift = self.revert_drift
         self._runners[id(target)] = runner
         return runner
 

@@ -91,6 +91,9 @@ class StackRunner:
         self.progress = progress
         self._bucket: str | None = None
         self._ensured: set[str] = set()
+        # deploy --revert-drift: change sets of existing stacks are drift-aware (DeploymentMode REVERT_DRIFT),
+        # so the drifted properties are set back; the applied cache cannot tell drift: every stack is planned
+        self.revert_drift = False
 
     # ---- inputs -------------------------------------------------------------------------------
     def prepare(self, stack: Stack, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> Prepared:
@@ -217,6 +220,8 @@ class StackRunner:
             kwargs["NotificationARNs"] = list(stack.config.notification_arns)
         if create and stack.config.on_failure:
             kwargs["OnStackFailure"] = ON_FAILURE[stack.config.on_failure]
+        if self.revert_drift and not create:
+            kwargs["DeploymentMode"] = "REVERT_DRIFT"
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
         plan.parameters = value_changes(
@@ -259,8 +264,10 @@ class StackRunner:
         prep = self.prepare(stack, outputs, partial=True)
         if UNKNOWN in prep.parameters.values():
             return self._plan_from_template(stack, info, prep)
-        if info is not None and info.settled_ok and self._unchanged(stack, info, prep):
-            return StackPlan(stack.name, stack.stack_name, "unchanged", note="same inputs as last applied")
+        if info is not None and info.settled_ok and not self.revert_drift \
+                and self._unchanged(stack, info, prep):
+            return StackPlan(stack.name, stack.stack_name, "unchanged",
+                             note=join_notes("same inputs as last applied", drift_note(info)))
         if info is not None and (info.in_progress or info.status in DEAD_ENDS or info.status in (
                 "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED", *FAILED_KEPT, "IMPORT_ROLLBACK_FAILED")):
             return StackPlan(stack.name, stack.stack_name, "unknown",
@@ -272,6 +279,8 @@ class StackRunner:
             plan.kind = "update" if plan.kind == "no changes" else plan.kind
         elif info is not None and info.termination_protection and stack.config.termination_protection is None:
             plan.note = "termination protection: on (set outside formwright; kept)"
+        if info is not None:
+            plan.note = join_notes(plan.note, drift_note(info))
         if change_set_id and not keep:
             self.cfn.delete_change_set(change_set_id)
             plan.change_set_id = None
@@ -349,7 +358,8 @@ class StackRunner:
                 request_token: str | None = None) -> StackResult:
         prep = self.prepare(stack, outputs)
         info, listed = self.cfn.describe_known(stack.stack_name)
-        if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
+        if not force and not self.revert_drift and info is not None and info.settled_ok \
+                and self._unchanged(stack, info, prep):
             return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
         info, note = self.settle(stack, info)
         try:
@@ -470,6 +480,20 @@ class StackRunner:
 
     def _poll(self, stack: Stack, phase: str, info: StackInfo | None) -> None:
         self._say(stack, phase, info.status if info else "DELETE_COMPLETE", "")
+
+
+def drift_note(info: StackInfo) -> str:
+    """What the stack's latest drift detection found, when it found drift (said once per stack)."""
+    if info.drift != "DRIFTED":
+        return ""
+    when = f" at {info.drift_checked:%Y-%m-%d %H:%M} UTC" if info.drift_checked else ""
+    return (f"drifted (drift detection{when}): `formwright drift` shows what, "
+            "`deploy --revert-drift` sets it back")
+
+
+def join_notes(*notes: str) -> str:
+    """Notes of a plan, in one line."""
+    return "; ".join(n for n in notes if n)
 
 
 def outdated_by(err: ClientError) -> bool:

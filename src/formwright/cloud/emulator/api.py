@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks
+from formwright.cloud.emulator import checks, revert_drift
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
 from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
@@ -134,6 +134,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
+    if getattr(request, "deployment_mode", None) == revert_drift.MODE and old is not None:
+        computed = revert_drift.revert(stack, new, computed)
     change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
@@ -176,6 +178,8 @@ def _change(entry: dict[str, Any]) -> Any:
     change.policy_action = entry.get("PolicyAction")
     change.scope = entry.get("Scope") or []
     change.details = entry.get("Details") or []
+    if entry.get("ResourceDriftStatus"):
+        change.resource_drift_status = entry["ResourceDriftStatus"]
     return change
 
 

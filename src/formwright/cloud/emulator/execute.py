@@ -21,6 +21,7 @@ from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
 from formwright.cloud.emulator.policy import denial
 from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, references
+from formwright.cloud.emulator.revert_drift import reverted
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -203,6 +204,7 @@ class Execution:
         props = self._live_props(logical)
         before = self.record.props.get(logical, {})
         names = {n for n in set(props) | set(before) if props.get(n) != before.get(n)}
+        names |= reverted(change)  # a drift-aware change set sets drifted properties back
         static_replace = change.replacement == "True"
         dynamic_replace = change.replacement == "Conditional" and any(
             d["Target"].get("RequiresRecreation") in ("Always", "Conditionally")
