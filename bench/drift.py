@@ -6,13 +6,17 @@ tenth stack out of band (boto3), then times, alternately and `--rounds` times (b
 
 - `formwright drift DIR --output json`: a detection per stack, in parallel, each polled at the engine's
   cadence, then every resource's drift read (DescribeStackResourceDrifts);
-- `sceptre drift detect -y bench`: the same stacks, sceptre's own concurrency;
-- `sceptre drift show -y bench` (sceptre's detect again, then the resource drifts), for reference.
+- `sceptre drift detect bench`: the same stacks, sceptre's own concurrency;
+- `sceptre drift show bench` (sceptre's detect again, then the resource drifts), for reference.
+
+First on the local cloud as it is (a detection is complete when DetectStackDrift returns, so nobody waits),
+then through tests/aws/fault_proxy.py with each detection DETECTION_IN_PROGRESS for `--detection` seconds,
+as CloudFormation detects asynchronously (formwright at AWS's cadence; sceptre polls every 10 s).
 
 Both tools must find the same drifted stacks; the ratio sceptre / formwright is printed (target >= 5x).
 Each tool runs as its own process (each pays its own start-up).
 
-    .venv/bin/python bench/drift.py [--stacks 50] [--rounds 2] [--concurrency 8]
+    .venv/bin/python bench/drift.py [--stacks 50] [--rounds 2] [--concurrency 8] [--detection 2]
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deploy import FW, TEMPLATE, cloud_env, ensure_sceptre, timed
+from deploy import FW, TEMPLATE, cloud_env, ensure_sceptre, load_fault_proxy, timed
 
 
 def make_projects(root: Path, count: int) -> tuple[Path, Path]:
@@ -72,15 +76,49 @@ def run(argv: list[str], env: dict[str, str]) -> tuple[float, str, int]:
     return wall, proc.stdout, proc.returncode
 
 
+def compare(env: dict[str, str], fw_project: Path, sc_project: Path, sceptre: Path, changed: list[str],
+            args: argparse.Namespace) -> dict[str, float]:
+    """Best wall time of each tool over the rounds, run alternately; both must find the drifted stacks."""
+    fw_argv = [*FW, "drift", str(fw_project), "--output", "json", "--max-concurrency", str(args.concurrency)]
+    sc = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift"]
+    best: dict[str, float] = {}
+    for _ in range(args.rounds):
+        for name, argv in (("formwright drift", fw_argv), ("sceptre drift detect", [*sc, "detect", "bench"]),
+                           ("sceptre drift show", [*sc, "show", "bench"])):
+            wall, out, code = run(argv, env)
+            best[name] = min(best.get(name, wall), wall)
+            if name == "formwright drift":
+                found = sorted(json.loads(out)["drifted"])
+                assert code == 1 and found == sorted(changed), (code, found, changed)
+            elif name == "sceptre drift detect":
+                drifted = sum('"DRIFTED"' in line for line in out.splitlines())
+                assert drifted >= len(changed), out[-2000:]
+    return best
+
+
+def report(title: str, best: dict[str, float]) -> None:
+    """The walls and the ratios."""
+    print(f"\n{title}")
+    for name, wall in best.items():
+        print(f"  {name:<22}{wall:>8.2f} s")
+    fw = best["formwright drift"]
+    detect = best["sceptre drift detect"] / fw
+    print(f"  sceptre drift detect / formwright drift: {detect:.1f}x   (target >= 5x)")
+    print(f"  sceptre drift show / formwright drift:   {best['sceptre drift show'] / fw:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stacks", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--detection", type=float, default=2.0,
+                        help="AWS-like run: seconds a drift detection stays in progress (0: no such run).")
     args = parser.parse_args()
     from formwright.cloud import local
 
     sceptre = ensure_sceptre()
+    results = {}
     with tempfile.TemporaryDirectory(prefix="fw-bench-drift-") as tmp:
         root = Path(tmp)
         os.environ["FORMWRIGHT_HOME"] = str(root / "home")
@@ -90,34 +128,22 @@ def main() -> None:
             fw_project, sc_project = make_projects(root, args.stacks)
             timed([*FW, "deploy", str(fw_project), "-y", "--output", "json", "--max-concurrency", "8"], env)
             changed = drift_out_of_band(cloud.endpoint, args.stacks)
-            fw_argv = [*FW, "drift", str(fw_project), "--output", "json",
-                       "--max-concurrency", str(args.concurrency)]
-            sc_detect = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift", "detect",
-                         "bench"]
-            sc_show = [str(sceptre), "--dir", str(sc_project), "--output", "json", "drift", "show",
-                       "bench"]
-            best: dict[str, float] = {}
-            for _ in range(args.rounds):
-                for name, argv in (("formwright drift", fw_argv), ("sceptre drift detect", sc_detect),
-                                   ("sceptre drift show", sc_show)):
-                    wall, out, code = run(argv, env)
-                    best[name] = min(best.get(name, wall), wall)
-                    if name == "formwright drift":
-                        found = sorted(json.loads(out)["drifted"])
-                        assert code == 1 and found == sorted(changed), (code, found, changed)
-                    elif name == "sceptre drift detect":
-                        drifted = sum("DRIFTED" in line for line in out.splitlines())
-                        assert drifted >= len(changed), out[-2000:]
+            results["local cloud (detections finish at once)"] = compare(env, fw_project, sc_project, sceptre,
+                                                                         changed, args)
+            if args.detection:
+                proxy_module = load_fault_proxy()
+                faults = proxy_module.Faults(stale_after_execute=False, drift_in_progress=args.detection)
+                with proxy_module.FaultProxy(cloud.endpoint, faults) as proxy:
+                    title = (f"AWS-like: through tests/aws/fault_proxy.py, each detection in progress for "
+                             f"{args.detection:g} s (formwright at AWS's cadence)")
+                    results[title] = compare(cloud_env(proxy.endpoint, target="aws"), fw_project, sc_project,
+                                             sceptre, changed, args)
         finally:
             local.stop()
     print(f"\n{args.stacks} stacks x 5 resources, {len(changed)} drifted, best of {args.rounds}, "
-          "one local cloud\n")
-    for name, wall in best.items():
-        print(f"{name:<22}{wall:>8.2f} s")
-    ratio = best["sceptre drift detect"] / best["formwright drift"]
-    print(f"\nsceptre drift detect / formwright drift: {ratio:.1f}x   (target >= 5x)")
-    show = best["sceptre drift show"] / best["formwright drift"]
-    print(f"sceptre drift show / formwright drift: {show:.1f}x")
+          "one local cloud")
+    for title, best in results.items():
+        report(title, best)
 
 
 if __name__ == "__main__":

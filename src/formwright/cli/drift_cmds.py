@@ -30,13 +30,15 @@ if TYPE_CHECKING:
 
 def detect_all(project: Project, targets: Any, names: list[str],
                max_concurrency: int) -> dict[str, StackDrift]:
-    """Each stack's drift, detected in parallel (each stack in its own account and region)."""
+    """Each stack's drift, detected in parallel (each stack in its own account and region): every detection
+    is started first, then each is waited for and read, so the waits overlap however many stacks share a
+    worker."""
     from concurrent.futures import ThreadPoolExecutor
 
     from botocore.exceptions import ClientError
 
     from formwright.cloud.errors import translate
-    from formwright.engine.drift import StackDrift, detect
+    from formwright.engine.drift import StackDrift, result, start
     from formwright.engine.group import cloudformation_of
     from formwright.errors import InputError
 
@@ -47,11 +49,12 @@ def detect_all(project: Project, targets: Any, names: list[str],
         target = targets.get(project.stacks[name].target)
         clients.setdefault(id(target), cloudformation_of(target))
 
-    def one(name: str) -> StackDrift:
+    started: dict[str, str | StackDrift] = {}
+
+    def guarded(name: str, work: Any) -> Any:
         config = project.stacks[name]
-        cfn = clients[id(targets.get(config.target))]
         try:
-            return detect(cfn, name, config.stack_name)
+            return work(clients[id(targets.get(config.target))], config)
         except ClientError as err:
             if "does not exist" in str(err):
                 return StackDrift(name, config.stack_name, "NOT_DEPLOYED")
@@ -59,8 +62,18 @@ def detect_all(project: Project, targets: Any, names: list[str],
         except Exception as err:  # noqa: BLE001 - one stack's failure is reported with it, never a traceback
             return StackDrift(name, config.stack_name, "FAILED", error=str(translate(err, where=name)))
 
+    def begin(name: str) -> None:
+        started[name] = guarded(name, lambda cfn, config: start(cfn, config.stack_name))
+
+    def finish(name: str) -> StackDrift:
+        begun = started[name]
+        if isinstance(begun, StackDrift):
+            return begun
+        return guarded(name, lambda cfn, config: result(cfn, name, config.stack_name, begun))
+
     with ThreadPoolExecutor(max_workers=min(max_concurrency, max(1, len(names)))) as pool:
-        return dict(zip(names, pool.map(one, names), strict=True))
+        list(pool.map(begin, names))
+        return dict(zip(names, pool.map(finish, names), strict=True))
 
 
 def print_drift(drifts: dict[str, StackDrift]) -> None:

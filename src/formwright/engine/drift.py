@@ -102,7 +102,12 @@ def drifted_resources(cfn: CloudFormation, stack_name: str) -> list[ResourceDrif
 
 def detect(cfn: CloudFormation, name: str, stack_name: str) -> StackDrift:
     """Detect one deployed stack's drift and read every resource's (in sync, drifted, not checked)."""
-    answer = wait(cfn, start(cfn, stack_name))
+    return result(cfn, name, stack_name, start(cfn, stack_name))
+
+
+def result(cfn: CloudFormation, name: str, stack_name: str, detection_id: str) -> StackDrift:
+    """Wait for a started detection and read every resource's drift (in sync, drifted, not checked)."""
+    answer = wait(cfn, detection_id)
     if answer.get("DetectionStatus") == "DETECTION_FAILED" and not answer.get("StackDriftStatus"):
         return StackDrift(name, stack_name, "FAILED",
                           error=str(answer.get("DetectionStatusReason") or "drift detection failed"))

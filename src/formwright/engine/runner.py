@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from formwright.cloud import local
 from formwright.cloud.errors import error_code, error_message, translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
+from formwright.engine.adopt import check_imports, check_only_imports, pending, resources_to_import
 from formwright.engine.cfn import (
     NO_CHANGES,
     CloudFormation,
@@ -44,7 +45,7 @@ from formwright.errors import CloudError, FormwrightError
 from formwright.model import OutputRef
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
-from formwright.template import check_size, needs_upload
+from formwright.template import check_size, loads, needs_upload
 
 DEAD_ENDS = {
     "DELETE_FAILED": "a delete failed; fix the resources that would not delete, "
@@ -101,6 +102,8 @@ class StackRunner:
         parameters = stack.resolve_parameters(outputs, partial=partial)
         template, body = stack.processed(parameters, region=self.target.region)
         check_size(body, where=stack.name)
+        if getattr(stack.config, "imports", None):
+            check_imports(stack, template)  # CloudFormation's rules a template breaks alone: before any call
         digest = inputs_hash(body, parameters, stack.config.tags, stack.capabilities,
                              stack.config.termination_protection, options=deploy_options(stack))
         return Prepared(parameters, template, body, digest, stack.secret_parameters(template))
@@ -201,6 +204,7 @@ class StackRunner:
         Returns the plan, the change set id (None: no changes) and the id of the stack it is for."""
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
         kind = "create" if create else "update"
+        wanted = self._to_import(stack, None if create else info, prep)
         name = f"formwright-{prep.hash[:12]}-{int(time.time() * 1000)}"
         kwargs: dict[str, Any] = {
             "StackName": stack.stack_name,
@@ -220,8 +224,14 @@ class StackRunner:
             kwargs["NotificationARNs"] = list(stack.config.notification_arns)
         if create and stack.config.on_failure:
             kwargs["OnStackFailure"] = ON_FAILURE[stack.config.on_failure]
-        if self.revert_drift and not create:
+        if wanted:  # an IMPORT change set does nothing else
+            kind, kwargs["ChangeSetType"] = "import", "IMPORT"
+            kwargs["ResourcesToImport"] = resources_to_import(prep.template, wanted)
+            kwargs.pop("OnStackFailure", None)
+        elif self.revert_drift and not create:
             kwargs["DeploymentMode"] = "REVERT_DRIFT"
+        if getattr(stack.config, "import_existing", False) and not wanted:
+            kwargs["ImportExistingResources"] = True
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
         plan.parameters = value_changes(
@@ -251,6 +261,20 @@ class StackRunner:
             )
         plan.resources = [resource_change(c) for c in desc.get("Changes", []) if c.get("Type") == "Resource"]
         return plan, change_set_id, stack_id
+
+    def _to_import(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> dict[str, dict[str, str]]:
+        """The stack's `import:` resources it does not hold yet (checked: nothing else may change)."""
+        if not getattr(stack.config, "imports", None):
+            return {}
+        deployed = None
+        if info is not None:
+            body = self.cfn.call("get_template", StackName=info.stack_id,
+                                 TemplateStage="Processed")["TemplateBody"]
+            deployed = loads(body) if isinstance(body, str) else body
+        wanted = pending(stack, deployed)
+        if wanted:
+            check_only_imports(stack, prep.template, deployed, wanted)
+        return wanted
 
     def _drop_review_stack(self, stack: Stack) -> None:
         """Delete the empty REVIEW_IN_PROGRESS stack a CREATE change set leaves behind."""
@@ -284,7 +308,7 @@ class StackRunner:
         if change_set_id and not keep:
             self.cfn.delete_change_set(change_set_id)
             plan.change_set_id = None
-            if plan.kind == "create":
+            if info is None or info.status == "REVIEW_IN_PROGRESS":
                 self._drop_review_stack(stack)
         return plan
 
@@ -388,7 +412,7 @@ class StackRunner:
         self.cfn.call("execute_change_set", ChangeSetName=change_set_id, ClientRequestToken=token, **extra)
         polls = OperationPolls(self.cfn, stack.name, phase, token, self.progress)
         final = self.cfn.wait_operation(stack_id, info, change_set_id=change_set_id, on_poll=polls)
-        if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+        if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
             reasons = failure_reasons(self.cfn.operation_events(stack_id, token))
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack was deleted")
@@ -396,7 +420,7 @@ class StackRunner:
                                error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)
         self._protect(stack, final)
         self._remember(stack, final, prep)
-        outcome = "created" if plan.kind == "create" else "updated"
+        outcome = {"create": "created", "import": "imported"}.get(plan.kind, "updated")
         return StackResult(
             stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan
         )
