@@ -31,12 +31,17 @@ def check_imports(stack: Any, template: dict[str, Any]) -> None:
     DeletionPolicy, of a type that supports import, by its whole primary identifier. Exit 2 otherwise."""
     config = stack.config
     resources = template.get("Resources") or {}
-    where = {"file": config.project.file, "line": config.line}
+    written = (stack.original or {}).get("Resources") or {}
     for logical, ids in config.imports.items():
         body = resources.get(logical)
         if not isinstance(body, dict):
             raise InputError(f"stack '{stack.name}' imports {logical}, which its template does not declare",
-                             **where, hint="add the resource to the template (as it exists), then import it")
+                             file=config.project.file, line=config.line,
+                             hint="add the resource to the template (as it exists), then import it")
+        # at the resource in its template when it is written there (not made by a macro)
+        line = written.line_of(logical) if logical in written and hasattr(written, "line_of") else None
+        where = {"file": stack.source, "line": line} if line else {"file": config.project.file,
+                                                                     "line": config.line}
         kind = str(body.get("Type", ""))
         if "DeletionPolicy" not in body:
             raise InputError(f"stack '{stack.name}': {logical} ({kind}) to import has no DeletionPolicy",

@@ -1,5 +1,6 @@
-"""`formwright drift`: what changed in the cloud behind the project's back (as sceptre's `drift detect` /
-`drift show` and `cdk drift`), every stack at once."""
+"""Commands for stacks already running: `drift`, what changed in the cloud behind the project's back (as
+sceptre's `drift detect` / `drift show` and `cdk drift`), every stack at once; `import`, existing resources
+brought under a stack (as `cdk import`)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,20 @@ import typer
 from formwright.cli import common
 from formwright.cli.common import (
     DirArgument,
+    MacrosOption,
     Output,
     OutputOption,
     ScopeArgument,
     TargetOption,
+    YesOption,
     dir_and_scopes,
     emit_json,
+    is_project_path,
     with_project_flags,
 )
 from formwright.cli.deploy_cmds import MaxConcurrencyOption
 from formwright.cli.project import connect, open_project, selection
+from formwright.errors import InputError
 
 if TYPE_CHECKING:
     from formwright.engine.drift import StackDrift
@@ -40,7 +45,6 @@ def detect_all(project: Project, targets: Any, names: list[str],
     from formwright.cloud.errors import translate
     from formwright.engine.drift import StackDrift, result, start
     from formwright.engine.group import cloudformation_of
-    from formwright.errors import InputError
 
     if max_concurrency < 1:
         raise InputError("--max-concurrency must be at least 1")
@@ -104,7 +108,7 @@ def print_drift(drifts: dict[str, StackDrift]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add drift to the application."""
+    """Add drift and import to the application."""
 
     @app.command()
     @with_project_flags
@@ -133,3 +137,63 @@ counted. Exit 1 when any stack drifted."""
         if drifted or failed:
             sys.stdout.flush()
             raise typer.Exit(1)
+
+    @app.command("import")
+    @with_project_flags
+    def import_resources(
+        args: list[str] = typer.Argument(..., metavar="[DIR] STACK LOGICAL_ID=IDENTIFIER...",
+                                         show_default=False,
+                                         help="The project folder, the stack, and each resource of its "
+                                              "template to import with the existing resource's identifier."),
+        yes: bool = YesOption, target: str | None = TargetOption, output: Output = OutputOption,
+        macros: str | None = MacrosOption,
+    ) -> None:
+        """Bring existing resources under a stack with an IMPORT change set: each LOGICAL_ID is a resource \
+of the stack's template (with a DeletionPolicy) and IDENTIFIER the existing resource's primary identifier \
+(a bucket's name, a queue's URL). Nothing else may change in the same deploy; `import:` on the stack in \
+formwright.yaml does the same on every deploy until imported."""
+        from formwright.cli.deploy_cmds import fill_values
+        from formwright.cli.project import confirm, home, lock_project, macro_mode, references
+        from formwright.engine.adopt import parse_pairs
+        from formwright.engine.group import StackGroup
+        from formwright.engine.results import exit_code_of
+        from formwright.engine.stack import prepare_stacks
+
+        words = list(args)
+        directory = Path(words.pop(0)) if words and is_project_path(words[0]) else None
+        if len(words) < 2:
+            raise InputError("name the stack and at least one LOGICAL_ID=IDENTIFIER",
+                             hint="formwright import store Bucket=my-existing-bucket")
+        name, pairs = words[0], words[1:]
+        project = open_project(directory)
+        if name not in project.stacks:
+            from formwright.model.keys import did_you_mean
+
+            raise InputError(f"no stack '{name}' in the project", file=project.file,
+                             hint=did_you_mean(name, list(project.stacks)))
+        if not yes and (output is Output.json or not sys.stdin.isatty()):
+            confirm("Import these resources?", yes, output)  # nobody can answer: say so before any work
+        targets = connect(project, target, [name])
+        tgt = home(project, targets)
+        with lock_project(project, tgt, "import"):
+            stacks = prepare_stacks(project, targets=targets, only=[name], **macro_mode(macros))
+            stack = stacks[name]
+            stack.config.imports = {**stack.config.imports, **parse_pairs(pairs, stack.original, name)}
+            group = StackGroup(project, stacks, tgt, targets=targets)
+            if not yes:
+                from formwright.cli.render import print_plans
+
+                plans = group.plan()
+                fill_values(plans, group)
+                print_plans(plans, [name], {name: references(project, targets, name)})
+                confirm("Import these resources?", yes)
+            results = group.deploy(force=True)
+        result = results[name]
+        if output is Output.json:
+            emit_json({"ok": result.ok, "stacks": {name: result.to_json()}})
+        else:
+            from formwright.cli.render import summary_table
+
+            common.console.print(summary_table(results, [name]))
+        if not result.ok:
+            raise typer.Exit(exit_code_of(results))
