@@ -100,6 +100,7 @@ def test_drift_made_out_of_band_is_detected_shown_and_reverted(tmp_path: Path, r
         "Queue", "VisibilityTimeout", "99", "30", True)
     attributes = cloud.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["VisibilityTimeout"])
     assert attributes["Attributes"]["VisibilityTimeout"] == "30"
+    assert "drifted" not in run_cli("plan", str(folder)).out  # the revert reset the stack's drift status
     assert run_cli("drift", str(folder)).code == 0
 
 

@@ -63,6 +63,23 @@ def pending(stack: Any, deployed: dict[str, Any] | None) -> dict[str, dict[str, 
     return {logical: ids for logical, ids in stack.config.imports.items() if logical not in held}
 
 
+def to_import(cfn: Any, stack: Any, info: Any, template: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The stack's `import:` resources the deployed stack (`info`, None: none yet) does not hold yet; the
+    template checked to change nothing else (one GetTemplate)."""
+    if not getattr(stack.config, "imports", None):
+        return {}
+    deployed = None
+    if info is not None:
+        from formwright.template import loads
+
+        body = cfn.call("get_template", StackName=info.stack_id, TemplateStage="Processed")["TemplateBody"]
+        deployed = loads(body) if isinstance(body, str) else body
+    wanted = pending(stack, deployed)
+    if wanted:
+        check_only_imports(stack, template, deployed, wanted)
+    return wanted
+
+
 def check_only_imports(stack: Any, template: dict[str, Any], deployed: dict[str, Any] | None,
                        wanted: dict[str, dict[str, str]]) -> None:
     """Refuse (exit 2) when the template changes anything but adding the resources to import."""

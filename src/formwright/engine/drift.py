@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from formwright.engine.cfn import CloudFormation
+from formwright.engine.cfn import CloudFormation, StackInfo
 
 DRIFTED_STATUSES = ("MODIFIED", "DELETED")
 
@@ -122,3 +122,17 @@ def result(cfn: CloudFormation, name: str, stack_name: str, detection_id: str) -
         # CloudFormation still reports what it could check: "failed" names the resources it could not
         result.error = str(answer.get("DetectionStatusReason") or "")
     return result
+
+
+def drift_note(info: StackInfo) -> str:
+    """What the stack's latest drift detection found, when it found drift (said once per stack)."""
+    if info.drift != "DRIFTED":
+        return ""
+    when = f" at {info.drift_checked:%Y-%m-%d %H:%M} UTC" if info.drift_checked else ""
+    return (f"drifted (drift detection{when}): `formwright drift` shows what, "
+            "`deploy --revert-drift` sets it back")
+
+
+def join_notes(*notes: str) -> str:
+    """Notes of a plan, in one line."""
+    return "; ".join(n for n in notes if n)

@@ -21,7 +21,7 @@ from botocore.exceptions import ClientError
 from formwright.cloud import local
 from formwright.cloud.errors import error_code, error_message, translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
-from formwright.engine.adopt import check_imports, check_only_imports, pending, resources_to_import
+from formwright.engine.adopt import check_imports, resources_to_import, to_import
 from formwright.engine.cfn import (
     NO_CHANGES,
     CloudFormation,
@@ -31,6 +31,7 @@ from formwright.engine.cfn import (
     failure_reasons,
     is_no_change,
 )
+from formwright.engine.drift import drift_note, join_notes
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -45,7 +46,7 @@ from formwright.errors import CloudError, FormwrightError
 from formwright.model import OutputRef
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
-from formwright.template import check_size, loads, needs_upload
+from formwright.template import check_size, needs_upload
 
 DEAD_ENDS = {
     "DELETE_FAILED": "a delete failed; fix the resources that would not delete, "
@@ -204,7 +205,7 @@ class StackRunner:
         Returns the plan, the change set id (None: no changes) and the id of the stack it is for."""
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
         kind = "create" if create else "update"
-        wanted = self._to_import(stack, None if create else info, prep)
+        wanted = to_import(self.cfn, stack, None if create else info, prep.template)
         name = f"formwright-{prep.hash[:12]}-{int(time.time() * 1000)}"
         kwargs: dict[str, Any] = {
             "StackName": stack.stack_name,
@@ -261,20 +262,6 @@ class StackRunner:
             )
         plan.resources = [resource_change(c) for c in desc.get("Changes", []) if c.get("Type") == "Resource"]
         return plan, change_set_id, stack_id
-
-    def _to_import(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> dict[str, dict[str, str]]:
-        """The stack's `import:` resources it does not hold yet (checked: nothing else may change)."""
-        if not getattr(stack.config, "imports", None):
-            return {}
-        deployed = None
-        if info is not None:
-            body = self.cfn.call("get_template", StackName=info.stack_id,
-                                 TemplateStage="Processed")["TemplateBody"]
-            deployed = loads(body) if isinstance(body, str) else body
-        wanted = pending(stack, deployed)
-        if wanted:
-            check_only_imports(stack, prep.template, deployed, wanted)
-        return wanted
 
     def _drop_review_stack(self, stack: Stack) -> None:
         """Delete the empty REVIEW_IN_PROGRESS stack a CREATE change set leaves behind."""
@@ -504,20 +491,6 @@ class StackRunner:
 
     def _poll(self, stack: Stack, phase: str, info: StackInfo | None) -> None:
         self._say(stack, phase, info.status if info else "DELETE_COMPLETE", "")
-
-
-def drift_note(info: StackInfo) -> str:
-    """What the stack's latest drift detection found, when it found drift (said once per stack)."""
-    if info.drift != "DRIFTED":
-        return ""
-    when = f" at {info.drift_checked:%Y-%m-%d %H:%M} UTC" if info.drift_checked else ""
-    return (f"drifted (drift detection{when}): `formwright drift` shows what, "
-            "`deploy --revert-drift` sets it back")
-
-
-def join_notes(*notes: str) -> str:
-    """Notes of a plan, in one line."""
-    return "; ".join(n for n in notes if n)
 
 
 def outdated_by(err: ClientError) -> bool:

@@ -142,7 +142,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
-    if getattr(request, "deployment_mode", None) == revert_drift.MODE and old is not None:
+    change_set.fw_revert = getattr(request, "deployment_mode", None) == revert_drift.MODE and old is not None
+    if change_set.fw_revert:
         computed = revert_drift.revert(stack, new, computed)
     found: dict[str, Any] = {}
     taken = None
@@ -217,6 +218,10 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
     Execution(backend, change_set).run()
+    if getattr(change_set, "fw_revert", False) and stack.status == "UPDATE_COMPLETE":
+        from formwright.cloud.emulator.drift import detect
+
+        detect(backend, stack)  # "drift-aware change sets reset the drift status" of what they set back
     if change_set.change_set_type == "UPDATE":
         stack.last_updated_time = utcnow()
     for other in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id
