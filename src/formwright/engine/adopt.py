@@ -91,7 +91,7 @@ def check_only_imports(stack: Any, template: dict[str, Any], deployed: dict[str,
         raise InputError(f"stack '{stack.name}': an import cannot change other resources, and "
                          f"{', '.join(changed)} {verb} from the deployed template",
                          file=stack.config.project.file, line=stack.config.line,
-                         hint="deploy the other changes first (without the resources to import), then import")
+                         hint="deploy the other changes first, without the resources to import; then import")
 
 
 def resources_to_import(template: dict[str, Any], wanted: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
