@@ -14,6 +14,8 @@ this proxy (loopback only, bounded in requests, body size and lifetime) adds wha
   seconds (default: spread over `stack_in_progress`), and the stack's own closing event (its
   CREATE_/UPDATE_COMPLETE, or ROLLBACK_...) only once the stack has settled; each stamped with the
   time it is revealed at, as CloudFormation stamps an event when it happens;
+- a drift detection answers DETECTION_IN_PROGRESS for `drift_in_progress` seconds after its
+  DetectStackDrift (CloudFormation detects asynchronously; the local cloud at once);
 - a share of CloudFormation calls is throttled (HTTP 400, Code Throttling, "Rate exceeded") and a
   share answered 500 / 503 (before reaching the local cloud, so a retry is safe).
 
@@ -48,6 +50,7 @@ class Faults:
     change_set_pending: float = 0.0
     stack_in_progress: float = 0.0
     event_interval: float | None = None
+    drift_in_progress: float = 0.0
     throttle: float = 0.0
     server_errors: float = 0.0
     seed: int = 7
@@ -121,6 +124,7 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._rng = random.Random(self.faults.seed)
         self._pending: dict[str, float] = {}  # change set id -> CREATE_PENDING until
+        self._detecting: dict[str, float] = {}  # drift detection id -> DETECTION_IN_PROGRESS until
         self._change_set_stack: dict[str, str] = {}  # change set id -> stack id
         self._executions: dict[str, _Execution] = {}  # stack id and stack name -> execution
         self._started = time.monotonic()
@@ -259,7 +263,24 @@ class FaultProxy:
             data = self._describe_stacks(params, data)
         elif action == "DescribeStackEvents":
             data = self._describe_stack_events(params.get("StackName", ""), data)
+        elif action in ("DetectStackDrift", "DescribeStackDriftDetectionStatus"):
+            data = self._drift_detection(action, params, data)
         return status, data, reply_headers
+
+    def _drift_detection(self, action: str, params: dict[str, str], data: bytes) -> bytes:
+        xml = data.decode()
+        now = time.monotonic()
+        with self._lock:
+            if action == "DetectStackDrift":
+                until = now + self.faults.drift_in_progress
+                self._detecting[_tag(xml, "StackDriftDetectionId") or ""] = until
+                return data
+            detecting = self._detecting.get(params.get("StackDriftDetectionId", ""), 0.0) > now
+        if detecting:
+            xml = re.sub(r"<DetectionStatus>[^<]*</DetectionStatus>",
+                         "<DetectionStatus>DETECTION_IN_PROGRESS</DetectionStatus>", xml)
+            xml = re.sub(r"<StackDriftStatus>[^<]*</StackDriftStatus>", "", xml)
+        return xml.encode()
 
     def _created(self, data: bytes) -> None:
         xml = data.decode()

@@ -48,7 +48,7 @@ class Recipe:
 
     ok: Callable[[Workspace, list[str]], list[str]]
     bad: Callable[[Workspace], list[str]] | None = None
-    folder: str | None = None  # project | life | objects | new: what DIR is, and where it is found from
+    folder: str | None = None  # project | life | objects | new | importable: what DIR is, where it is found
     json: bool = True
     daemon: bool = False  # runs until SIGTERM (sync run)
     env: Callable[[Workspace], dict[str, str]] | None = None
@@ -95,6 +95,9 @@ RECIPES: dict[str, Recipe] = {
     "deploy": project_command("deploy", "-y"),
     "delete": project_command("delete", "-y", deployed=True),
     "status": project_command("status", deployed=True),
+    "drift": project_command("drift", deployed=True),
+    "import": Recipe(lambda ws, d: ["import", *d, "store", "Bucket=conv-imported", "-y"],
+                     bad=lambda ws: ["import", str(ws.broken), "a", "Bucket=x", "-y"], folder="importable"),
     "outputs": project_command("outputs", "queue", "QueueName", deployed=True),
     "diff": project_command("diff", deployed=True),
     "events": project_command("events", deployed=True),
@@ -253,6 +256,7 @@ def check_success(path: str, recipe: Recipe, ws: Workspace, run_cli) -> None:
     env = recipe.env(ws) if recipe.env else None
     folders = {"project": lambda: (ws.project, ws.project / "templates"),
                "life": lambda: (ws.life, ws.life / "templates"),
+               "importable": lambda: (ws.importable, ws.importable / "templates"),
                "objects": lambda: (ws.objects, ws.objects),  # sync's default: the current folder
                "new": lambda: (ws.root / ws.fresh("new"), ws.root / ws.fresh("new"))}
     runs: list[tuple[list[str], Path]] = [([], ws.root)]

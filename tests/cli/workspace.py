@@ -66,6 +66,27 @@ class Workspace:
         return self.project
 
     @property
+    def importable(self) -> Path:
+        """A project whose stack `store` is a bucket made outside it (with boto3), to import: a new stack made
+        by an IMPORT change set holds only imported resources."""
+        folder = self.root / "importable"
+        if "importable" not in self.made:
+            (folder / "templates").mkdir(parents=True)
+            (folder / "templates" / "store.yaml").write_text(
+                "Resources:\n  Bucket:\n    Type: AWS::S3::Bucket\n    DeletionPolicy: Retain\n"
+                "    Properties: {BucketName: conv-imported}\n")
+            (folder / "formwright.yaml").write_text(
+                "name: importable\nregion: us-east-1\nstacks:\n"
+                "  store:\n    template: templates/store.yaml\n")
+            from formwright.cloud import local
+            from formwright.cloud.session import Target
+
+            Target("local", "us-east-1", local.require().endpoint).client("s3").create_bucket(
+                Bucket="conv-imported")
+            self.made.add("importable")
+        return folder
+
+    @property
     def broken(self) -> Path:
         """A project whose stack names a template that is not there."""
         folder = self.root / "broken"

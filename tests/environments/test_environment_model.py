@@ -8,6 +8,7 @@ import pytest
 
 from formwright.errors import InputError, ProjectError
 from formwright.model import OutputRef, load_project
+from formwright.model.owners import stack_tags
 from formwright.model.regions import fan_out
 from formwright.model.scopes import resolve_scopes
 
@@ -73,7 +74,8 @@ def test_without_environment_defaults_flow_project_group_stack(shop: Path) -> No
     assert (queue.target.region, queue.target.profile, queue.target.account) == ("us-east-1", "apps", None)
     assert (worker.target.region, worker.target.profile) == ("ap-south-1", "apps")
     assert registry.target.account == "111111111111" and registry.target.profile is None
-    assert queue.tags == {"team": "web", "tier": "app"} and queue.group_name == "app"
+    assert queue.tags == {"team": "web", "tier": "app", **stack_tags("shop", "queue", None)}
+    assert queue.group_name == "app"
     assert project.groups == {"app": ["queue", "worker"]}
 
 
@@ -84,7 +86,8 @@ def test_environment_overlay_names_and_values(shop: Path) -> None:
     assert queue.parameters["Size"] == "large" and registry.parameters["Size"] == "tiny"
     assert queue.target.region == "eu-west-1" and worker.target.region == "ap-south-1"
     assert queue.target.account == "333333333333" and registry.target.account == "111111111111"
-    assert queue.tags == {"team": "web", "env": "prod", "tier": "app"}
+    assert queue.tags == {"team": "web", "env": "prod", "tier": "app", "formwright:project": "shop",
+                          "formwright:stack": "queue", "formwright:environment": "prod"}
     assert project.build_dir == shop / ".formwright" / "build" / "prod"
 
 

@@ -48,7 +48,9 @@ def test_three_tier_lifecycle(three_tier: Path, run_cli, cloud) -> None:
     vpc = data["outputs"]["network"]["VpcId"]
     app = cf.describe_stacks(StackName="three-tier-app")["Stacks"][0]
     assert {p["ParameterKey"]: p["ParameterValue"] for p in app["Parameters"]}["VpcId"] == vpc
-    assert {t["Key"]: t["Value"] for t in app["Tags"]} == {"project": "three-tier", "stage": "demo"}
+    assert {t["Key"]: t["Value"] for t in app["Tags"]} == {"project": "three-tier", "stage": "demo",
+                                                           "formwright:project": "three-tier",
+                                                           "formwright:stack": "app"}
 
     again = run_cli("deploy", str(three_tier), "-y", "--output", "json")
     assert again.code == 0

@@ -52,7 +52,9 @@ stacks:
     assert db.parameters["VpcId"] == OutputRef("network", "VpcId", str(tmp_path / "formwright.yaml"), 9)
     assert db.dependencies() == {"network"}
     assert db.stack_name == "shop-database"
-    assert db.tags == {"team": "web", "tier": "data"}
+    # with the ownership tags every stack formwright makes carries (issue 23)
+    assert db.tags == {"team": "web", "tier": "data", "formwright:project": "shop",
+                       "formwright:stack": "database"}
     order = project.order()
     assert order.index("network") < order.index("database") < order.index("app")
 

@@ -78,6 +78,16 @@ def check_protection(project: Any, targets: Any, names: list[str]) -> None:
         )
 
 
+def to_remove(project: Any, targets: Any, only: list[str] | None) -> list[Any]:
+    """The project's stacks to remove (engine.prune.Orphan); none for a scoped command (a scope names
+    stacks of formwright.yaml, which these are not)."""
+    if only is not None:
+        return []
+    from formwright.engine.prune import orphans
+
+    return orphans(project, targets)
+
+
 def register(app: typer.Typer) -> None:
     """Add plan, deploy and delete to the application."""
 
@@ -95,7 +105,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show what deploy would change, per stack, from real change sets. Never executes."""
         from formwright.cli.progress import Progress
-        from formwright.cli.render import print_plans
+        from formwright.cli.render import print_plans, print_removals
 
         directory, scopes = dir_and_scopes(directory, scope)
         wanted = [*scopes, *(stack or [])]
@@ -108,11 +118,14 @@ def register(app: typer.Typer) -> None:
             plans = group.plan(keep=keep)
         fill_values(plans, group)
         refs = {n: references(project, targets, n) for n in plans}
+        removals = to_remove(project, targets, only)
         if output is Output.json:
             emit_json({"ok": True,
-                       "plans": {n: {**p.to_json(), "references": refs[n]} for n, p in plans.items()}})
+                       "plans": {n: {**p.to_json(), "references": refs[n]} for n, p in plans.items()},
+                       "remove": [o.to_json() for o in removals]})
         else:
             print_plans(plans, project.order(), refs)
+            print_removals(removals)
 
     @app.command()
     @with_project_flags
@@ -126,6 +139,12 @@ def register(app: typer.Typer) -> None:
         target: str | None = TargetOption,
         output: Output = OutputOption,
         macros: str | None = MacrosOption,
+        prune: bool = typer.Option(False, "--prune", help="Then delete the project's stacks no longer in "
+                                   "formwright.yaml or `obsolete: true` (found by their formwright tags), "
+                                   "dependents first."),
+        revert_drift: bool = typer.Option(False, "--revert-drift", help="Drift-aware change sets "
+                                          "(DeploymentMode REVERT_DRIFT): drifted properties are set back to "
+                                          "the template's; every stack is planned (no applied-cache skip)."),
     ) -> None:
         """Plan and execute in dependency order, stacks in parallel; outputs at the end. \
 --stack adds its dependencies. Exit 1 if any stack failed."""
@@ -147,23 +166,37 @@ def register(app: typer.Typer) -> None:
         with lock_project(project, tgt, "deploy"):  # the plan shown must still hold when it is executed
             # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
             stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
+            removals = to_remove(project, targets, only) if prune or not yes else []
             if not yes:
-                from formwright.cli.render import print_plans
+                from formwright.cli.render import print_plans, print_removals
 
-                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets)
+                planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets,
+                                     revert_drift=revert_drift)
                 plans = planner.plan()
                 fill_values(plans, planner)
                 print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
-                if all(p.kind in ("unchanged", "no changes") for p in plans.values()):
+                print_removals(removals)
+                if removals and not prune:
+                    common.console.print(f"{len(removals)} stack(s) to remove: `formwright deploy --prune` "
+                                         "deletes them", highlight=False)
+                if all(p.kind in ("unchanged", "no changes") for p in plans.values()) and not (
+                        prune and removals):
                     common.console.print("nothing to deploy")
                     return
                 confirm("Deploy these changes?", yes)
             counter = CallCounter()
             with Progress(names, enabled=output is Output.text, interruptible=True) as progress:
                 group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
-                                   counter=counter, targets=targets)
+                                   counter=counter, targets=targets, revert_drift=revert_drift)
                 results = group.deploy(force=force)
-        order = [n for n in project.order() if n in results]
+                if prune and removals and all(r.ok for r in results.values()):
+                    from formwright.engine.prune import prune_group
+
+                    pruned = prune_group(project, removals, tgt, max_concurrency=max_concurrency,
+                                         progress=progress, counter=counter).delete()
+                    results.update(pruned)
+        order = [n for n in [*project.order(), *reversed(list(results))] if n in results]
+        order = list(dict.fromkeys(order))
         outputs = {n: r.outputs for n, r in results.items() if r.ok}
         failed = [r for r in results.values() if not r.ok]
         if output is Output.json:

@@ -13,7 +13,7 @@ from formwright.cli.common import console
 if TYPE_CHECKING:
     from formwright.engine.results import StackPlan, StackResult
 
-_COLORS = {"+": "green", "~": "yellow", "-": "red"}
+_COLORS = {"+": "green", "~": "yellow", "-": "red", "←": "cyan"}
 
 
 def shown_value(value: Any) -> str:
@@ -47,6 +47,8 @@ def plan_table(plan: StackPlan) -> Table:
                 values = f"[yellow](changed{': through ' + escape(prop.via) if prop.via else ''})[/]"
             recreation = "" if prop.requires_recreation in ("Never", "") else \
                 f"[dim]recreation {prop.requires_recreation.lower()}[/]"
+            if prop.drifted:
+                recreation = " ".join(p for p in ("[dim](drifted → template)[/]", recreation) if p)
             table.add_row("", f"  [yellow]~[/] {escape(prop.name)}", values, recreation)
     for title, changes in (("parameter", plan.parameters), ("tag", plan.tags)):
         for v in changes:
@@ -73,6 +75,13 @@ def print_plans(plans: dict[str, StackPlan], order: list[str],
             console.print(f"  {escape(ref['parameter'])} <- {source} [dim]({where})[/]", highlight=False)
         if plan.kind not in ("no changes", "unchanged"):
             console.print(plan_table(plan))
+
+
+def print_removals(found: list[Any]) -> None:
+    """The project's stacks a `deploy --prune` removes (engine.prune.Orphan), after the plans."""
+    for orphan in found:
+        console.print(f"[bold]{escape(orphan.name)}[/] ({escape(orphan.info.name)}, {orphan.target.region})")
+        console.print(f"  [red]- remove[/] ({escape(orphan.reason)})", highlight=False)
 
 
 def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:

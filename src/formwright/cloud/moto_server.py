@@ -330,6 +330,9 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
         api.request.token = self._get_param("ClientRequestToken")
         api.request.change_set = change_set
+        api.request.deployment_mode = self._get_param("DeploymentMode") if change_set else None
+        api.request.import_existing = change_set and self._get_bool_param("ImportExistingResources", False)
+        api.request.resources_to_import = _resources_to_import(self) if change_set else None
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
             if self._get_param("ChangeSetType") is None:
@@ -344,8 +347,20 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         finally:
             api.request.capabilities = api.request.tags_given = api.request.token = None
             api.request.change_set = False
+            api.request.deployment_mode = api.request.import_existing = api.request.resources_to_import = None
 
     return handle
+
+
+def _resources_to_import(response: Any) -> dict[str, dict[str, str]]:
+    """CreateChangeSet's ResourcesToImport as {logical id: {identifier property: value}}."""
+    found: dict[str, dict[str, str]] = {}
+    for item in response._get_param("ResourcesToImport") or []:
+        identifier = item.get("ResourceIdentifier") or {}
+        if isinstance(identifier, list):  # the query protocol's map entries
+            identifier = {e.get("key"): e.get("value") for e in identifier}
+        found[str(item.get("LogicalResourceId"))] = {str(k): str(v) for k, v in identifier.items()}
+    return found
 
 
 def _patch_stack_views(models: Any) -> None:

@@ -96,6 +96,8 @@ class StackInfo:
     tags: dict[str, str] = field(default_factory=dict)
     termination_protection: bool = False
     updated: datetime | None = None
+    drift: str = ""  # the latest drift detection's StackDriftStatus (DriftInformation); "" never checked
+    drift_checked: datetime | None = None
 
     @classmethod
     def from_api(cls, data: dict[str, Any]) -> StackInfo:
@@ -116,6 +118,8 @@ class StackInfo:
             tags={t["Key"]: t["Value"] for t in data.get("Tags") or []},
             termination_protection=bool(data.get("EnableTerminationProtection")),
             updated=data.get("LastUpdatedTime") or data.get("CreationTime"),
+            drift=str((data.get("DriftInformation") or {}).get("StackDriftStatus") or ""),
+            drift_checked=(data.get("DriftInformation") or {}).get("LastCheckTimestamp"),
         )
 
     @property

@@ -62,6 +62,16 @@ def poll_client(target: Any) -> Any:
     return LazyClient(make)
 
 
+def cloudformation_of(target: Any, counter: CallCounter | None = None) -> CloudFormation:
+    """The engine's CloudFormation of a target, its waits at the target's cadence: the local cloud finishes
+    every operation synchronously (read at once there, one stack at a time); on AWS nothing is done at
+    once, and stacks waited on together share a listing."""
+    local = target.kind == "local"
+    cadence = Cadence(first=0.0 if local else Cadence.minimum)
+    return CloudFormation(target.client("cloudformation"), counter, poll_client=poll_client(target),
+                          cadence=cadence, shared_reads=not local)
+
+
 def cache_key(project: Project, target: Any) -> str:
     """The applied cache's folder: apart per environment, account, region and endpoint
     (`dev/aws-123456789012-eu-west-1-1a2b3c4d`)."""
@@ -80,7 +90,7 @@ class StackGroup:
 
     def __init__(self, project: Project, stacks: dict[str, Stack], target: Any, *, max_concurrency: int = 8,
                  progress: ProgressCallback = no_progress, counter: CallCounter | None = None,
-                 targets: Any = None) -> None:
+                 targets: Any = None, revert_drift: bool = False) -> None:
         if max_concurrency < 1:
             raise InputError("--max-concurrency must be at least 1")
         self.project = project
@@ -92,6 +102,7 @@ class StackGroup:
         self._runners: dict[int, StackRunner] = {}
         self._runners_lock = threading.Lock()
         self.targets = targets  # a cloud.session.Targets for stacks outside the selection (references)
+        self.revert_drift = revert_drift  # drift-aware change sets (deploy --revert-drift)
         check_output_references(stacks, project)
         self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
         for warning in self.warnings:
@@ -125,14 +136,10 @@ class StackGroup:
             return self._runners.get(id(target)) or self._make_runner(target)
 
     def _make_runner(self, target: Any) -> StackRunner:
-        # the local cloud finishes every operation synchronously: read at once there, and one stack
-        # at a time; on AWS nothing is done at once, and stacks waited on together share a listing
-        local = target.kind == "local"
-        cadence = Cadence(first=0.0 if local else Cadence.minimum)
-        cfn = CloudFormation(target.client("cloudformation"), self.counter,
-                             poll_client=poll_client(target), cadence=cadence, shared_reads=not local)
+        cfn = cloudformation_of(target, self.counter)
         cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
         runner = StackRunner(self.project, target, cfn, cache, self.progress)
+        runner.revert_drift = self.revert_drift
         self._runners[id(target)] = runner
         return runner
 

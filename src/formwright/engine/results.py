@@ -28,6 +28,7 @@ class PropertyChange:
     known: bool = False  # old and new were found (in the change set or the two processed templates)
     # why it changes when the template writes it the same: the stack's tags (Tags), or what it refers to
     via: str = ""
+    drifted: bool = False  # a drift-aware change set sets it back: old is the actual (drifted) value
 
 
 # Replacement from the Details when the change set leaves it out: the worst property decides
@@ -46,8 +47,8 @@ class ResourceChange:
 
     @property
     def symbol(self) -> str:
-        """`+`, `~` or `-`."""
-        return {"Add": "+", "Modify": "~", "Remove": "-"}.get(self.action, "?")
+        """`+`, `~`, `-` or `←` (import)."""
+        return {"Add": "+", "Modify": "~", "Remove": "-", "Import": "←"}.get(self.action, "?")
 
     @classmethod
     def from_change_set(cls, change: dict[str, Any]) -> ResourceChange:
@@ -66,6 +67,7 @@ class ResourceChange:
                 prop.requires_recreation = recreation
             if "BeforeValue" in target or "AfterValue" in target:
                 prop.old, prop.new, prop.known = target.get("BeforeValue"), target.get("AfterValue"), True
+            prop.drifted = prop.drifted or "Drift" in target
         replacement = rc.get("Replacement")
         if replacement not in ("True", "False", "Conditional"):
             worst = max((p.requires_recreation for p in details.values()), key=_rank, default="Never")

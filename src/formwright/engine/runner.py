@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 from formwright.cloud import local
 from formwright.cloud.errors import error_code, error_message, translate
 from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
+from formwright.engine.adopt import check_imports, resources_to_import, to_import
 from formwright.engine.cfn import (
     NO_CHANGES,
     CloudFormation,
@@ -30,6 +31,7 @@ from formwright.engine.cfn import (
     failure_reasons,
     is_no_change,
 )
+from formwright.engine.drift import drift_note, join_notes
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -91,6 +93,9 @@ class StackRunner:
         self.progress = progress
         self._bucket: str | None = None
         self._ensured: set[str] = set()
+        # deploy --revert-drift: change sets of existing stacks are drift-aware (DeploymentMode REVERT_DRIFT),
+        # so the drifted properties are set back; the applied cache cannot tell drift: every stack is planned
+        self.revert_drift = False
 
     # ---- inputs -------------------------------------------------------------------------------
     def prepare(self, stack: Stack, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> Prepared:
@@ -98,6 +103,8 @@ class StackRunner:
         parameters = stack.resolve_parameters(outputs, partial=partial)
         template, body = stack.processed(parameters, region=self.target.region)
         check_size(body, where=stack.name)
+        if getattr(stack.config, "imports", None):
+            check_imports(stack, template)  # CloudFormation's rules a template breaks alone: before any call
         digest = inputs_hash(body, parameters, stack.config.tags, stack.capabilities,
                              stack.config.termination_protection, options=deploy_options(stack))
         return Prepared(parameters, template, body, digest, stack.secret_parameters(template))
@@ -198,6 +205,7 @@ class StackRunner:
         Returns the plan, the change set id (None: no changes) and the id of the stack it is for."""
         create = info is None or info.status == "REVIEW_IN_PROGRESS"
         kind = "create" if create else "update"
+        wanted = to_import(self.cfn, stack, None if create else info, prep.template)
         name = f"formwright-{prep.hash[:12]}-{int(time.time() * 1000)}"
         kwargs: dict[str, Any] = {
             "StackName": stack.stack_name,
@@ -217,6 +225,14 @@ class StackRunner:
             kwargs["NotificationARNs"] = list(stack.config.notification_arns)
         if create and stack.config.on_failure:
             kwargs["OnStackFailure"] = ON_FAILURE[stack.config.on_failure]
+        if wanted:  # an IMPORT change set does nothing else
+            kind, kwargs["ChangeSetType"] = "import", "IMPORT"
+            kwargs["ResourcesToImport"] = resources_to_import(prep.template, wanted)
+            kwargs.pop("OnStackFailure", None)
+        elif self.revert_drift and not create:
+            kwargs["DeploymentMode"] = "REVERT_DRIFT"
+        if getattr(stack.config, "import_existing", False) and not wanted:
+            kwargs["ImportExistingResources"] = True
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
         plan.parameters = value_changes(
@@ -259,8 +275,10 @@ class StackRunner:
         prep = self.prepare(stack, outputs, partial=True)
         if UNKNOWN in prep.parameters.values():
             return self._plan_from_template(stack, info, prep)
-        if info is not None and info.settled_ok and self._unchanged(stack, info, prep):
-            return StackPlan(stack.name, stack.stack_name, "unchanged", note="same inputs as last applied")
+        if info is not None and info.settled_ok and not self.revert_drift \
+                and self._unchanged(stack, info, prep):
+            return StackPlan(stack.name, stack.stack_name, "unchanged",
+                             note=join_notes("same inputs as last applied", drift_note(info)))
         if info is not None and (info.in_progress or info.status in DEAD_ENDS or info.status in (
                 "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED", *FAILED_KEPT, "IMPORT_ROLLBACK_FAILED")):
             return StackPlan(stack.name, stack.stack_name, "unknown",
@@ -272,10 +290,12 @@ class StackRunner:
             plan.kind = "update" if plan.kind == "no changes" else plan.kind
         elif info is not None and info.termination_protection and stack.config.termination_protection is None:
             plan.note = "termination protection: on (set outside formwright; kept)"
+        if info is not None:
+            plan.note = join_notes(plan.note, drift_note(info))
         if change_set_id and not keep:
             self.cfn.delete_change_set(change_set_id)
             plan.change_set_id = None
-            if plan.kind == "create":
+            if info is None or info.status == "REVIEW_IN_PROGRESS":
                 self._drop_review_stack(stack)
         return plan
 
@@ -349,7 +369,8 @@ class StackRunner:
                 request_token: str | None = None) -> StackResult:
         prep = self.prepare(stack, outputs)
         info, listed = self.cfn.describe_known(stack.stack_name)
-        if not force and info is not None and info.settled_ok and self._unchanged(stack, info, prep):
+        if not force and not self.revert_drift and info is not None and info.settled_ok \
+                and self._unchanged(stack, info, prep):
             return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
         info, note = self.settle(stack, info)
         try:
@@ -378,7 +399,7 @@ class StackRunner:
         self.cfn.call("execute_change_set", ChangeSetName=change_set_id, ClientRequestToken=token, **extra)
         polls = OperationPolls(self.cfn, stack.name, phase, token, self.progress)
         final = self.cfn.wait_operation(stack_id, info, change_set_id=change_set_id, on_poll=polls)
-        if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
+        if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
             reasons = failure_reasons(self.cfn.operation_events(stack_id, token))
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack was deleted")
@@ -386,7 +407,7 @@ class StackRunner:
                                error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)
         self._protect(stack, final)
         self._remember(stack, final, prep)
-        outcome = "created" if plan.kind == "create" else "updated"
+        outcome = {"create": "created", "import": "imported"}.get(plan.kind, "updated")
         return StackResult(
             stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan
         )

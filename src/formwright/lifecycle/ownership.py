@@ -19,14 +19,11 @@ from botocore.exceptions import ClientError
 
 from formwright.engine.cfn import CloudFormation, StackInfo
 from formwright.errors import CloudError, InputError
+from formwright.model.owners import MAX_TAG_VALUE, TAG_ELEMENT, TAG_INSTANCE, TAG_PROJECT
 
-TAG_PROJECT = "formwright:project"
-TAG_INSTANCE = "formwright:instance"
-TAG_ELEMENT = "formwright:element"
 TAG_HOME = "formwright:home"
 TAG_SHARED = "formwright:shared"
 SHARER_PREFIX = "formwright:sharer:"  # + <home digest>:<instance> = home; one tag per instance using it
-MAX_TAG_VALUE = 256
 BULK = 10  # over this many names to check in a region, one listing of the stacks beats a describe each
 LIVE = [  # every stack status but DELETE_COMPLETE
     "CREATE_IN_PROGRESS", "CREATE_FAILED", "CREATE_COMPLETE", "ROLLBACK_IN_PROGRESS", "ROLLBACK_FAILED",

@@ -55,6 +55,11 @@ STACK_KEYS = {
     "immutable": "replace instead of update on upgrade",
     "description": "free text",
     "regions": "regions of a per-region stack: one stack per region",
+    "obsolete": "true: the stack is to be removed (`plan` lists it, `deploy --prune` deletes it); its "
+                "definition stays for reference",
+    "import": "existing resources to bring under the stack: {LogicalId: {IdentifierProperty: value}}",
+    "import_existing": "true: change sets import custom-named resources that already exist "
+                       "(ImportExistingResources)",
     "shared": "one stack for every instance of a multi-instance project (made with the first, removed "
               "with the last)",
     **TARGET_KEYS,

@@ -104,8 +104,33 @@ def load_project(
         project.stacks[stack_name] = stack
         if group is not None:
             project.groups.setdefault(group, []).append(stack_name)
+    set_obsolete_apart(project)
     check_references(project)
     return project
+
+
+def set_obsolete_apart(project: Project) -> None:
+    """Move `obsolete: true` stacks out of the stacks to deploy (into `project.obsolete`); a stack that
+    still reads one (`!ref`, `depends_on`) is refused at that line."""
+    obsolete = {name for name, stack in project.stacks.items() if stack.obsolete}
+    for stack in project.stacks.values():
+        if stack.name in obsolete:
+            continue
+        for ref in stack.references():
+            if ref.base in obsolete:
+                raise ProjectError(f"{ref} reads stack '{ref.base}', which is `obsolete: true` "
+                                   "(to be removed)", file=project.file, line=ref.line,
+                                   hint=f"stop reading it first, or drop `obsolete` from '{ref.base}'")
+        for dep in stack.depends_on:
+            if dep in obsolete:
+                raise ProjectError(f"stack '{stack.name}' depends on stack '{dep}', which is "
+                                   "`obsolete: true` (to be removed)", file=project.file,
+                                   line=stack.depends_lines.get(dep),
+                                   hint=f"remove it from depends_on, or drop `obsolete` from '{dep}'")
+    for name in obsolete:
+        project.obsolete[name] = project.stacks.pop(name)
+    for group, members in project.groups.items():
+        project.groups[group] = [m for m in members if m not in obsolete]
 
 
 def read_project_file(path: Path) -> Any:

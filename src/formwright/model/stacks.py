@@ -18,6 +18,7 @@ from formwright.model.keys import (
     check_keys,
     did_you_mean,
 )
+from formwright.model.owners import stack_tags
 from formwright.model.references import OutputRef
 from formwright.model.render import Renderer
 from formwright.model.targets import read_spec
@@ -128,7 +129,8 @@ def load_stack(
         stack.parameter_lines[key] = pline or line or 1
         stack.parameters[key] = _parameter_value(value, renderer, file, pline)
     stack.tags = {**project.tags, **string_map(renderer.render(body.get("tags"), body.line_of("tags")),
-                                                file, body.line_of("tags"), "tags")}
+                                                file, body.line_of("tags"), "tags"),
+                  **stack_tags(project.name, name, project.environment)}  # ownership: never overridden
     depends = body.get("depends_on") or []
     if isinstance(depends, str):
         depends = [depends]
@@ -157,11 +159,35 @@ def load_stack(
     for key, value in options.items():
         setattr(stack, key, value)
     stack.immutable = _flag(body, "immutable", renderer, file)
+    stack.obsolete = _flag(body, "obsolete", renderer, file)
+    stack.import_existing = _flag(body, "import_existing", renderer, file)
+    stack.imports = _imports(body, renderer, file)
     stack.extra = {k: body[k] for k in ("triggers", "regions", "description", "shared") if k in body}
     stack.target = read_spec(body, renderer.render, file).over(project.target)
     stack.regions = _regions(renderer.render(body.get("regions"), body.line_of("regions")), file,
                              body.line_of("regions"))
     return stack
+
+
+def _imports(body: Mapping, renderer: Renderer, file: str) -> dict[str, dict[str, str]]:
+    """`import: {LogicalId: {IdentifierProperty: value}}`, each value text."""
+    value = body.get("import")
+    if value is None:
+        return {}
+    line = body.line_of("import")
+    hint = "import: {Bucket: {BucketName: my-existing-bucket}}"
+    if not isinstance(value, Mapping) or not value:
+        raise ProjectError("`import` must map logical ids to their identifiers", file=file, line=line,
+                           hint=hint)
+    found = {}
+    for logical, identifiers in value.items():
+        where = value.line_of(logical) or line
+        if not isinstance(identifiers, Mapping) or not identifiers:
+            raise ProjectError(f"`import` of {logical} must map identifier properties to values", file=file,
+                               line=where, hint=hint)
+        found[str(logical)] = string_map(renderer.render(identifiers, where), file, where,
+                                         f"import.{logical}")
+    return found
 
 
 def _regions(value: Any, file: str, line: int | None) -> list[str] | None:

@@ -71,6 +71,9 @@ class StackConfig(Node):
         self.regions: list[str] | None = None  # `regions: [...]`: one stack per region
         self.definition = name  # the name written in the file (`app` for its copy `app@eu-west-1`)
         self.named = False  # True when `stack_name` was written (not the default)
+        self.obsolete = False  # `obsolete: true`: to be removed by `deploy --prune`
+        self.imports: dict[str, dict[str, str]] = {}  # `import:` logical id -> identifier properties
+        self.import_existing = False  # `import_existing: true`: ImportExistingResources on change sets
 
     @property
     def project(self) -> Project:
@@ -111,6 +114,7 @@ class Project(Node):
         self.variables: dict[str, Any] = {}  # what {{ var.K }} sees
         self.target = TargetSpec()  # the project-level target keys
         self.groups: dict[str, list[str]] = {}  # group name -> its stacks
+        self.obsolete: dict[str, StackConfig] = {}  # `obsolete: true` stacks, kept out of `stacks`
 
     @property
     def build_dir(self) -> Path:

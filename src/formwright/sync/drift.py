@@ -10,6 +10,7 @@ from botocore.parsers import ResponseParserError
 
 from formwright.cloud.errors import error_code, translate
 from formwright.engine.cfn import CloudFormation, StackInfo
+from formwright.engine.drift import drifted_resources
 from formwright.sync.objects import StackObject
 from formwright.sync.passes import PassSteps
 from formwright.sync.status_store import Status
@@ -67,10 +68,7 @@ class DriftSteps(PassSteps):
         if result.get("StackDriftStatus") != "DRIFTED":
             st.drift = "IN_SYNC"
             return None
-        drifts = self.cfn.call("describe_stack_resource_drifts", StackName=stack_name,
-                               StackResourceDriftStatusFilters=["MODIFIED", "DELETED"]).get(
-                                   "StackResourceDrifts", [])
-        items = ", ".join(f"{d.get('LogicalResourceId')} {d.get('StackResourceDriftStatus')}" for d in drifts)
+        items = ", ".join(f"{d.logical_id} {d.status}" for d in drifted_resources(self.cfn, stack_name))
         st.drift = f"DRIFTED: {items or 'resources differ from the template'}"
         if obj.spec.drift_correction:
             st.correction = result.get("StackDriftDetectionId", str(int(time.time())))[-12:]

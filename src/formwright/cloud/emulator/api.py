@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks
+from formwright.cloud.emulator import checks, import_changes, revert_drift
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
 from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
@@ -104,6 +104,10 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
         if error:
             raise validation_error(message=error)
     existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
+    importing = change_set_type == "IMPORT"
+    if importing:  # into the stack as it is, or a new one (moto knows only CREATE and UPDATE)
+        change_set_type = "UPDATE" if existing is not None and existing.status != "REVIEW_IN_PROGRESS" \
+            else "CREATE"
     if existing is not None and change_set_type == "UPDATE" and getattr(request, "tags_given", None) is False:
         # "If you don't specify this parameter, CloudFormation doesn't modify the stack's tags"
         # (UpdateStack, AWS CloudFormation API Reference; a change set's Tags alike)
@@ -127,6 +131,10 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
             else None
     except (ParameterError, TemplateError) as err:
         raise validation_error(message=str(err)) from None
+    wanted = dict(getattr(request, "resources_to_import", None) or {})
+    problem = import_changes.check_import(new, old, wanted) if importing else None
+    if problem:
+        raise validation_error(message=problem)
     change_set_id, stack_id = original(backend, stack_name, change_set_name, template, parameters,
                                        description, change_set_type, notification_arns, tags, role_arn)
     change_set = backend.change_sets[change_set_id]
@@ -134,10 +142,21 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
+    change_set.fw_revert = getattr(request, "deployment_mode", None) == revert_drift.MODE and old is not None
+    if change_set.fw_revert:
+        computed = revert_drift.revert(stack, new, computed)
+    found: dict[str, Any] = {}
+    taken = None
+    if importing:
+        computed, found, taken = import_changes.import_changes(backend, new, wanted)
+        change_set.change_set_type = "IMPORT"
+    elif getattr(request, "import_existing", False):
+        computed, found, taken = import_changes.existing(backend, new, computed)
     change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
+    change_set.fw_found = found
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
-    reason = _failure(new, computed, stub)
+    reason = taken or _failure(new, computed, stub)
     if reason is None and old is not None and not computed and old.template == body \
             and old.echoed == echoed and dict(stack.tags or {}) == tags:
         reason = NO_CHANGES
@@ -176,6 +195,8 @@ def _change(entry: dict[str, Any]) -> Any:
     change.policy_action = entry.get("PolicyAction")
     change.scope = entry.get("Scope") or []
     change.details = entry.get("Details") or []
+    if entry.get("ResourceDriftStatus"):
+        change.resource_drift_status = entry["ResourceDriftStatus"]
     return change
 
 
@@ -197,6 +218,10 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
     Execution(backend, change_set).run()
+    if getattr(change_set, "fw_revert", False) and stack.status == "UPDATE_COMPLETE":
+        from formwright.cloud.emulator.drift import detect
+
+        detect(backend, stack)  # "drift-aware change sets reset the drift status" of what they set back
     if change_set.change_set_type == "UPDATE":
         stack.last_updated_time = utcnow()
     for other in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id

@@ -76,7 +76,7 @@ def _symbolic(value: dict[str, Any]) -> bool:
                                                      "Fn::Split", "Fn::ImportValue", "Fn::Base64")
 
 
-def _recreation(resource_type: str, path: tuple[str, ...]) -> str:
+def recreation(resource_type: str, path: tuple[str, ...]) -> str:
     for create in schemas.create_only(resource_type):
         depth = min(len(create), len(path))
         if create[:depth] == path[:depth]:
@@ -176,7 +176,7 @@ def _static_details(logical: str, old: Desired, new: Desired, old_tags: dict[str
             attribute, prop, needs = "Tags", None, "Never"
         else:
             paths = changed_paths(old_props.get(name), new_props.get(name), (name,))
-            needs = "Always" if any(_recreation(kind, p) == "Always" for p in paths) else "Never"
+            needs = "Always" if any(recreation(kind, p) == "Always" for p in paths) else "Never"
             attribute, prop = "Properties", name
         causes = []
         if name in old_raw and old_raw.get(name) == new_raw.get(name):
@@ -230,7 +230,7 @@ def _dynamic_details(entry: dict[str, Any], replaced: set[str], modified: set[st
             if attribute is not None and target not in modified:
                 continue
             # RequiresRecreation is the property's update behaviour; being Dynamic makes it Conditional
-            found.append(_detail("Properties", name, _recreation(kind, (name,)), "Dynamic",
+            found.append(_detail("Properties", name, recreation(kind, (name,)), "Dynamic",
                                  "ResourceReference" if attribute is None else "ResourceAttribute",
                                  target if attribute is None else f"{target}.{attribute}"))
     return found

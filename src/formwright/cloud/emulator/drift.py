@@ -221,6 +221,11 @@ def detect(backend: Any, stack: Any) -> dict[str, Any]:
     detection = {"StackId": stack.stack_id, "StackDriftDetectionId": str(uuid.uuid4()),
                  "StackDriftStatus": "DRIFTED" if drifted else "IN_SYNC",
                  "DetectionStatus": "DETECTION_COMPLETE", "DriftedStackResourceCount": drifted}
+    from moto.core.utils import utcnow
+
+    # DescribeStacks' DriftInformation: the latest detection's, until the next one
+    stack.drift_information = {"StackDriftStatus": detection["StackDriftStatus"],
+                               "LastCheckTimestamp": utcnow()}
     detections = getattr(backend, "fw_drift_detections", None)
     if detections is None:
         detections = backend.fw_drift_detections = {}

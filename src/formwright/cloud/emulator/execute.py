@@ -21,6 +21,7 @@ from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
 from formwright.cloud.emulator.policy import denial
 from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, references
+from formwright.cloud.emulator.revert_drift import reverted
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -84,6 +85,8 @@ class Execution:
         self.record = record(self.stack)
         self.new: Desired = change_set.fw_desired
         self.creating = change_set.change_set_type == "CREATE"
+        self.importing = change_set.change_set_type == "IMPORT"
+        self.found: dict[str, Any] = getattr(change_set, "fw_found", None) or {}  # imported resources
         self.account, self.region = self.stack.account_id, self.stack.region_name
         self.parsed_before = dict(self.rmap._parsed_resources)
         self.props_before = copy.deepcopy(self.record.props)
@@ -125,7 +128,7 @@ class Execution:
     def run(self) -> None:
         """Execute; on failure roll back. The stack ends in a settled status either way."""
         stack = self.stack
-        status = "CREATE" if self.creating else "UPDATE"
+        status = "IMPORT" if self.importing else "CREATE" if self.creating else "UPDATE"
         stack.status = f"{status}_IN_PROGRESS"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
         changes = {c.logical_resource_id: c for c in self.change_set.changes}
@@ -140,6 +143,8 @@ class Execution:
                     self._create(logical)
                 elif change.action == "Modify":
                     self._modify(logical, change)
+                elif change.action == "Import":
+                    self._import(logical)
             for change in self.change_set.changes:
                 if change.action == "Remove":
                     name = change.logical_resource_id
@@ -202,6 +207,17 @@ class Execution:
             reason = "Signal stubbed by the local cloud (local_cloud.stub): no cfn-signal was received"
         event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
 
+    def _import(self, logical: str) -> None:
+        """Take the existing resource found when the change set was made (never created)."""
+        kind = str(self.new.resources[logical]["Type"])
+        obj = self.found[logical]
+        event(self.stack, logical, res.physical_id(obj), kind, "IMPORT_IN_PROGRESS")
+        obj.logical_resource_id = logical  # as moto's parsing sets it on what it creates
+        self.rmap._parsed_resources[logical] = obj
+        self.record.props[logical] = self._live_props(logical)
+        self.done.append(("import", logical, None))  # a rollback forgets it, and never deletes it
+        event(self.stack, logical, res.physical_id(obj), kind, "IMPORT_COMPLETE")
+
     def _modify(self, logical: str, change: Any) -> None:
         entry = self.new.resources[logical]
         kind = str(entry["Type"])
@@ -209,6 +225,7 @@ class Execution:
         props = self._live_props(logical)
         before = self.record.props.get(logical, {})
         names = {n for n in set(props) | set(before) if props.get(n) != before.get(n)}
+        names |= reverted(change)  # a drift-aware change set sets drifted properties back
         static_replace = change.replacement == "True"
         dynamic_replace = change.replacement == "Conditional" and any(
             d["Target"].get("RequiresRecreation") in ("Always", "Conditionally")
@@ -321,7 +338,7 @@ class Execution:
     # ---- endings -----------------------------------------------------------------------------
     def _commit(self, outputs: list[dict[str, Any]]) -> None:
         stack, backend = self.stack, self.backend
-        status = "CREATE" if self.creating else "UPDATE"
+        status = "IMPORT" if self.importing else "CREATE" if self.creating else "UPDATE"
         stack.template, stack.template_dict = self.change_set.template, self.new.template
         stack.parameters = dict(self.change_set.parameters or {})
         stack.tags = dict(self.change_set.fw_tags or {})
@@ -379,7 +396,8 @@ class Execution:
                       "Rollback requested by user.")
         else:
             reason = str(failure)
-        rolling = "ROLLBACK_IN_PROGRESS" if self.creating else "UPDATE_ROLLBACK_IN_PROGRESS"
+        rolling = "IMPORT_ROLLBACK_IN_PROGRESS" if self.importing else \
+            "ROLLBACK_IN_PROGRESS" if self.creating else "UPDATE_ROLLBACK_IN_PROGRESS"
         stack.status = rolling
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", rolling, reason)
         for action, logical, old in reversed(self.done):
@@ -398,7 +416,9 @@ class Execution:
          self.record.desired, self.record.outputs, stack.tags) = self.before
         self.rmap._parsed_resources = dict(self.parsed_before)
         self.record.props = self.props_before
-        if self.creating:
+        if self.importing:
+            stack.status = "IMPORT_ROLLBACK_COMPLETE"
+        elif self.creating:
             stack.status = "ROLLBACK_COMPLETE"
         else:
             stack.status = "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"
