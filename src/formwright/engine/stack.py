@@ -11,6 +11,7 @@ import hashlib
 import logging
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ class Stack:
     fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
     extra_capabilities: list[str] = field(default_factory=list)
     target: Any = None  # the stack's own Target (region, account, credentials); None: the group's
+    artifacts: list[Any] = field(default_factory=list)  # formwright.packaging.Artifact: uploaded before use
+    nested: list[Any] = field(default_factory=list)  # formwright.packaging NestedTemplate: linted, built
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -164,7 +167,14 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
     from formwright.macros import MacroRegistry, needs_auto_expand
 
     stacks: dict[str, Stack] = {}
-    registry = None
+    built: list[Any] = []
+
+    def registry() -> Any:  # the project's macro registry, built on first need
+        if not built:
+            built.append(MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,
+                                             macros_dir=macros_dir))
+        return built[0]
+
     secrets = GeneratedSecrets(project.state_dir)
     for name, config in project.stacks.items():
         if only and name not in only:
@@ -175,6 +185,8 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         build_dir = project.build_dir / name
         fixed: dict[str, str] = {}
         extra_caps: list[str] = []
+        artifacts: list[Any] = []
+        nested: list[Any] = []
         if config.tosca is not None:
             from formwright.transform.cloudformation import prepare_stack
 
@@ -193,6 +205,9 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         else:
             assert config.template is not None
             original, source = load(config.template), str(config.template)
+            packaged = package_stack(project, config, original, target=target, remote_macros=remote_macros,
+                                     registry=registry)
+            original, artifacts, nested = packaged.template, packaged.artifacts, packaged.nested
         stack = Stack(
             config,
             original,
@@ -203,17 +218,44 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             remote_macros=remote_macros,
             account_id=account_id,
             target=target,
+            artifacts=artifacts,
+            nested=nested,
         )
         if needs_auto_expand(original):
-            if registry is None:
-                registry = MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,
-                                               macros_dir=macros_dir)
             if not remote_macros:
-                registry.register_template_macros(original, Path(source).parent)
-            stack.macros = registry
+                registry().register_template_macros(original, Path(source).parent)
+            stack.macros = registry()
         check_parameters(stack, project)
         stacks[name] = stack
     return stacks
+
+
+def package_stack(project: Project, config: StackConfig, original: dict[str, Any], *, target: Any,
+                  remote_macros: bool, registry: Callable[[], Any]) -> Any:
+    """The stack's template with its local artifacts and nested templates packaged (formwright.packaging):
+    in the stack's `artifact_bucket`, else the managed bucket. Nested templates with macros are expanded
+    as their parent is (locally, unless `remote_macros`)."""
+    from formwright.macros import expand, needs_auto_expand
+    from formwright.packaging import package_template
+
+    region = target.region if target is not None else config.target.region or project.region or "us-east-1"
+    account_id = target.account_id() if target is not None else "123456789012"
+
+    def expand_nested(template: dict[str, Any], file: Path, values: dict[str, str]) -> dict[str, Any]:
+        if remote_macros or not needs_auto_expand(template):
+            return template
+        macros = registry()
+        macros.register_template_macros(template, file.parent)
+        s3 = target.client("s3") if target is not None else None
+        return expand(template, registry=macros, parameter_values=values, region=region,
+                      account_id=account_id,
+                      s3_client=s3, file=str(file), base_dir=file.parent)
+
+    assert config.template is not None
+    return package_template(original, Path(config.template), root=project.directory,
+                            bucket=config.artifact_bucket or managed_bucket_name(target, project),
+                            region=region,
+                            prefix=project.name, expand=expand_nested, include_locations=remote_macros)
 
 
 def check_parameters(stack: Stack, project: Project) -> None:

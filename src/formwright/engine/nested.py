@@ -1,0 +1,69 @@
+"""Nested stacks in a plan: each nested stack's resource changes under its parent, as `Network/Subnet`.
+
+A change set made with IncludeNestedStacks has, for each nested stack it changes, a change set of its own
+whose id is the parent change's `ResourceChange.ChangeSetId` (CreateChangeSet, "IncludeNestedStacks";
+"Change sets for nested stacks" in the CloudFormation User Guide): it is read, recursively. A nested
+stack the change set adds and names no change set for is listed from its packaged template (every
+resource an Add).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from formwright.engine.results import ResourceChange
+
+NESTED = "AWS::CloudFormation::Stack"
+
+
+def nested_stacks(template: Any) -> bool:
+    """True when the template has an AWS::CloudFormation::Stack resource."""
+    resources = template.get("Resources") if isinstance(template, dict) else None
+    return isinstance(resources, dict) and any(
+        isinstance(body, dict) and body.get("Type") == NESTED for body in resources.values())
+
+
+def nested_changes(cfn: Any, desc: dict[str, Any], template: Any, nested: list[Any],
+                   prefix: str = "") -> list[ResourceChange]:
+    """The change set's resource changes, each nested stack's own following it with its path as prefix."""
+    out: list[ResourceChange] = []
+    for change in desc.get("Changes") or []:
+        if change.get("Type") != "Resource":
+            continue
+        row = ResourceChange.from_change_set(change)
+        logical = row.logical_id
+        row.logical_id = f"{prefix}{logical}"
+        out.append(row)
+        if row.resource_type != NESTED:
+            continue
+        child_template = _nested_template(template, logical, nested)
+        child_id = (change.get("ResourceChange") or {}).get("ChangeSetId")
+        if child_id:
+            child = cfn.describe_change_set(child_id)
+            out.extend(nested_changes(cfn, child, child_template, nested, f"{row.logical_id}/"))
+        elif row.action == "Add" and child_template is not None:
+            out.extend(_all_added(child_template, nested, f"{row.logical_id}/"))
+    return out
+
+
+def _all_added(template: dict[str, Any], nested: list[Any], prefix: str) -> list[ResourceChange]:
+    out: list[ResourceChange] = []
+    for logical, body in (template.get("Resources") or {}).items():
+        if not isinstance(body, dict):
+            continue
+        out.append(ResourceChange("Add", f"{prefix}{logical}", str(body.get("Type", ""))))
+        child = _nested_template(template, logical, nested) if body.get("Type") == NESTED else None
+        if child is not None:
+            out.extend(_all_added(child, nested, f"{prefix}{logical}/"))
+    return out
+
+
+def _nested_template(template: Any, logical: str, nested: list[Any]) -> dict[str, Any] | None:
+    """The packaged template a nested stack resource names (by its TemplateURL's key), if formwright
+    packaged it."""
+    resources = template.get("Resources") if isinstance(template, dict) else None
+    body = resources.get(logical) if isinstance(resources, dict) else None
+    url = ((body or {}).get("Properties") or {}).get("TemplateURL") if isinstance(body, dict) else None
+    if not isinstance(url, str):
+        return None
+    return next((n.template for n in nested if url.endswith("/" + n.key)), None)
