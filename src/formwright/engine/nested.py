@@ -67,3 +67,38 @@ def _nested_template(template: Any, logical: str, nested: list[Any]) -> dict[str
     if not isinstance(url, str):
         return None
     return next((n.template for n in nested if url.endswith("/" + n.key)), None)
+
+
+def deep_failure_reasons(cfn: Any, events: list[dict[str, Any]], prefix: str = "",
+                         depth: int = 0) -> list[str]:
+    """`failure_reasons` of the events, a failed nested stack's own reasons in place of CloudFormation's
+    "Embedded stack … was not successfully created/updated": its events are read, down to the resource
+    that failed (`Network/Leaf/Queue: reason`)."""
+    from formwright.engine.cfn import failure_reasons
+
+    reasons: list[str] = []
+    followed: set[str] = set()
+    # a failed event may carry no physical id (the stack's id is on the resource's other events)
+    known = {e.get("LogicalResourceId"): e.get("PhysicalResourceId") for e in reversed(events)
+             if e.get("PhysicalResourceId")}
+    for event in reversed(events):
+        physical = str(event.get("PhysicalResourceId") or known.get(event.get("LogicalResourceId")) or "")
+        failed = str(event.get("ResourceStatus", "")).endswith("_FAILED")
+        nested = (event.get("ResourceType") == NESTED and physical.startswith("arn:")
+                  and physical != event.get("StackId") and failed)
+        if nested and depth < 10:
+            if physical in followed:
+                continue
+            followed.add(physical)
+            path = f"{prefix}{event.get('LogicalResourceId')}/"
+            inner = deep_failure_reasons(cfn, cfn.operation_events(physical), path, depth + 1)
+            if inner:
+                reasons.extend(inner)
+                continue
+        for reason in failure_reasons([event]):
+            if prefix and physical == event.get("StackId"):  # the nested stack's own reason: its path
+                reason = f"{prefix.rstrip('/')}: {reason.split(': ', 1)[1]}"
+            else:
+                reason = f"{prefix}{reason}"
+            reasons.append(reason)
+    return reasons

@@ -30,7 +30,7 @@ from formwright.engine.cfn import (
     failure_reasons,
     is_no_change,
 )
-from formwright.engine.nested import nested_changes, nested_stacks
+from formwright.engine.nested import deep_failure_reasons, nested_changes, nested_stacks
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -401,7 +401,7 @@ class StackRunner:
         final = self.cfn.wait_operation(stack_id, info, change_set_id=change_set_id, on_poll=polls)
         if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
-            reasons = failure_reasons(self.cfn.operation_events(stack_id, token))
+            reasons = deep_failure_reasons(self.cfn, self.cfn.operation_events(stack_id, token))
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack was deleted")
             return StackResult(stack.name, stack.stack_name, "failed", status,
                                error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks
+from formwright.cloud.emulator import checks, nested
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
 from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
@@ -144,6 +144,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     change_set.status = "FAILED" if reason else "CREATE_COMPLETE"
     change_set.execution_status = "UNAVAILABLE" if reason else "AVAILABLE"
     change_set.status_reason = reason
+    if reason is None and getattr(request, "include_nested", False):
+        nested.make_nested(backend, change_set, new, NO_CHANGES)
     return change_set_id, stack_id
 
 
