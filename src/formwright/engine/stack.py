@@ -25,6 +25,7 @@ from formwright.template import dump_json, load, plain
 log = logging.getLogger("formwright")
 
 UNKNOWN = "(known after apply)"
+LOCAL_ACCOUNT = "123456789012"  # the local cloud's (moto's) one account
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Stack:
     target: Any = None  # the stack's own Target (region, account, credentials); None: the group's
     artifacts: list[Any] = field(default_factory=list)  # formwright.packaging.Artifact: uploaded before use
     nested: list[Any] = field(default_factory=list)  # formwright.packaging NestedTemplate: linted, built
+    packaged_bucket: str | None = None  # the bucket the packaged template names (None: no artifacts)
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -181,12 +183,13 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             continue
         if targets is not None:
             target = targets.get(config.target)
-        account_id = target.account_id() if target is not None else "123456789012"
+        account_id = target.account_id() if target is not None else LOCAL_ACCOUNT
         build_dir = project.build_dir / name
         fixed: dict[str, str] = {}
         extra_caps: list[str] = []
         artifacts: list[Any] = []
         nested: list[Any] = []
+        packaged_bucket = None
         if config.tosca is not None:
             from formwright.transform.cloudformation import prepare_stack
 
@@ -208,6 +211,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             packaged = package_stack(project, config, original, target=target, remote_macros=remote_macros,
                                      registry=registry)
             original, artifacts, nested = packaged.template, packaged.artifacts, packaged.nested
+            packaged_bucket = packaged.bucket
         stack = Stack(
             config,
             original,
@@ -220,6 +224,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             target=target,
             artifacts=artifacts,
             nested=nested,
+            packaged_bucket=packaged_bucket,
         )
         if needs_auto_expand(original):
             if not remote_macros:
@@ -239,11 +244,11 @@ def package_stack(project: Project, config: StackConfig, original: dict[str, Any
     from formwright.packaging import package_template
 
     region = target.region if target is not None else config.target.region or project.region or "us-east-1"
-    account_id = target.account_id() if target is not None else "123456789012"
 
     def expand_nested(template: dict[str, Any], file: Path, values: dict[str, str]) -> dict[str, Any]:
         if remote_macros or not needs_auto_expand(template):
             return template
+        account_id = target.account_id() if target is not None else LOCAL_ACCOUNT
         macros = registry()
         macros.register_template_macros(template, file.parent)
         s3 = target.client("s3") if target is not None else None
@@ -253,7 +258,7 @@ def package_stack(project: Project, config: StackConfig, original: dict[str, Any
 
     assert config.template is not None
     return package_template(original, Path(config.template), root=project.directory,
-                            bucket=config.artifact_bucket or managed_bucket_name(target, project),
+                            bucket=config.artifact_bucket or (lambda: managed_bucket_name(target, project)),
                             region=region,
                             prefix=project.name, expand=expand_nested, include_locations=remote_macros)
 
@@ -290,7 +295,9 @@ def check_output_references(stacks: dict[str, Stack], project: Project) -> None:
 
 
 def managed_bucket_name(target: Any, project: Project) -> str:
-    """The S3 bucket formwright manages on the target for large templates and artifacts."""
+    """The S3 bucket formwright manages on the target for large templates and artifacts. Offline (no
+    target: validate, build) the account is the project's pinned `account:`, else the local cloud's."""
     region = getattr(target, "region", None) or project.region or "us-east-1"
-    account = target.account_id() if target is not None else "000000000000"
+    offline = project.target.account or LOCAL_ACCOUNT
+    account = target.account_id() if target is not None else offline
     return f"formwright-{account}-{region}"

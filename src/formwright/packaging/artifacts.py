@@ -56,6 +56,7 @@ class Packaged:
     artifacts: list[Artifact] = field(default_factory=list)
     nested: list[NestedTemplate] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    bucket: str | None = None  # where the artifacts go (None: there are none)
 
     @property
     def changed(self) -> bool:

@@ -34,10 +34,10 @@ Expander = Callable[[dict[str, Any], Path, dict[str, str]], dict[str, Any]]
 class Packager:
     """Packages templates for one bucket; artifacts of every template it packaged are kept once each."""
 
-    def __init__(self, *, root: Path, bucket: str, region: str, prefix: str = "",
+    def __init__(self, *, root: Path, bucket: str | Callable[[], str], region: str, prefix: str = "",
                  expand: Expander | None = None, include_locations: bool = True) -> None:
         self.root = Path(root).resolve()
-        self.bucket = bucket
+        self._bucket = bucket  # a name, or how to learn it (asked only once an artifact needs it)
         self.region = region
         self.prefix = prefix
         self.expand = expand  # nested templates with macros are expanded as their parent is
@@ -46,6 +46,13 @@ class Packager:
         self.nested: list[NestedTemplate] = []
         self.warnings: list[str] = []
         self._visiting: list[Path] = []
+
+    @property
+    def bucket(self) -> str:
+        """The artifact bucket's name."""
+        if callable(self._bucket):
+            self._bucket = self._bucket()
+        return self._bucket
 
     # ---- entry points ---------------------------------------------------------------------------------
     def package(self, template: dict[str, Any], file: Path) -> Packaged:
@@ -56,7 +63,8 @@ class Packager:
             packaged = self._package(template, file)
         finally:
             self._visiting.pop()
-        return Packaged(packaged, list(self.artifacts.values()), list(self.nested), list(self.warnings))
+        return Packaged(packaged, list(self.artifacts.values()), list(self.nested), list(self.warnings),
+                    self.bucket if self.artifacts else None)
 
     def _package(self, template: dict[str, Any], file: Path) -> dict[str, Any]:
         rain.apply(template, file, self)
@@ -282,7 +290,8 @@ def _node_dependencies(path: Path) -> bool:
     return isinstance(data, dict) and bool(data.get("dependencies"))
 
 
-def package_template(template: dict[str, Any], file: Path, *, root: Path, bucket: str, region: str,
+def package_template(template: dict[str, Any], file: Path, *, root: Path, bucket: str | Callable[[], str],
+                     region: str,
                      prefix: str = "", expand: Expander | None = None,
                      include_locations: bool = True) -> Packaged:
     """Package one template (see `Packager`)."""
