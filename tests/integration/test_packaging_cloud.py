@@ -179,6 +179,10 @@ def test_a_failed_nested_stack_is_reported_down_to_its_own_reason(tree: Path, ru
     # not CloudFormation's "Embedded stack … was not successfully updated": the leaf's own reason
     assert "Network/Leaf: Export with name taken is already exported by stack tree-other" in error
     assert "Embedded stack" not in error
+    events = run_cli("events", str(tree), "-s", "app", "-n", "30", "--output", "json")
+    assert events.code == 0, events.out + events.err
+    rows = events.json()["events"]
+    assert any(r["stack"] == "app/Network/Leaf" and "already exported" in r["reason"] for r in rows)
 
 
 def test_bad_paths_stop_before_any_cloud_write(tmp_path: Path, run_cli, cloud) -> None:
