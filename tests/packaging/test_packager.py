@@ -269,3 +269,18 @@ Resources:
     assert "py/requirements.txt lists dependencies" in py and "pip install -r requirements.txt -t py" in py
     assert "does not install dependencies" in py and py.startswith(f"{tmp_path / 'template.yaml'}:2:")
     assert "node/package.json" in node and "npm install" in node
+
+
+def test_under_the_sandbox_a_path_must_stay_in_the_repository(tmp_path: Path) -> None:
+    from formwright.sandbox import Sandbox, SandboxError, confined
+
+    repo = tmp_path / "repo"
+    write(tmp_path / "shared" / "app.py", "X = 1\n")
+    write(repo / "template.yaml", """\
+Resources:
+  F: {Type: AWS::Serverless::Function, Properties: {CodeUri: ../shared, Handler: a.h, Runtime: python3.12}}
+""")
+    # the project (tmp_path) holds the folder, the synced repository does not: the sandbox refuses it
+    with confined(Sandbox(repo)), pytest.raises(SandboxError, match="outside the checkout"):
+        package_template(load(repo / "template.yaml"), repo / "template.yaml", root=tmp_path, bucket=BUCKET,
+                         region="us-east-1")
