@@ -264,3 +264,30 @@ Outputs:
     assert outputs["Motd"] == "hello from rain"
     attrs = cloud.client("sqs").get_queue_attributes(QueueUrl=outputs["Queue"], AttributeNames=["All"])
     assert attrs["Attributes"]["VisibilityTimeout"] == "40"
+
+
+def test_a_nested_sam_template_is_expanded_as_its_parent_and_validate_lints_it(tmp_path: Path, run_cli,
+                                                                              cloud) -> None:
+    root = tmp_path / "nestedsam"
+    write(root / "formwright.yaml", "name: nestedsam\nstacks:\n  app:\n    template: app.yaml\n"
+                                    "    capabilities: [CAPABILITY_IAM, CAPABILITY_AUTO_EXPAND]\n")
+    write(root / "app.yaml", "Resources:\n  Fns:\n    Type: AWS::CloudFormation::Stack\n"
+                             "    Properties: {TemplateURL: fns/fns.yaml}\n")
+    write(root / "fns" / "fns.yaml", "Transform: AWS::Serverless-2016-10-31\nResources:\n  Hello:\n"
+                                     "    Type: AWS::Serverless::Function\n"
+                                     "    Properties: {CodeUri: code/, Handler: app.handler, Runtime: python3.12}\n")
+    write(root / "fns" / "code" / "app.py", "def handler(event, context):\n    return 1\n")
+    assert run_cli("validate", str(root)).code == 0
+    # the local cloud runs no transform: the nested template must arrive expanded, its code uploaded
+    deployed = run_cli("deploy", str(root), "-y", "--output", "json")
+    assert deployed.code == 0, deployed.out + deployed.err
+    rows = {r["logical_id"] for r in deployed.json()["stacks"]["app"]["plan"]["resources"]}
+    assert {"Fns", "Fns/Hello", "Fns/HelloRole"} <= rows
+    assert len(cloud.client("lambda").list_functions()["Functions"]) == 1
+
+    write(root / "fns" / "fns.yaml", "Transform: AWS::Serverless-2016-10-31\nResources:\n  Hello:\n"
+                                     "    Type: AWS::Serverless::Function\n"
+                                     "    Properties: {CodeUri: code/, Handler: app.handler, Runtime: 3}\n")
+    linted = run_cli("validate", str(root))
+    assert linted.code == 2
+    assert f"{root / 'fns' / 'fns.yaml'}:5" in linted.err  # the nested template's own line

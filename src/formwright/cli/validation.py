@@ -153,7 +153,7 @@ def lint_job(stack: Stack, body: str) -> LintJob:
 def nested_jobs(stack: Stack) -> list[tuple[LintJob, Any]]:
     """A lint job for each nested template the stack packaged (as packaged; findings at its own lines)."""
     return [(LintJob(str(nested.file), dump_json(plain(nested.template)), True, [stack.name]),
-             nested.template) for nested in getattr(stack, "nested", [])]
+             nested.source or nested.template) for nested in getattr(stack, "nested", [])]
 
 
 def _has_fn_transform(original: Any) -> bool:

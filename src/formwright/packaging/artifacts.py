@@ -44,8 +44,9 @@ class NestedTemplate:
     """A nested template as packaged (for lint and build): its file and its packaged form."""
 
     file: Path
-    template: dict[str, Any]
+    template: dict[str, Any]  # as uploaded (macros expanded when its parent's are)
     key: str
+    source: dict[str, Any] | None = None  # packaged, before its macros ran: the lines of its file
 
 
 @dataclass

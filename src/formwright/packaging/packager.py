@@ -253,17 +253,18 @@ class Packager:
         template = load(local)
         self._visiting.append(local)
         try:
-            packaged = self._package(template, local)
+            source = self._package(template, local)
+            packaged = source
             if self.expand is not None:
                 params = resource_props.get("Parameters")
                 values = {k: str(v) for k, v in params.items() if isinstance(v, str | int | float)} \
                     if isinstance(params, dict) else {}
-                packaged = self.expand(packaged, local, values)
+                packaged = self.expand(source, local, values)
         finally:
             self._visiting.pop()
         body = dump_json(plain(packaged), indent=None).encode("utf-8")
         artifact = self.add(local, "template", body, ".json")
-        self.nested.append(NestedTemplate(local, packaged, artifact.key))
+        self.nested.append(NestedTemplate(local, packaged, artifact.key, source))
         return object_url(self.bucket, artifact.key, self.region)
 
 

@@ -135,6 +135,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
     change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
+    # acknowledged for the nested stacks its execution creates or updates, as CloudFormation applies them
+    change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
     reason = _failure(new, computed, stub)
@@ -198,7 +200,12 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack = backend.stacks[change_set.stack_id]
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
-    Execution(backend, change_set).run()
+    asked = getattr(request, "capabilities", None)
+    request.capabilities = getattr(change_set, "fw_capabilities", None) or asked
+    try:
+        Execution(backend, change_set).run()
+    finally:
+        request.capabilities = asked
     if change_set.change_set_type == "UPDATE":
         stack.last_updated_time = utcnow()
     for other in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id
