@@ -275,7 +275,8 @@ def test_a_nested_sam_template_is_expanded_as_its_parent_and_validate_lints_it(t
                              "    Properties: {TemplateURL: fns/fns.yaml}\n")
     write(root / "fns" / "fns.yaml", "Transform: AWS::Serverless-2016-10-31\nResources:\n  Hello:\n"
                                      "    Type: AWS::Serverless::Function\n"
-                                     "    Properties: {CodeUri: code/, Handler: app.handler, Runtime: python3.12}\n")
+                                     "    Properties: {CodeUri: code/, Handler: app.handler,"
+                                     " Runtime: python3.12}\n")
     write(root / "fns" / "code" / "app.py", "def handler(event, context):\n    return 1\n")
     assert run_cli("validate", str(root)).code == 0
     # the local cloud runs no transform: the nested template must arrive expanded, its code uploaded
