@@ -292,3 +292,14 @@ def test_a_nested_sam_template_is_expanded_as_its_parent_and_validate_lints_it(t
     linted = run_cli("validate", str(root))
     assert linted.code == 2
     assert f"{root / 'fns' / 'fns.yaml'}:5" in linted.err  # the nested template's own line
+
+
+def test_artifacts_go_to_the_stacks_artifact_bucket(sam_app: Path, run_cli, cloud) -> None:
+    (sam_app / "formwright.yaml").write_text(
+        "name: sam\nstacks:\n  app:\n    template: template.yaml\n    capabilities: [CAPABILITY_IAM]\n"
+        "    artifact_bucket: team-artifacts\n")
+    deployed = run_cli("deploy", str(sam_app), "-y", "--output", "json")
+    assert deployed.code == 0, deployed.out + deployed.err
+    s3 = cloud.client("s3")
+    assert [b["Name"] for b in s3.list_buckets()["Buckets"]] == ["team-artifacts"]  # created on demand
+    assert len(s3.list_objects_v2(Bucket="team-artifacts")["Contents"]) == 2
