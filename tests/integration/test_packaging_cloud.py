@@ -11,6 +11,7 @@ import base64
 import hashlib
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -303,3 +304,7 @@ def test_artifacts_go_to_the_stacks_artifact_bucket(sam_app: Path, run_cli, clou
     s3 = cloud.client("s3")
     assert [b["Name"] for b in s3.list_buckets()["Buckets"]] == ["team-artifacts"]  # created on demand
     assert len(s3.list_objects_v2(Bucket="team-artifacts")["Contents"]) == 2
+    shutil.rmtree(sam_app / "py")  # delete needs no artifact: a code folder gone does not stop it
+    deleted = run_cli("delete", str(sam_app), "-y")
+    assert deleted.code == 0, deleted.out + deleted.err
+    assert cloud.client("cloudformation").describe_stacks()["Stacks"] == []

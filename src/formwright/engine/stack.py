@@ -159,12 +159,13 @@ class Stack:
 
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
                    remote_macros: bool = False, only: list[str] | None = None,
-                   targets: Any = None) -> dict[str, Stack]:
+                   targets: Any = None, package: bool = True) -> dict[str, Stack]:
     """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters.
 
     Templates with macros get the project's macro registry (local expansion), or with
     `remote_macros` are sent as written with CAPABILITY_AUTO_EXPAND for CloudFormation to expand.
     With `targets` (a cloud.session.Targets) each stack gets the Target of its own region and account.
+    Local artifacts and nested templates are packaged (`package_stack`) unless `package` is false.
     """
     from formwright.macros import MacroRegistry, needs_auto_expand
 
@@ -208,6 +209,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         else:
             assert config.template is not None
             original, source = load(config.template), str(config.template)
+        if config.tosca is None and package:
             packaged = package_stack(project, config, original, target=target, remote_macros=remote_macros,
                                      registry=registry)
             original, artifacts, nested = packaged.template, packaged.artifacts, packaged.nested
