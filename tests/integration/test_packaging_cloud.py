@@ -151,7 +151,7 @@ def test_a_change_only_in_the_leaf_of_a_nested_tree_is_planned_and_deployed(tree
     assert [(r["action"], r["logical_id"]) for r in planned["resources"]] == [
         ("Modify", "Network"), ("Modify", "Network/Leaf"), ("Modify", "Network/Leaf/Queue")]
     leaf_queue = planned["resources"][2]
-    assert [d["name"] for d in leaf_queue["details"]] == ["VisibilityTimeout"]
+    assert [(d["name"], d["old"], d["new"]) for d in leaf_queue["details"]] == [("VisibilityTimeout", 30, 45)]
     text = run_cli("plan", str(tree))
     assert "Network/Leaf/Queue" in text.out
     cf = cloud.client("cloudformation")

@@ -102,3 +102,39 @@ def deep_failure_reasons(cfn: Any, events: list[dict[str, Any]], prefix: str = "
                 reason = f"{prefix}{reason}"
             reasons.append(reason)
     return reasons
+
+
+def fill_nested_values(cfn: Any, plan: Any, stack: Any) -> None:
+    """Old and new values of the plan's nested rows (`Network/Leaf/Queue`) where the change set gave none:
+    from each nested stack's deployed template (its physical id found down the path) and the packaged one."""
+    from botocore.exceptions import ClientError
+
+    from formwright.template import loads
+
+    rows = [c for c in plan.resources if "/" in c.logical_id and c.action == "Modify"
+            and (not c.details or any(not p.known for p in c.details))]
+    templates: dict[str, tuple[Any, Any]] = {}
+    for row in rows:
+        path, logical = row.logical_id.rsplit("/", 1)
+        if path not in templates:
+            old = new = None
+            try:
+                current = plan.stack_name
+                for segment in path.split("/"):
+                    detail = cfn.call("describe_stack_resource", StackName=current, LogicalResourceId=segment)
+                    current = detail["StackResourceDetail"]["PhysicalResourceId"]
+                body = cfn.call("get_template", StackName=current, TemplateStage="Processed")["TemplateBody"]
+                old = loads(body) if isinstance(body, str) else body
+            except (ClientError, KeyError):
+                old = None
+            new = getattr(stack, "original", None)
+            for segment in path.split("/"):
+                if new is not None:
+                    new = _nested_template(new, segment, getattr(stack, "nested", []))
+            templates[path] = (old, new)
+        old, new = templates[path]
+        row.logical_id = logical
+        try:
+            row.fill_values(old, new)
+        finally:
+            row.logical_id = f"{path}/{logical}"
