@@ -134,8 +134,11 @@ check references, cycles and parameters. Exit 2 on errors."""
     @with_project_flags
     def build(directory: Path | None = DirArgument, output: Output = OutputOption,
               macros: str | None = MacrosOption) -> None:
-        """Write each stack's original and processed template to .formwright/build/[<env>/]<stack>/."""
+        """Write each stack's original, packaged and processed template to .formwright/build/[<env>/]<stack>/,
+        its artifacts to .formwright/build/[<env>/]artifacts/ and their manifest (path, sha256, size, bucket,
+        key) to artifacts.json. Offline: nothing is uploaded (deploy and plan upload what they need)."""
         from formwright.engine.stack import prepare_stacks
+        from formwright.packaging.build import MANIFEST, write_packaged
 
         project = open_project(directory)
         stacks = prepare_stacks(project, **macro_mode(macros))
@@ -144,11 +147,15 @@ check references, cycles and parameters. Exit 2 on errors."""
             template, _ = stack.processed(stack.resolve_parameters({}, partial=True),
                                           region=stack.config.target.region or "us-east-1")
             written[name] = str(stack.write_build(template))
+        manifest = write_packaged(project.build_dir, stacks)
         if output is Output.json:
-            emit_json({"ok": True, "build": written})
+            emit_json({"ok": True, "build": written, "manifest": str(project.build_dir / MANIFEST),
+                       "artifacts": {n: s["artifacts"] for n, s in manifest["stacks"].items()}})
         else:
             for name, path in written.items():
-                console.print(f"{name}: {path}")
+                count = len(manifest["stacks"].get(name, {}).get("artifacts", []))
+                console.print(f"{name}: {path}" + (f" ({count} artifact(s))" if count else ""))
+            console.print(f"artifacts: {project.build_dir / MANIFEST}")
 
     @app.command()
     @with_project_flags

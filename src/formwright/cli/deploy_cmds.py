@@ -42,9 +42,12 @@ def fill_values(plans: dict[str, Any], group: Any) -> None:
     deployed processed template (get_template) and the local one the plan wrote to the build folder."""
     from botocore.exceptions import ClientError
 
+    from formwright.engine.nested import fill_nested_values
     from formwright.template import loads
 
     for name, plan in plans.items():
+        if name in group.stacks and getattr(group.stacks[name], "nested", None):
+            fill_nested_values(group.runner_for(group.stacks[name]).cfn, plan, group.stacks[name])
         changes = [c for c in plan.resources
                    if c.action == "Modify" and (not c.details or any(not p.known for p in c.details))]
         if not changes or name not in group.stacks:
@@ -247,7 +250,7 @@ def register(app: typer.Typer) -> None:
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
                 Progress(names, enabled=output is Output.text, interruptible=True) as progress:
-            group = make_group(project, targets, only, max_concurrency, progress)
+            group = make_group(project, targets, only, max_concurrency, progress, package=False)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]
         order = [n for n in reversed(project.order()) if n in results]

@@ -63,6 +63,23 @@ def events_after(cfn: CloudFormation, stack_name: str, newest: str | None) -> li
     return list(reversed(fresh))
 
 
+def with_nested(cfn: CloudFormation, label: str, events: list[dict[str, Any]], limit: int,
+                depth: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """(label, event) pairs of a stack's events and, under `label/Logical`, those of each nested stack they
+    name (by its physical id, the nested stack's id), recursively: a nested stack's failure is shown down
+    to the resource that failed."""
+    pairs = [(label, e) for e in events]
+    nested = {e.get("LogicalResourceId"): e.get("PhysicalResourceId") for e in events
+              if e.get("ResourceType") == "AWS::CloudFormation::Stack"
+              and str(e.get("PhysicalResourceId") or "").startswith("arn:")
+              and e.get("PhysicalResourceId") != e.get("StackId")}
+    for logical, physical in nested.items():
+        if depth < 10:
+            inner = recent_events(cfn, str(physical), max(limit, 1))
+            pairs += with_nested(cfn, f"{label}/{logical}", inner, limit, depth + 1)
+    return pairs
+
+
 def _in_time_order(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
     """(stack, event) pairs of several stacks, each stack's oldest first, merged into one timeline; the
     sort is stable, so a stack's events of one instant keep CloudFormation's order."""
@@ -91,7 +108,7 @@ def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *,
     for name in names:
         events = recent_events(cfn[name], project.stacks[name].stack_name, max(limit, 1))
         newest[name] = events[-1].get("EventId") if events else None
-        listing += [(name, e) for e in events] if limit > 0 else []  # -n 0: only what comes
+        listing += with_nested(cfn[name], name, events, limit) if limit > 0 else []  # -n 0: only what comes
     show(listing)
     while follow:
         busy = False

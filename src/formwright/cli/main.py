@@ -112,7 +112,8 @@ def _root(ctx: typer.Context,
 COMMANDS = {  # name: (module, the line `formwright --help` shows without importing the module)
     "init": ("formwright.cli.author_cmds", "Create a project: formwright.yaml, two templates, .gitignore."),
     "validate": ("formwright.cli.author_cmds", "Check the project as deploy would, without cloud calls."),
-    "build": ("formwright.cli.author_cmds", "Write each stack's processed template to .formwright/build/."),
+    "build": ("formwright.cli.author_cmds", "Write each stack's packaged and processed template and its "
+                                            "artifacts to .formwright/build/."),
     "graph": ("formwright.cli.author_cmds", "The stacks' dependency graph (DOT, SVG, PNG or JSON)."),
     "plan": ("formwright.cli.deploy_cmds", "Show what deploy would change, from real change sets."),
     "deploy": ("formwright.cli.deploy_cmds", "Plan and execute in dependency order, stacks in parallel."),
@@ -127,7 +128,8 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "transform": ("formwright.cli.transform", "Transform other descriptions (TOSCA) into CloudFormation."),
     "instance": ("formwright.cli.instance", "Deployment instances: create, upgrade, roll back, retry, run."),
     "history": ("formwright.cli.instance", "An instance's operations and revisions (= instance history)."),
-    "package": ("formwright.cli.package", "Pack a project version into a verifiable NAME-VERSION.tar.gz."),
+    "package": ("formwright.cli.package", "Pack a project version into a verifiable NAME-VERSION.tar.gz, or "
+                                          "package one template's artifacts (--bucket)."),
     "sync": ("formwright.cli.sync", "Keep stacks in step with git (Flux's CloudFormationStack objects)."),
     "local-cloud": ("formwright.cli.local_cloud", "The embedded local cloud on 127.0.0.1 (the default)."),
     "completion": ("formwright.cli.completion", "Print a bash, zsh or fish completion script."),

@@ -111,12 +111,14 @@ def home(project: Project, targets: Targets) -> Target:
 
 
 def make_group(project: Project, targets: Targets, only: list[str] | None, max_concurrency: int,
-               progress: Any, counter: CallCounter | None = None, macros: str | None = None) -> StackGroup:
-    """Stacks prepared for their own targets, on their DAG."""
+               progress: Any, counter: CallCounter | None = None, macros: str | None = None,
+               package: bool = True) -> StackGroup:
+    """Stacks prepared for their own targets, on their DAG (`package=False`: local artifacts left as
+    written, for a delete, which needs none of them)."""
     from formwright.engine.group import StackGroup
     from formwright.engine.stack import prepare_stacks
 
-    stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
+    stacks = prepare_stacks(project, targets=targets, only=only, package=package, **macro_mode(macros))
     return StackGroup(project, stacks, home(project, targets), max_concurrency=max_concurrency,
                       progress=progress, counter=counter, targets=targets)
 

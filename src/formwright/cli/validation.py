@@ -20,6 +20,7 @@ import typer
 from formwright.cli.common import Output, console, emit_json, err_console, error_entry
 from formwright.cli.project import macro_mode
 from formwright.errors import EXIT_BAD_INPUT, FormwrightError
+from formwright.template import dump_json, plain
 from formwright.template.lint_workers import LintWorkers
 
 if TYPE_CHECKING:
@@ -67,13 +68,13 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
             source = str(stack.config.template or stack.config.tosca)
             check_size(body, where=stack.name, file=source)  # as deploy
             if workers is not None:
-                job = lint_job(stack, body)
-                key = hashlib.sha256(f"{job.file}\0{job.text}".encode()).hexdigest()
-                if key in jobs:
-                    jobs[key].stacks.append(stack.name)
-                else:
-                    jobs[key] = job
-                originals[job.file] = stack.original
+                for job, original in [(lint_job(stack, body), stack.original), *nested_jobs(stack)]:
+                    key = hashlib.sha256(f"{job.file}\0{job.text}".encode()).hexdigest()
+                    if key in jobs:
+                        jobs[key].stacks.append(stack.name)
+                    else:
+                        jobs[key] = job
+                    originals[job.file] = original
         findings = lint_jobs(list(jobs.values()), originals, region, show=output is Output.text,
                              workers=workers) if workers is not None else []
     finally:
@@ -137,6 +138,8 @@ def lint_job(stack: Stack, body: str) -> LintJob:
     cfn_lint_expands = bool(names) and names <= CFN_LINT_TRANSFORMS and not _has_fn_transform(stack.original)
     as_written = (stack.config.tosca is None and source.is_file()
                   and (not stack.uses_macros() or cfn_lint_expands))
+    if as_written and stack.artifacts:  # local paths packaged: cfn-lint reads what CloudFormation will
+        return LintJob(str(source), dump_json(plain(stack.original)), True, [stack.name])
     if as_written:
         return LintJob(str(source), source.read_text(encoding="utf-8"), False, [stack.name])
     if stack.config.tosca is not None:  # the generated template is the nearest thing to a source
@@ -145,6 +148,12 @@ def lint_job(stack: Stack, body: str) -> LintJob:
             return LintJob(str(generated), generated.read_text(encoding="utf-8"), False, [stack.name])
         return LintJob(str(stack.write_build(stack.original)), body, True, [stack.name])
     return LintJob(str(source), body, True, [stack.name])
+
+
+def nested_jobs(stack: Stack) -> list[tuple[LintJob, Any]]:
+    """A lint job for each nested template the stack packaged (as packaged; findings at its own lines)."""
+    return [(LintJob(str(nested.file), dump_json(plain(nested.template)), True, [stack.name]),
+             nested.source or nested.template) for nested in getattr(stack, "nested", [])]
 
 
 def _has_fn_transform(original: Any) -> bool:

@@ -120,6 +120,9 @@ def patch_moto() -> None:
         return original_describe(self, change_set_name)
 
     models.CloudFormationBackend.describe_change_set = describe_change_set  # type: ignore[method-assign]  # moto has no hook for this: patched in place
+    from formwright.cloud.emulator import nested
+
+    nested.install(models)  # IncludeNestedStacks: DeleteChangeSet takes the nested change sets along
 
     def delete_stack(self: Any, name_or_stack_id: str) -> None:
         api.delete(self, name_or_stack_id)
@@ -333,6 +336,8 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         api.request.deployment_mode = self._get_param("DeploymentMode") if change_set else None
         api.request.import_existing = change_set and self._get_bool_param("ImportExistingResources", False)
         api.request.resources_to_import = _resources_to_import(self) if change_set else None
+        nested = str(self._get_param("IncludeNestedStacks")).lower() == "true"
+        api.request.include_nested = change_set and nested
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
             if self._get_param("ChangeSetType") is None:
@@ -346,7 +351,7 @@ def _with_request(handler: Any, change_set: bool) -> Any:
             return handler(self)
         finally:
             api.request.capabilities = api.request.tags_given = api.request.token = None
-            api.request.change_set = False
+            api.request.change_set = api.request.include_nested = False
             api.request.deployment_mode = api.request.import_existing = api.request.resources_to_import = None
 
     return handle

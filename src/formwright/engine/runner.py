@@ -32,6 +32,7 @@ from formwright.engine.cfn import (
     is_no_change,
 )
 from formwright.engine.drift import drift_note, join_notes
+from formwright.engine.nested import deep_failure_reasons, nested_changes, nested_stacks
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -119,6 +120,21 @@ class StackRunner:
         if put_if_changed(s3, bucket, key, body.encode("utf-8"), owner=self.target.account_id()):
             self.cfn.counter.add("put_object")
         return {"TemplateURL": object_url(bucket, key, self.target.region)}
+
+    def upload_artifacts(self, stack: Stack) -> None:
+        """Put the stack's packaged artifacts (code, files, nested templates) in its artifact bucket, each
+        only when the bucket does not hold it yet (content-addressed keys: an unchanged one is never sent
+        again)."""
+        from formwright.packaging.upload import upload_artifacts
+
+        artifacts = getattr(stack, "artifacts", None)  # the sync reconciler's bare stacks have none
+        if not artifacts:
+            return
+        bucket = self.artifact_bucket(stack)
+        s3, owner = self.target.client("s3"), self.target.account_id()
+        uploaded = upload_artifacts(s3, bucket, artifacts, owner=owner)
+        for _ in range(uploaded):
+            self.cfn.counter.add("put_object")
 
     def artifact_bucket(self, stack: Stack) -> str:
         """The stack's `artifact_bucket` (created if missing), or the managed bucket."""
@@ -233,6 +249,9 @@ class StackRunner:
             kwargs["DeploymentMode"] = "REVERT_DRIFT"
         if getattr(stack.config, "import_existing", False) and not wanted:
             kwargs["ImportExistingResources"] = True
+        if nested_stacks(prep.template):
+            kwargs["IncludeNestedStacks"] = True  # their resource changes are shown under the parent
+        self.upload_artifacts(stack)
         self._say(stack, "planning", info.status if info else "", f"creating change set {name}")
         plan = StackPlan(stack.name, stack.stack_name, kind)
         plan.parameters = value_changes(
@@ -261,6 +280,8 @@ class StackRunner:
                 f"change set failed: {desc.get('StatusReason', 'no reason given')}", where=stack.name
             )
         plan.resources = [resource_change(c) for c in desc.get("Changes", []) if c.get("Type") == "Resource"]
+        if kwargs.get("IncludeNestedStacks"):
+            plan.resources = nested_changes(self.cfn, desc, prep.template, getattr(stack, "nested", []))
         return plan, change_set_id, stack_id
 
     def _drop_review_stack(self, stack: Stack) -> None:
@@ -401,7 +422,7 @@ class StackRunner:
         final = self.cfn.wait_operation(stack_id, info, change_set_id=change_set_id, on_poll=polls)
         if final is None or final.status not in ("CREATE_COMPLETE", "UPDATE_COMPLETE", "IMPORT_COMPLETE"):
             status = final.status if final else "DELETE_COMPLETE"
-            reasons = failure_reasons(self.cfn.operation_events(stack_id, token))
+            reasons = deep_failure_reasons(self.cfn, self.cfn.operation_events(stack_id, token))
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack was deleted")
             return StackResult(stack.name, stack.stack_name, "failed", status,
                                error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)

@@ -11,6 +11,7 @@ import hashlib
 import logging
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from formwright.template import dump_json, load, plain
 log = logging.getLogger("formwright")
 
 UNKNOWN = "(known after apply)"
+LOCAL_ACCOUNT = "123456789012"  # the local cloud's (moto's) one account
 
 
 @dataclass
@@ -41,6 +43,9 @@ class Stack:
     fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
     extra_capabilities: list[str] = field(default_factory=list)
     target: Any = None  # the stack's own Target (region, account, credentials); None: the group's
+    artifacts: list[Any] = field(default_factory=list)  # formwright.packaging.Artifact: uploaded before use
+    nested: list[Any] = field(default_factory=list)  # formwright.packaging NestedTemplate: linted, built
+    packaged_bucket: str | None = None  # the bucket the packaged template names (None: no artifacts)
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -154,27 +159,38 @@ class Stack:
 
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
                    remote_macros: bool = False, only: list[str] | None = None,
-                   targets: Any = None) -> dict[str, Stack]:
+                   targets: Any = None, package: bool = True) -> dict[str, Stack]:
     """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters.
 
     Templates with macros get the project's macro registry (local expansion), or with
     `remote_macros` are sent as written with CAPABILITY_AUTO_EXPAND for CloudFormation to expand.
     With `targets` (a cloud.session.Targets) each stack gets the Target of its own region and account.
+    Local artifacts and nested templates are packaged (`package_stack`) unless `package` is false.
     """
     from formwright.macros import MacroRegistry, needs_auto_expand
 
     stacks: dict[str, Stack] = {}
-    registry = None
+    built: list[Any] = []
+
+    def registry() -> Any:  # the project's macro registry, built on first need
+        if not built:
+            built.append(MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,
+                                             macros_dir=macros_dir))
+        return built[0]
+
     secrets = GeneratedSecrets(project.state_dir)
     for name, config in project.stacks.items():
         if only and name not in only:
             continue
         if targets is not None:
             target = targets.get(config.target)
-        account_id = target.account_id() if target is not None else "123456789012"
+        account_id = target.account_id() if target is not None else LOCAL_ACCOUNT
         build_dir = project.build_dir / name
         fixed: dict[str, str] = {}
         extra_caps: list[str] = []
+        artifacts: list[Any] = []
+        nested: list[Any] = []
+        packaged_bucket = None
         if config.tosca is not None:
             from formwright.transform.cloudformation import prepare_stack
 
@@ -193,6 +209,11 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         else:
             assert config.template is not None
             original, source = load(config.template), str(config.template)
+        if config.tosca is None and package:
+            packaged = package_stack(project, config, original, target=target, remote_macros=remote_macros,
+                                     registry=registry)
+            original, artifacts, nested = packaged.template, packaged.artifacts, packaged.nested
+            packaged_bucket = packaged.bucket
         stack = Stack(
             config,
             original,
@@ -203,17 +224,45 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             remote_macros=remote_macros,
             account_id=account_id,
             target=target,
+            artifacts=artifacts,
+            nested=nested,
+            packaged_bucket=packaged_bucket,
         )
         if needs_auto_expand(original):
-            if registry is None:
-                registry = MacroRegistry.build(project_macros=project.macros, base_dir=project.directory,
-                                               macros_dir=macros_dir)
             if not remote_macros:
-                registry.register_template_macros(original, Path(source).parent)
-            stack.macros = registry
+                registry().register_template_macros(original, Path(source).parent)
+            stack.macros = registry()
         check_parameters(stack, project)
         stacks[name] = stack
     return stacks
+
+
+def package_stack(project: Project, config: StackConfig, original: dict[str, Any], *, target: Any,
+                  remote_macros: bool, registry: Callable[[], Any]) -> Any:
+    """The stack's template with its local artifacts and nested templates packaged (formwright.packaging):
+    in the stack's `artifact_bucket`, else the managed bucket. Nested templates with macros are expanded
+    as their parent is (locally, unless `remote_macros`)."""
+    from formwright.macros import expand, needs_auto_expand
+    from formwright.packaging import package_template
+
+    region = target.region if target is not None else config.target.region or project.region or "us-east-1"
+
+    def expand_nested(template: dict[str, Any], file: Path, values: dict[str, str]) -> dict[str, Any]:
+        if remote_macros or not needs_auto_expand(template):
+            return template
+        account_id = target.account_id() if target is not None else LOCAL_ACCOUNT
+        macros = registry()
+        macros.register_template_macros(template, file.parent)
+        s3 = target.client("s3") if target is not None else None
+        return expand(template, registry=macros, parameter_values=values, region=region,
+                      account_id=account_id,
+                      s3_client=s3, file=str(file), base_dir=file.parent)
+
+    assert config.template is not None
+    return package_template(original, Path(config.template), root=project.directory,
+                            bucket=config.artifact_bucket or (lambda: managed_bucket_name(target, project)),
+                            region=region,
+                            prefix=project.name, expand=expand_nested, include_locations=remote_macros)
 
 
 def check_parameters(stack: Stack, project: Project) -> None:
@@ -248,7 +297,9 @@ def check_output_references(stacks: dict[str, Stack], project: Project) -> None:
 
 
 def managed_bucket_name(target: Any, project: Project) -> str:
-    """The S3 bucket formwright manages on the target for large templates and artifacts."""
+    """The S3 bucket formwright manages on the target for large templates and artifacts. Offline (no
+    target: validate, build) the account is the project's pinned `account:`, else the local cloud's."""
     region = getattr(target, "region", None) or project.region or "us-east-1"
-    account = target.account_id() if target is not None else "000000000000"
+    offline = project.target.account or LOCAL_ACCOUNT
+    account = target.account_id() if target is not None else offline
     return f"formwright-{account}-{region}"

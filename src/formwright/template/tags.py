@@ -26,6 +26,8 @@ SHORT_FORM_TAGS: dict[str, str] = {
     "Transform": "Fn::Transform",
 }
 LONG_FORM_TAGS: dict[str, str] = {v: k for k, v in SHORT_FORM_TAGS.items()}
+# rain's directives (`!Rain::Embed path`), read as one-key mappings and processed by formwright.packaging
+RAIN_TAGS = ("Rain::Embed", "Rain::Include", "Rain::Env", "Rain::S3Http", "Rain::S3", "Rain::Module")
 
 
 def is_simple_getatt(value: Any) -> bool:

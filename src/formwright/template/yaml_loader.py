@@ -11,7 +11,7 @@ import yaml
 from formwright.errors import TemplateError
 from formwright.template.json_loader import JSON_ONLY, loads_json
 from formwright.template.limits import MAX_DEPTH, MAX_EXPANDED_VALUES
-from formwright.template.tags import SHORT_FORM_TAGS
+from formwright.template.tags import RAIN_TAGS, SHORT_FORM_TAGS
 from formwright.template.values import Mapping, Sequence
 
 # Above this many nesting indicators the text is scanned for its depth before libyaml composes it:
@@ -142,8 +142,8 @@ def _refuse_tag(loader: Any, node: yaml.Node) -> Any:
     )
 
 
-def _tag_constructor(tag: str):
-    function = SHORT_FORM_TAGS[tag]
+def _tag_constructor(tag: str, function: str | None = None):
+    function = function or SHORT_FORM_TAGS[tag]
 
     def construct(loader: yaml.Loader, node: yaml.Node) -> Mapping:
         with _Nesting(loader, node):
@@ -183,6 +183,8 @@ for _core in ("set", "omap", "pairs", "binary"):
     TemplateLoader.add_constructor(f"tag:yaml.org,2002:{_core}", _refuse_tag)
 for _tag in SHORT_FORM_TAGS:
     TemplateLoader.add_constructor(f"!{_tag}", _tag_constructor(_tag))
+for _tag in RAIN_TAGS:  # rain's directives: the long form `{Rain::Embed: path}`, processed by packaging
+    TemplateLoader.add_constructor(f"!{_tag}", _tag_constructor(_tag, _tag))
 
 
 def load_yaml_text(text: str, loader_class: type, *, file: str | None = None,

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks, import_changes, revert_drift
+from formwright.cloud.emulator import checks, import_changes, nested, revert_drift
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
 from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
@@ -154,6 +154,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
         computed, found, taken = import_changes.existing(backend, new, computed)
     change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
     change_set.fw_found = found
+    # acknowledged for the nested stacks its execution creates or updates, as CloudFormation applies them
+    change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
     reason = taken or _failure(new, computed, stub)
@@ -163,6 +165,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     change_set.status = "FAILED" if reason else "CREATE_COMPLETE"
     change_set.execution_status = "UNAVAILABLE" if reason else "AVAILABLE"
     change_set.status_reason = reason
+    if reason is None and getattr(request, "include_nested", False):
+        nested.make_nested(backend, change_set, new, NO_CHANGES)
     return change_set_id, stack_id
 
 
@@ -217,7 +221,12 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack = backend.stacks[change_set.stack_id]
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
-    Execution(backend, change_set).run()
+    asked = getattr(request, "capabilities", None)
+    request.capabilities = getattr(change_set, "fw_capabilities", None) or asked
+    try:
+        Execution(backend, change_set).run()
+    finally:
+        request.capabilities = asked
     if getattr(change_set, "fw_revert", False) and stack.status == "UPDATE_COMPLETE":
         from formwright.cloud.emulator.drift import detect
 
