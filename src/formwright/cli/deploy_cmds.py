@@ -134,6 +134,7 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.group import StackGroup
         from formwright.engine.results import exit_code_of
         from formwright.engine.stack import prepare_stacks
+        from formwright.lifecycle.actions import Redactor
 
         directory, scopes = dir_and_scopes(directory, scope)
         wanted = [*scopes, *(stack or [])]
@@ -164,13 +165,15 @@ def register(app: typer.Typer) -> None:
                                    counter=counter, targets=targets)
                 results = group.deploy(force=force)
         order = [n for n in project.order() if n in results]
-        outputs = {n: r.outputs for n, r in results.items() if r.ok}
+        # an output may carry a resolved secret (CloudFormation shows outputs in clear): never printed
+        mask = Redactor(value for s in stacks.values() for value in s.secret_values).data
+        outputs = mask({n: r.outputs for n, r in results.items() if r.ok})
         failed = [r for r in results.values() if not r.ok]
         if output is Output.json:
             emit_json(
                 {
                     "ok": not failed,
-                    "stacks": {n: results[n].to_json() for n in order},
+                    "stacks": {n: mask(results[n].to_json()) for n in order},
                     "outputs": outputs,
                     "calls": dict(counter.calls),
                     "write_calls": counter.writes,

@@ -143,13 +143,17 @@ def deployed(project: Project, targets: Targets,
 
 
 def references(project: Project, targets: Targets, name: str) -> list[dict[str, str]]:
-    """Where each `!ref` of a stack comes from: parameter, stack, output, account and region."""
+    """Where each `!ref` of a stack comes from: parameter, stack, output, account and region; and each
+    resolver's source (`{"parameter": "DbHost", "source": "ssm:/app/db/host"}`)."""
     from formwright.model.project import OutputRef
+    from formwright.model.resolvers import ValueSource
 
     found = []
     for key, value in project.stacks[name].parameters.items():
         for ref in value if isinstance(value, list) else [value]:
-            if isinstance(ref, OutputRef):
+            if isinstance(ref, ValueSource):
+                found.append({"parameter": key, "source": ref.label})
+            elif isinstance(ref, OutputRef):
                 source = targets.get(project.stacks[ref.stack].target)
                 found.append({"parameter": key, "stack": ref.stack, "output": ref.output,
                               "account": source.account_id(), "region": source.region})

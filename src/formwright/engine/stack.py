@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from formwright import sandbox
 from formwright.errors import ProjectError
 from formwright.model.project import OutputRef, Project, StackConfig
+from formwright.model.resolvers import ValueSource
 from formwright.state.applied import write_atomic
 from formwright.state.secrets import GeneratedSecrets
 from formwright.template import dump_json, load, plain
@@ -41,6 +43,10 @@ class Stack:
     fixed_parameters: dict[str, str] = field(default_factory=dict)  # e.g. from a TOSCA transform
     extra_capabilities: list[str] = field(default_factory=list)
     target: Any = None  # the stack's own Target (region, account, credentials); None: the group's
+    # what its resolvers gave (engine/resolve.py): value per source, secret parameters, secret values
+    resolved: dict[ValueSource, str] = field(default_factory=dict)
+    secret_keys: set[str] = field(default_factory=set)
+    secret_values: set[str] = field(default_factory=set)
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -84,6 +90,13 @@ class Stack:
         return values
 
     def _resolve_one(self, value: Any, outputs: dict[str, dict[str, str]], partial: bool) -> str:
+        if isinstance(value, ValueSource):
+            if value in self.resolved:
+                return self.resolved[value]
+            if partial:
+                return UNKNOWN
+            raise ProjectError(f"{value}: not resolved (only plan and deploy fetch resolvers)",
+                               file=value.file, line=value.line)
         if not isinstance(value, OutputRef):
             return str(value)
         stack_outputs = outputs.get(value.stack)
@@ -147,9 +160,11 @@ class Stack:
         return params if isinstance(params, dict) else {}
 
     def secret_parameters(self, template: dict[str, Any]) -> set[str]:
-        """Names of NoEcho parameters (never shown in clear)."""
-        return {name for name, decl in self.declared_parameters(template).items()
-                if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
+        """Names of NoEcho parameters and of those a secret resolver gives (never shown in clear)."""
+        declared = self.declared_parameters(template).items()
+        hidden = {name for name, decl in declared
+                  if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
+        return hidden | self.secret_keys
 
 
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
@@ -169,6 +184,9 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
     for name, config in project.stacks.items():
         if only and name not in only:
             continue
+        confinement = sandbox.active()
+        if config.hooks and confinement is not None:  # hooks are the project's own code
+            raise confinement.refuse_code(f"the hooks of stack '{name}'", file=project.file, line=config.line)
         if targets is not None:
             target = targets.get(config.target)
         account_id = target.account_id() if target is not None else "123456789012"
@@ -191,6 +209,10 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
             fixed.update(secrets.stable(name, {k: fixed[k] for k in prepared.generated}))
         else:
+            if config.template_source is not None:  # produced by a template handler, into the build folder
+                from formwright.engine.template_handlers import fetch
+
+                config.template = fetch(config, target, build_dir)
             assert config.template is not None
             original, source = load(config.template), str(config.template)
         stack = Stack(
@@ -213,7 +235,34 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             stack.macros = registry
         check_parameters(stack, project)
         stacks[name] = stack
+    if target is not None or targets is not None:  # plan, deploy, sync: never validate or build
+        from formwright.engine.resolve import resolve_stacks
+
+        resolve_stacks(project, stacks, targets.get if targets is not None else _one_target(target))
     return stacks
+
+
+def _one_target(target: Any) -> Any:
+    """Targets for one given target: its own, and others (a `!stack_output` elsewhere) of its kind."""
+    made: dict[Any, Any] = {}
+
+    def target_of(spec: Any) -> Any:
+        from formwright.cloud.session import Targets
+
+        if spec == target_spec_of(target):
+            return target
+        if "targets" not in made:
+            made["targets"] = Targets(target.kind)
+        return made["targets"].get(spec)
+
+    return target_of
+
+
+def target_spec_of(target: Any) -> Any:
+    """The TargetSpec a bare Target stands for (its region only)."""
+    from formwright.model.targets import TargetSpec
+
+    return TargetSpec(region=getattr(target, "region", None))
 
 
 def check_parameters(stack: Stack, project: Project) -> None:

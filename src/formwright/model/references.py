@@ -56,7 +56,12 @@ ProjectLoader.add_constructor("!ref", _construct_ref)
 
 
 def load_yaml(text: str, file: str) -> Any:
-    """YAML text of formwright.yaml (or an overlay, a var file) with `!ref`; errors name `file`."""
+    """YAML text of formwright.yaml (or an overlay, a var file) with `!ref` and the resolver tags (`!ssm`,
+    …, model/resolvers.py); errors name `file`."""
+    if "!" in text:
+        from formwright.model.resolvers import register_tags
+
+        register_tags(ProjectLoader)
     try:
         return load_yaml_text(text, ProjectLoader, file=file)
     except ProjectError as err:

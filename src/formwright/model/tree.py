@@ -49,6 +49,8 @@ class StackConfig(Node):
     def __init__(self, name: str, parent: Project, line: int | None) -> None:
         super().__init__(name, parent, line=line, group="stacks")
         self.template: Path | None = None
+        self.template_source: dict[str, Any] | None = None  # `template: {type: http, url: ...}`
+        self.template_line: int | None = None
         self.tosca: Path | None = None
         self.inputs: dict[str, str] = {}
         self.stack_name: str = ""
@@ -71,6 +73,7 @@ class StackConfig(Node):
         self.regions: list[str] | None = None  # `regions: [...]`: one stack per region
         self.definition = name  # the name written in the file (`app` for its copy `app@eu-west-1`)
         self.named = False  # True when `stack_name` was written (not the default)
+        self.hooks: dict[str, list[Any]] = {}  # event -> model.hooks.Hook actions (engine/hooks.py runs them)
 
     @property
     def project(self) -> Project:
