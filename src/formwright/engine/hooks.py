@@ -72,6 +72,20 @@ def run_hooks(stack: Stack, event: str, *, changed: bool, parameters: dict[str, 
             raise HookFailed(redactor.text(message) + f" (its output: {log.path})")
 
 
+def check_plugins(config: Any) -> None:
+    """Every `{plugin: NAME}` hook of a stack loads (before any write): else one line at its hook."""
+    from formwright import plugins
+
+    for actions in config.hooks.values():
+        for hook in actions:
+            if hook.plugin:
+                try:
+                    plugins.load(plugins.HOOKS, hook.plugin)
+                except plugins.PluginError as err:
+                    raise plugins.PluginError(f"hook {hook.event}: {err.message}", file=config.project.file,
+                                              line=hook.line, hint=err.hint) from None
+
+
 def _plugin_target(name: str) -> str:
     """The `module:function` of a `formwright.hooks` plugin, loaded here first so that a broken plugin is
     one line naming its distribution (plugins.load raises PluginError)."""

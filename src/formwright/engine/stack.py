@@ -187,6 +187,10 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         confinement = sandbox.active()
         if config.hooks and confinement is not None:  # hooks are the project's own code
             raise confinement.refuse_code(f"the hooks of stack '{name}'", file=project.file, line=config.line)
+        if config.hooks:
+            from formwright.engine.hooks import check_plugins
+
+            check_plugins(config)
         if targets is not None:
             target = targets.get(config.target)
         account_id = target.account_id() if target is not None else "123456789012"
