@@ -97,6 +97,7 @@ def test_every_resolver_resolves_at_deploy_and_the_plan_names_its_source(tmp_pat
     assert "Password <- secret:app/db#password" in plan.out
     assert "Vpc <- stack_output:shared-network.VpcId" in plan.out
     assert "Rev <- cmd:" in plan.out
+    assert "tag owner <- ssm:/app/owner" in plan.out
 
     done = run_cli("deploy", str(folder), "-y", "--output", "json")
     assert done.code == 0, done.err

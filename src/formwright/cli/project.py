@@ -157,6 +157,9 @@ def references(project: Project, targets: Targets, name: str) -> list[dict[str, 
                 source = targets.get(project.stacks[ref.stack].target)
                 found.append({"parameter": key, "stack": ref.stack, "output": ref.output,
                               "account": source.account_id(), "region": source.region})
+    config = project.stacks[name]
+    written = {**config.tag_sources, **{k: v for k, v in config.tags.items() if isinstance(v, ValueSource)}}
+    found += [{"tag": key, "source": value.label} for key, value in sorted(written.items())]
     return found
 
 

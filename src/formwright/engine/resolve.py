@@ -101,7 +101,7 @@ def _hand_over(stack: Stack, fetched: Fetched) -> None:
             if value in fetched.secret:
                 raise ProjectError(f"tag '{key}': {value} is a secret, and tags are shown in clear by AWS",
                                    file=value.file, line=value.line, hint="pass it as a NoEcho parameter")
-            config.tags[key] = fetched.values[value]
+            config.tags[key], config.tag_sources[key] = fetched.values[value], value
     stack.secret_values = {fetched.values[s] for s in stack.resolved if s in fetched.secret}
     declared = stack.declared_parameters(stack.original)
     for key in sorted(stack.secret_keys):

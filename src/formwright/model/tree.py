@@ -57,6 +57,7 @@ class StackConfig(Node):
         self.parameters: dict[str, Any] = {}
         self.parameter_lines: dict[str, int] = {}
         self.tags: dict[str, str] = {}
+        self.tag_sources: dict[str, Any] = {}  # tags written as resolvers (filled in at deploy)
         self.depends_on: list[str] = []
         self.depends_lines: dict[str, int] = {}
         self.capabilities: list[str] = []
