@@ -159,3 +159,12 @@ def test_hooks_are_refused_under_the_sandbox(tmp_path: Path, run_cli, cloud) -> 
     folder = project(tmp_path / "p")
     result = run_cli("--sandbox", "plan", str(folder))
     assert result.code == 2 and "refused by the sandbox" in result.err
+
+
+def test_a_hook_past_its_timeout_is_killed_and_fails_the_stack(tmp_path: Path, run_cli, cloud) -> None:
+    py = sys.executable
+    folder = project(tmp_path / "p", hooks_a=f"    hooks: {{before_deploy: [{{run: [{py}, -c, "
+                                             f"'import time; time.sleep(60)'], timeout: 1}}]}}")
+    done = run_cli("deploy", str(folder), "-y", "--output", "json", "-s", "a")
+    assert done.code == 1, done.err
+    assert "timed out after 1 s" in done.json()["stacks"]["a"]["error"]
