@@ -202,3 +202,14 @@ def test_cmd_is_refused_under_the_sandbox(tmp_path: Path, run_cli, cloud) -> Non
     result = run_cli("--sandbox", "plan", str(folder))
     assert result.code == 2, result.err
     assert "!cmd" in result.err and "refused by the sandbox" in result.err
+
+
+def test_delete_needs_no_resolver(tmp_path: Path, run_cli, cloud) -> None:
+    seed(cloud)
+    folder = write_project(tmp_path / "p")
+    assert run_cli("deploy", str(folder), "-y").code == 0
+    cloud.client("ssm").delete_parameter(Name="/app/db/host")  # its value is not needed to delete
+    gone = run_cli("delete", str(folder), "-y")
+    assert gone.code == 0, gone.err
+    assert [s["StackName"] for s in cloud.client("cloudformation").describe_stacks()["Stacks"]] == \
+        ["shared-network"]

@@ -217,7 +217,7 @@ def register(app: typer.Typer) -> None:
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
                 Progress(names, enabled=output is Output.text, interruptible=True) as progress:
-            group = make_group(project, targets, only, max_concurrency, progress)
+            group = make_group(project, targets, only, max_concurrency, progress, resolve=False)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]
         order = [n for n in reversed(project.order()) if n in results]

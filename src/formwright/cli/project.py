@@ -111,12 +111,13 @@ def home(project: Project, targets: Targets) -> Target:
 
 
 def make_group(project: Project, targets: Targets, only: list[str] | None, max_concurrency: int,
-               progress: Any, counter: CallCounter | None = None, macros: str | None = None) -> StackGroup:
-    """Stacks prepared for their own targets, on their DAG."""
+               progress: Any, counter: CallCounter | None = None, macros: str | None = None, *,
+               resolve: bool = True) -> StackGroup:
+    """Stacks prepared for their own targets, on their DAG (their resolvers fetched unless not `resolve`)."""
     from formwright.engine.group import StackGroup
     from formwright.engine.stack import prepare_stacks
 
-    stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
+    stacks = prepare_stacks(project, targets=targets, only=only, resolve=resolve, **macro_mode(macros))
     return StackGroup(project, stacks, home(project, targets), max_concurrency=max_concurrency,
                       progress=progress, counter=counter, targets=targets)
 

@@ -169,12 +169,13 @@ class Stack:
 
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
                    remote_macros: bool = False, only: list[str] | None = None,
-                   targets: Any = None) -> dict[str, Stack]:
+                   targets: Any = None, resolve: bool = True) -> dict[str, Stack]:
     """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters.
 
     Templates with macros get the project's macro registry (local expansion), or with
     `remote_macros` are sent as written with CAPABILITY_AUTO_EXPAND for CloudFormation to expand.
     With `targets` (a cloud.session.Targets) each stack gets the Target of its own region and account.
+    With a target (and `resolve`: a delete needs no parameter values) the resolvers are fetched.
     """
     from formwright.macros import MacroRegistry, needs_auto_expand
 
@@ -239,7 +240,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             stack.macros = registry
         check_parameters(stack, project)
         stacks[name] = stack
-    if target is not None or targets is not None:  # plan, deploy, sync: never validate or build
+    if resolve and (target is not None or targets is not None):  # plan, deploy, sync: not validate, build
         from formwright.engine.resolve import resolve_stacks
 
         resolve_stacks(project, stacks, targets.get if targets is not None else _one_target(target))

@@ -157,7 +157,7 @@ class ProjectSteps(PassSteps):
                 _link(folder, self._project_state(key))
                 project = load_project(folder)
                 target = self._project_target(project)
-                stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir)
+                stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir, resolve=False)
                 group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
                 results = group.delete()
         except FormwrightError as err:
