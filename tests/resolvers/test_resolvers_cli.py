@@ -131,7 +131,7 @@ def test_a_secret_never_appears_in_any_output_or_record(tmp_path: Path, run_cli,
     folder = write_project(tmp_path / "p", text)
     seen = []
     for args in (("plan",), ("deploy", "-y"), ("plan", "--output", "json"),
-                 ("deploy", "-y", "--output", "json"), ("status",), ("events",)):
+                 ("deploy", "-y", "--output", "json"), ("status",), ("events",), ("diff",), ("outputs",)):
         result = run_cli(*args, str(folder))
         assert result.code == 0, (args, result.err)
         seen.append(result.out + result.err)
