@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from formwright.engine.stack import prepare_stacks
+from formwright.errors import ProjectError
 from formwright.model.project import Project, load_project
 from formwright.model.references import load_yaml
 from formwright.model.resolvers import ValueSource
@@ -65,3 +67,11 @@ def test_a_stack_output_through_an_assumed_role(tmp_path: Path, cloud) -> None:
     loaded = project(tmp_path / "p", "!stack_output {stack: shared, output: Id, "
                                       "role_arn: 'arn:aws:iam::123456789012:role/reader'}")
     assert prepare_stacks(loaded, target=cloud)["a"].resolve_parameters({}) == {"V": "x-1"}
+
+
+def test_a_stack_output_in_a_pinned_account_checks_the_credentials(tmp_path: Path, cloud) -> None:
+    loaded = project(tmp_path / "p", "!stack_output {stack: shared, output: Id, account: '999999999999'}")
+    with pytest.raises(ProjectError) as caught:
+        prepare_stacks(loaded, target=cloud)
+    assert caught.value.line == 6 and "pins account 999999999999" in str(caught.value)
+    assert "!stack_output" in str(caught.value)

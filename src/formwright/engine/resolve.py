@@ -241,6 +241,11 @@ def _stack_outputs(project: Project, items: list[Wanted], target_of: Callable[[T
         extra = {k: str(v) for k, v in item.source.argument.items() if k in TARGET_KEYS} \
             if isinstance(item.source.argument, dict) else {}
         target = target_of(TargetSpec(**extra).over(item.spec)) if extra else item.target
+        if extra.get("account"):  # pinned: the credentials must be that account's, as a group's are
+            try:
+                target.check_account(str(item.source))
+            except FormwrightError as err:
+                raise _error(item.source, err.message, hint=err.hint) from None
         own[id(item)] = target
         places.setdefault((id(target), item.source.stack_and_output()[0]), []).append(item)
 
