@@ -43,19 +43,24 @@ commands_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("formwri
 
 @dataclass
 class Wanted:
-    """One source to fetch and the target of the first stack that wrote it."""
+    """One source to fetch for the stacks of one target (the same `!ssm` in two regions is two values)."""
 
     source: ValueSource
     target: Any
     spec: TargetSpec
+
+    @property
+    def key(self) -> tuple[ValueSource, int]:
+        """The source and its stacks' target."""
+        return self.source, id(self.target)
 
 
 @dataclass
 class Fetched:
     """What resolving gave: each source's value, and which are secret."""
 
-    values: dict[ValueSource, str] = field(default_factory=dict)
-    secret: set[ValueSource] = field(default_factory=set)
+    values: dict[tuple[ValueSource, int], str] = field(default_factory=dict)
+    secret: set[tuple[ValueSource, int]] = field(default_factory=set)
 
 
 def resolve_stacks(project: Project, stacks: dict[str, Stack],
@@ -72,18 +77,21 @@ def resolve_stacks(project: Project, stacks: dict[str, Stack],
         return
     fetched = Fetched()
     items = list(wanted.values())
-    _ssm(project, [w for w in items if w.source.kind == "ssm"], fetched)
-    _in_parallel([w for w in items if w.source.kind == "secret"], lambda w: _secret(project, w, fetched))
-    _stack_outputs(project, [w for w in items if w.source.kind == "stack_output"], target_of, fetched)
+    _ssm([w for w in items if w.source.kind == "ssm"], fetched)
+    _in_parallel([w for w in items if w.source.kind == "secret"], lambda w: _secret(w, fetched))
+    _stack_outputs([w for w in items if w.source.kind == "stack_output"], target_of, fetched)
+    local: dict[ValueSource, str] = {}  # a file or a command is the same for every target: read/run once
     for item in items:
-        if item.source.kind == "file":
-            fetched.values[item.source] = _file(project, item.source)
-        elif item.source.kind == "cmd":
-            fetched.values[item.source] = _command(project, item.source)
+        if item.source.kind in ("file", "cmd"):
+            if item.source not in local:
+                read = _file if item.source.kind == "file" else _command
+                local[item.source] = read(project, item.source)
+            fetched.values[item.key] = local[item.source]
         elif not item.source.builtin:
             _plugin(project, item, fetched)
     for stack in stacks.values():
-        _hand_over(stack, fetched)
+        target = stack.target if stack.target is not None else target_of(stack.config.target)
+        _hand_over(stack, fetched, id(target))
 
 
 def _sources(stack: Stack) -> list[ValueSource]:
@@ -91,18 +99,19 @@ def _sources(stack: Stack) -> list[ValueSource]:
     return found + [v for v in stack.config.tags.values() if isinstance(v, ValueSource)]
 
 
-def _hand_over(stack: Stack, fetched: Fetched) -> None:
+def _hand_over(stack: Stack, fetched: Fetched, target: int) -> None:
     config = stack.config
-    stack.resolved = {s: fetched.values[s] for s in _sources(stack) if s in fetched.values}
+    stack.resolved = {s: fetched.values[(s, target)] for s in _sources(stack)}
+    secret = {s for s in stack.resolved if (s, target) in fetched.secret}
     stack.secret_keys = {key for key, value in config.parameters.items()
-                         if any(s in fetched.secret for s in sources_in(value))}
+                         if any(s in secret for s in sources_in(value))}
     for key, value in list(config.tags.items()):
         if isinstance(value, ValueSource):
-            if value in fetched.secret:
+            if value in secret:
                 raise ProjectError(f"tag '{key}': {value} is a secret, and tags are shown in clear by AWS",
                                    file=value.file, line=value.line, hint="pass it as a NoEcho parameter")
-            config.tags[key], config.tag_sources[key] = fetched.values[value], value
-    stack.secret_values = {fetched.values[s] for s in stack.resolved if s in fetched.secret}
+            config.tags[key], config.tag_sources[key] = stack.resolved[value], value
+    stack.secret_values = {stack.resolved[s] for s in secret}
     declared = stack.declared_parameters(stack.original)
     for key in sorted(stack.secret_keys):
         decl = declared.get(key)
@@ -139,7 +148,7 @@ def _where(target: Any) -> str:
 
 
 # ---- SSM ---------------------------------------------------------------------------------------
-def _ssm(project: Project, items: list[Wanted], fetched: Fetched) -> None:
+def _ssm(items: list[Wanted], fetched: Fetched) -> None:
     by_target: dict[int, list[Wanted]] = {}
     for item in items:
         by_target.setdefault(id(item.target), []).append(item)
@@ -177,9 +186,9 @@ def _ssm(project: Project, items: list[Wanted], fetched: Fetched) -> None:
             if parameter.get("Type") == "SecureString" and item.source.option("decrypt") is not True:
                 raise _error(item.source, "is a SecureString", hint=f"write !ssm {{name: "
                              f"{item.source.option('name')}, decrypt: true}} (it is then a secret)")
-            fetched.values[item.source] = str(parameter.get("Value", ""))
+            fetched.values[item.key] = str(parameter.get("Value", ""))
             if item.source.secret:
-                fetched.secret.add(item.source)
+                fetched.secret.add(item.key)
 
 
 def _in_parallel_batches(batches: list[list[Wanted]], work: Callable[[list[Wanted]], None]) -> None:
@@ -192,7 +201,7 @@ def _in_parallel_batches(batches: list[list[Wanted]], work: Callable[[list[Wante
 
 
 # ---- Secrets Manager ------------------------------------------------------------------------------
-def _secret(project: Project, item: Wanted, fetched: Fetched) -> None:
+def _secret(item: Wanted, fetched: Fetched) -> None:
     source = item.source
     request: dict[str, str] = {"SecretId": str(source.option("id"))}
     if source.option("version_stage"):
@@ -226,13 +235,12 @@ def _secret(project: Project, item: Wanted, fetched: Fetched) -> None:
                          hint=f"its keys: {', '.join(sorted(map(str, document))) or 'none'}")
         item_value = document[key]
         value = item_value if isinstance(item_value, str) else json.dumps(item_value)
-    fetched.values[source] = value
-    fetched.secret.add(source)
+    fetched.values[item.key] = value
+    fetched.secret.add(item.key)
 
 
 # ---- outputs of stacks outside the project --------------------------------------------------------
-def _stack_outputs(project: Project, items: list[Wanted], target_of: Callable[[TargetSpec], Any],
-                   fetched: Fetched) -> None:
+def _stack_outputs(items: list[Wanted], target_of: Callable[[TargetSpec], Any], fetched: Fetched) -> None:
     from formwright.engine.cfn import CloudFormation
 
     places: dict[tuple[int, str], list[Wanted]] = {}
@@ -276,7 +284,7 @@ def _stack_outputs(project: Project, items: list[Wanted], target_of: Callable[[T
             if output not in info.outputs:
                 raise _error(item.source, f"stack '{stack}' has no output '{output}'",
                              hint=f"its outputs: {', '.join(sorted(info.outputs)) or 'none'}")
-            fetched.values[item.source] = info.outputs[output]
+            fetched.values[item.key] = info.outputs[output]
 
 
 # ---- files and commands -------------------------------------------------------------------------
@@ -337,6 +345,6 @@ def _plugin(project: Project, item: Wanted, fetched: Fetched) -> None:
         value = ",".join(str(v) for v in value)
     if not isinstance(value, str):
         raise _error(source, f"the resolver returned {type(value).__name__}, not text or a list of text")
-    fetched.values[source] = value
+    fetched.values[item.key] = value
     if getattr(resolver, "secret", False) is True:
-        fetched.secret.add(source)
+        fetched.secret.add(item.key)
