@@ -75,3 +75,11 @@ def test_a_stack_output_in_a_pinned_account_checks_the_credentials(tmp_path: Pat
         prepare_stacks(loaded, target=cloud)
     assert caught.value.line == 6 and "pins account 999999999999" in str(caught.value)
     assert "!stack_output" in str(caught.value)
+
+
+def test_sceptres_stack_output_form_and_an_unknown_tag(tmp_path: Path) -> None:
+    data = load_yaml("a: !stack_output network::VpcId\n", "formwright.yaml")
+    assert data["a"].stack_and_output() == ("network", "VpcId")
+    with pytest.raises(ProjectError) as caught:
+        load_yaml("a: 1\nb: !sssm /x\n", "formwright.yaml")
+    assert caught.value.line == 2 and "!ssm" in str(caught.value) and "!stack_output" in str(caught.value)

@@ -68,7 +68,14 @@ def load_yaml(text: str, file: str) -> Any:
         err.file = file
         raise
     except TemplateError as err:  # the template loader's own checks (duplicate keys, depth …)
-        raise ProjectError(err.message, file=file, line=err.line, hint=err.hint) from None
+        hint = err.hint
+        if "unknown tag" in err.message and hint is None:
+            from formwright import plugins
+            from formwright.model.resolvers import BUILTIN
+
+            known = ["!ref", *(f"!{name}" for name in (*BUILTIN, *plugins.names(plugins.RESOLVERS)))]
+            hint = "formwright.yaml's tags: " + ", ".join(known)
+        raise ProjectError(err.message, file=file, line=err.line, hint=hint) from None
 
 
 def check_references(project: Project) -> None:

@@ -106,7 +106,8 @@ class ValueSource:
         """`!stack_output` as (stack name, output key)."""
         if isinstance(self.argument, dict):
             return str(self.argument.get("stack")), str(self.argument.get("output"))
-        stack, _, output = str(self.argument).partition(".")
+        text = str(self.argument)
+        stack, _, output = text.partition("::" if "::" in text else ".")  # sceptre writes STACK::KEY
         return stack, output
 
     def argv(self) -> list[str]:
