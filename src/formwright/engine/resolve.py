@@ -31,7 +31,7 @@ from formwright.model.targets import TARGET_KEYS, TargetSpec
 
 if TYPE_CHECKING:
     from formwright.engine.stack import Stack
-    from formwright.model.tree import Project
+    from formwright.model.tree import Project, StackConfig
 
 log = logging.getLogger("formwright")
 
@@ -63,18 +63,19 @@ class Fetched:
     secret: set[tuple[ValueSource, int]] = field(default_factory=set)
 
 
-def resolve_stacks(project: Project, stacks: dict[str, Stack],
-                   target_of: Callable[[TargetSpec], Any]) -> None:
-    """Fetch every resolver of `stacks` and hand each stack its values (`Stack.resolved`), the names of
-    its secret parameters, and its tags with their values. `target_of(spec)` gives a Target."""
+def fetch_values(project: Project, configs: list[StackConfig], target_of_stack: Callable[[StackConfig], Any],
+                 target_of: Callable[[TargetSpec], Any]) -> Callable[[Stack], None]:
+    """Fetch every resolver of the stacks `configs` (before anything of theirs is prepared or uploaded)
+    and return what hands each prepared Stack its values (`Stack.resolved`), the names of its secret
+    parameters, and its tags with their values. `target_of_stack(config)` is the stack's Target,
+    `target_of(spec)` the Target of another place (a `!stack_output` elsewhere)."""
     wanted: dict[tuple[ValueSource, int], Wanted] = {}
-    for stack in stacks.values():
-        spec = stack.config.target
-        target = stack.target if stack.target is not None else target_of(spec)
-        for source in _sources(stack):
-            wanted.setdefault((source, id(target)), Wanted(source, target, spec))
-    if not wanted:
-        return
+    places: dict[str, int] = {}
+    for config in configs:
+        target = target_of_stack(config)
+        places[config.name] = id(target)
+        for source in _sources(config):
+            wanted.setdefault((source, id(target)), Wanted(source, target, config.target))
     fetched = Fetched()
     items = list(wanted.values())
     _ssm([w for w in items if w.source.kind == "ssm"], fetched)
@@ -89,19 +90,18 @@ def resolve_stacks(project: Project, stacks: dict[str, Stack],
             fetched.values[item.key] = local[item.source]
         elif not item.source.builtin:
             _plugin(project, item, fetched)
-    for stack in stacks.values():
-        target = stack.target if stack.target is not None else target_of(stack.config.target)
-        _hand_over(stack, fetched, id(target))
+    return lambda stack: _hand_over(stack, fetched, places[stack.name])
 
 
-def _sources(stack: Stack) -> list[ValueSource]:
-    found = [s for value in stack.config.parameters.values() for s in sources_in(value)]
-    return found + [v for v in stack.config.tags.values() if isinstance(v, ValueSource)]
+def _sources(config: StackConfig) -> list[ValueSource]:
+    found = [s for value in config.parameters.values() for s in sources_in(value)]
+    return found + [v for v in config.tags.values() if isinstance(v, ValueSource)]
 
 
 def _hand_over(stack: Stack, fetched: Fetched, target: int) -> None:
+    """Give `stack` (its Target's id `target`) what its resolvers gave."""
     config = stack.config
-    stack.resolved = {s: fetched.values[(s, target)] for s in _sources(stack)}
+    stack.resolved = {s: fetched.values[(s, target)] for s in _sources(config)}
     secret = {s for s in stack.resolved if (s, target) in fetched.secret}
     stack.secret_keys = {key for key, value in config.parameters.items()
                          if any(s in secret for s in sources_in(value))}

@@ -182,6 +182,15 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
     stacks: dict[str, Stack] = {}
     registry = None
     secrets = GeneratedSecrets(project.state_dir)
+    hand_over = None
+    if resolve and (target is not None or targets is not None):  # plan, deploy, sync: not validate, build
+        from formwright.engine.resolve import fetch_values
+
+        given = target
+        hand_over = fetch_values(  # first: a missing value stops before any upload of the preparation
+            project, [c for n, c in project.stacks.items() if not only or n in only],
+            lambda config: targets.get(config.target) if targets is not None else given,
+            targets.get if targets is not None else _one_target(given))
     for name, config in project.stacks.items():
         if only and name not in only:
             continue
@@ -239,11 +248,9 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
                 registry.register_template_macros(original, Path(source).parent)
             stack.macros = registry
         check_parameters(stack, project)
+        if hand_over is not None:
+            hand_over(stack)
         stacks[name] = stack
-    if resolve and (target is not None or targets is not None):  # plan, deploy, sync: not validate, build
-        from formwright.engine.resolve import resolve_stacks
-
-        resolve_stacks(project, stacks, targets.get if targets is not None else _one_target(target))
     return stacks
 
 
