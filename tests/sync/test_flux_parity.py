@@ -283,7 +283,7 @@ CONTROLLER_FIELDS = {
     "status.lastHandledReconcileAt": STR,
     "status.observedGeneration": {"type": "integer", "format": "int64"}, "status.stackName": STR,
 }
-EXTENSIONS = {"spec.projectPath", "spec.driftCorrection", "status.formwright"}
+EXTENSIONS = {"spec.projectPath", "spec.driftCorrection", "spec.allowCommands", "status.formwright"}
 CONSTRAINTS = ("type", "enum", "default", "minLength", "maxLength", "format", "minimum", "pattern",
                "required")
 

@@ -311,3 +311,30 @@ def test_restart_around_create_change_set_of_an_update_applies_it_once(tmp_path,
     events = h2.cfn.client.describe_stack_events(StackName="sync-app")["StackEvents"]
     assert sum(1 for e in events if e["LogicalResourceId"] == "sync-app" and
                e["ResourceStatus"] == "UPDATE_COMPLETE") == 1
+
+
+COMMAND_PROJECT = """\
+name: cmd
+region: us-east-1
+stacks:
+  queue:
+    template: templates/queue.yaml
+    parameters:
+      Suffix: !cmd [printf, b]
+"""
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_a_synced_projects_cmd_runs_only_when_the_object_opts_in(tmp_path, repo, cloud, allowed):
+    """Issue 24: a `!cmd` resolver is the repository's code on the reconciler host: refused unless the
+    CloudFormationStack says `allowCommands: true`."""
+    repo.commit({"infra/formwright.yaml": COMMAND_PROJECT, "infra/templates/queue.yaml": QUEUE})
+    spec = {"name": "proj", "projectPath": "infra", **({"allowCommands": True} if allowed else {})}
+    h = setup(tmp_path, repo, cloud, [spec])
+    st = h.settle("proj") if allowed else h.once("proj").status
+    if allowed:
+        assert st.ready == "True", st.message
+        assert h.cfn.describe("cmd-queue").status == "CREATE_COMPLETE"
+    else:
+        assert st.ready == "False" and "refused by the sandbox" in st.message
+        assert h.counter.writes == 0

@@ -156,6 +156,7 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.group import StackGroup
         from formwright.engine.results import exit_code_of
         from formwright.engine.stack import prepare_stacks
+        from formwright.lifecycle.actions import Redactor
 
         directory, scopes = dir_and_scopes(directory, scope)
         wanted = [*scopes, *(stack or [])]
@@ -200,13 +201,15 @@ def register(app: typer.Typer) -> None:
                     results.update(pruned)
         order = [n for n in [*project.order(), *reversed(list(results))] if n in results]
         order = list(dict.fromkeys(order))
-        outputs = {n: r.outputs for n, r in results.items() if r.ok}
+        # an output may carry a resolved secret (CloudFormation shows outputs in clear): never printed
+        mask = Redactor(value for s in stacks.values() for value in s.secret_values).data
+        outputs = mask({n: r.outputs for n, r in results.items() if r.ok})
         failed = [r for r in results.values() if not r.ok]
         if output is Output.json:
             emit_json(
                 {
                     "ok": not failed,
-                    "stacks": {n: results[n].to_json() for n in order},
+                    "stacks": {n: mask(results[n].to_json()) for n in order},
                     "outputs": outputs,
                     "calls": dict(counter.calls),
                     "write_calls": counter.writes,
@@ -250,7 +253,7 @@ def register(app: typer.Typer) -> None:
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
                 Progress(names, enabled=output is Output.text, interruptible=True) as progress:
-            group = make_group(project, targets, only, max_concurrency, progress, package=False)
+            group = make_group(project, targets, only, max_concurrency, progress, package=False, resolve=False)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]
         order = [n for n in reversed(project.order()) if n in results]

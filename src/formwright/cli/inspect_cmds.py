@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -47,6 +48,21 @@ def _one_stack(scope: str | None, nodes: list[str] | None) -> str:
     return nodes[0]
 
 
+def masked_as_applied(project: Any, targets: Any, values: dict[str, dict[str, str]]) -> None:
+    """Mask each output the applied cache recorded masked (it carried a secret: a NoEcho parameter or a
+    resolved secret); CloudFormation shows outputs in clear, formwright does not repeat them."""
+    from formwright.engine.group import cache_key
+    from formwright.engine.values import SECRET_MASK
+    from formwright.state.applied import AppliedCache
+
+    for name, outputs in values.items():
+        cache = AppliedCache(project.state_dir, cache_key(project, targets.get(project.stacks[name].target)))
+        record = cache.get(name)
+        for key, value in (record.outputs.items() if record is not None else ()):
+            if value == SECRET_MASK and key in outputs:
+                outputs[key] = SECRET_MASK
+
+
 def register(app: typer.Typer) -> None:
     """Add status, outputs, diff and events to the application."""
 
@@ -84,8 +100,10 @@ def register(app: typer.Typer) -> None:
         directory, scope, key = split_outputs_args(args or [])
         project = open_project(directory, [scope] if scope else None)
         only = selection(project, [scope] if scope else None)
-        values = {name: info.outputs for name, info in deployed(project, connect(project, target, only),
-                                                                only).items() if info is not None}
+        targets = connect(project, target, only)
+        values = {name: info.outputs for name, info in deployed(project, targets, only).items()
+                  if info is not None}
+        masked_as_applied(project, targets, values)
         stack = _one_stack(scope, only) if key is not None or (only and len(only) == 1) else None
         if stack is not None and stack not in values:
             from formwright.errors import CloudError

@@ -111,14 +111,15 @@ def home(project: Project, targets: Targets) -> Target:
 
 
 def make_group(project: Project, targets: Targets, only: list[str] | None, max_concurrency: int,
-               progress: Any, counter: CallCounter | None = None, macros: str | None = None,
-               package: bool = True) -> StackGroup:
-    """Stacks prepared for their own targets, on their DAG (`package=False`: local artifacts left as
-    written, for a delete, which needs none of them)."""
+               progress: Any, counter: CallCounter | None = None, macros: str | None = None, *,
+               package: bool = True, resolve: bool = True) -> StackGroup:
+    """Stacks prepared for their own targets, on their DAG. A delete needs neither their local artifacts
+    packaged (`package=False`) nor their resolvers fetched (`resolve=False`)."""
     from formwright.engine.group import StackGroup
     from formwright.engine.stack import prepare_stacks
 
-    stacks = prepare_stacks(project, targets=targets, only=only, package=package, **macro_mode(macros))
+    stacks = prepare_stacks(project, targets=targets, only=only, package=package, resolve=resolve,
+                            **macro_mode(macros))
     return StackGroup(project, stacks, home(project, targets), max_concurrency=max_concurrency,
                       progress=progress, counter=counter, targets=targets)
 
@@ -145,16 +146,23 @@ def deployed(project: Project, targets: Targets,
 
 
 def references(project: Project, targets: Targets, name: str) -> list[dict[str, str]]:
-    """Where each `!ref` of a stack comes from: parameter, stack, output, account and region."""
+    """Where each `!ref` of a stack comes from: parameter, stack, output, account and region; and each
+    resolver's source (`{"parameter": "DbHost", "source": "ssm:/app/db/host"}`)."""
     from formwright.model.project import OutputRef
+    from formwright.model.resolvers import ValueSource
 
     found = []
     for key, value in project.stacks[name].parameters.items():
         for ref in value if isinstance(value, list) else [value]:
-            if isinstance(ref, OutputRef):
+            if isinstance(ref, ValueSource):
+                found.append({"parameter": key, "source": ref.label})
+            elif isinstance(ref, OutputRef):
                 source = targets.get(project.stacks[ref.stack].target)
                 found.append({"parameter": key, "stack": ref.stack, "output": ref.output,
                               "account": source.account_id(), "region": source.region})
+    config = project.stacks[name]
+    written = {**config.tag_sources, **{k: v for k, v in config.tags.items() if isinstance(v, ValueSource)}}
+    found += [{"tag": key, "source": value.label} for key, value in sorted(written.items())]
     return found
 
 

@@ -70,6 +70,10 @@ def print_plans(plans: dict[str, StackPlan], order: list[str],
             head += f" [dim]- {escape(plan.note)}[/]"
         console.print(head)
         for ref in (refs or {}).get(name, []):
+            if "source" in ref:  # a resolver (issue 24): `DbHost <- ssm:/app/db/host`, `tag owner <- ...`
+                what = ref["parameter"] if "parameter" in ref else f"tag {ref['tag']}"
+                console.print(f"  {escape(what)} <- {escape(ref['source'])}", highlight=False)
+                continue
             source = f"{escape(ref['stack'])}.outputs.{escape(ref['output'])}"
             where = f"{ref['account']}/{ref['region']}"
             console.print(f"  {escape(ref['parameter'])} <- {source} [dim]({where})[/]", highlight=False)

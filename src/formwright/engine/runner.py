@@ -32,6 +32,7 @@ from formwright.engine.cfn import (
     is_no_change,
 )
 from formwright.engine.drift import drift_note, join_notes
+from formwright.engine.hooks import HookSteps
 from formwright.engine.nested import deep_failure_reasons, nested_changes, nested_stacks
 from formwright.engine.results import (
     ProgressCallback,
@@ -82,7 +83,7 @@ class Prepared:
         return values
 
 
-class StackRunner:
+class StackRunner(HookSteps):
     """Plans, deploys and deletes single stacks against one target."""
 
     def __init__(self, project: Project, target: Any, cfn: CloudFormation, cache: AppliedCache,
@@ -374,15 +375,18 @@ class StackRunner:
             result = StackResult(stack.name, stack.stack_name, "failed", err.status, error=str(err),
                                  exit_code=err.exit_code, timed_out=True)
         except FormwrightError as err:
-            result = StackResult(
-                stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code
-            )
+            result = self._failed(stack, None, None, StackResult(
+                stack.name, stack.stack_name, "failed", error=str(err), exit_code=err.exit_code))
         except Exception as err:  # noqa: BLE001 - botocore and friends: one line, never a traceback
             error = translate(err, where=stack.name, target=getattr(self.target, "kind", None))
-            result = StackResult(
-                stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code
-            )
+            result = self._failed(stack, None, None, StackResult(
+                stack.name, stack.stack_name, "failed", error=str(error), exit_code=error.exit_code))
         result.elapsed = time.monotonic() - started
+        secrets = getattr(stack, "secret_values", None)
+        if secrets and result.error:  # a cloud message may quote a parameter's value
+            from formwright.lifecycle.actions import Redactor
+
+            result.error = Redactor(secrets).text(result.error)
         self._say(stack, "done" if result.ok else "failed", result.status, result.error or result.outcome)
         return result
 
@@ -392,7 +396,8 @@ class StackRunner:
         info, listed = self.cfn.describe_known(stack.stack_name)
         if not force and not self.revert_drift and info is not None and info.settled_ok \
                 and self._unchanged(stack, info, prep):
-            return StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
+            result = StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
+            return self._around(stack, prep, None, result)  # only hooks marked `always`
         info, note = self.settle(stack, info)
         try:
             plan, change_set_id, stack_id = self.change_set(stack, info, prep)
@@ -407,8 +412,16 @@ class StackRunner:
             assert info is not None
             self._protect(stack, info)
             self._remember(stack, info, prep)
-            return StackResult(stack.name, stack.stack_name, "no changes", info.status,
-                               outputs=info.outputs, plan=plan)
+            return self._around(stack, prep, plan, StackResult(stack.name, stack.stack_name, "no changes",
+                                                               info.status, outputs=info.outputs, plan=plan))
+        failed = self._hook(stack, "before_deploy", prep, plan)
+        if failed is not None:  # nothing executed: the change set (and a new stack's review) goes
+            self.cfn.delete_change_set(change_set_id)
+            if plan.kind == "create":
+                self._drop_review_stack(stack)
+            return self._failed(stack, prep, plan, StackResult(stack.name, stack.stack_name, "failed",
+                                                               info.status if info else "", error=failed,
+                                                               plan=plan, exit_code=1))
         phase = "creating" if plan.kind == "create" else "updating"
         self._say(stack, phase, "", f"executing {len(plan.resources)} change(s)")
         # every execution carries a token: its events are told from any other operation's by it
@@ -424,14 +437,15 @@ class StackRunner:
             status = final.status if final else "DELETE_COMPLETE"
             reasons = deep_failure_reasons(self.cfn, self.cfn.operation_events(stack_id, token))
             detail = "; ".join(reasons[:3]) or (final.reason if final else "the stack was deleted")
-            return StackResult(stack.name, stack.stack_name, "failed", status,
-                               error=f"{stack.name}: {status}: {detail}", plan=plan, exit_code=1)
+            return self._failed(stack, prep, plan, StackResult(
+                stack.name, stack.stack_name, "failed", status, error=f"{stack.name}: {status}: {detail}",
+                plan=plan, exit_code=1))
         self._protect(stack, final)
         self._remember(stack, final, prep)
         outcome = {"create": "created", "import": "imported"}.get(plan.kind, "updated")
-        return StackResult(
-            stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs, plan=plan
-        )
+        result = StackResult(stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs,
+                             plan=plan)
+        return self._after(stack, prep, plan, result, "after_deploy")
 
     def _protect(self, stack: Stack, info: StackInfo) -> None:
         if self._protection_pending(stack, info):
@@ -481,6 +495,10 @@ class StackRunner:
         if info is None:
             self.cache.forget(stack.name)
             return StackResult(stack.name, stack.stack_name, "absent")
+        failed = self._hook(stack, "before_delete", None)
+        if failed is not None:
+            return self._failed(stack, None, None, StackResult(stack.name, stack.stack_name, "failed",
+                                                               info.status, error=failed, exit_code=1))
         self._say(stack, "deleting", info.status, "")
         base = request_token or f"formwright-{uuid.uuid4().hex}"
         for attempt in range(2):  # DELETE_FAILED: one retry, as sceptre and rain do
@@ -492,18 +510,14 @@ class StackRunner:
                                                                    self.progress))
             if final is None or final.status == "DELETE_COMPLETE":
                 self.cache.forget(stack.name)
-                return StackResult(stack.name, stack.stack_name, "deleted", "DELETE_COMPLETE")
+                return self._after(stack, None, None, StackResult(stack.name, stack.stack_name, "deleted",
+                                                                  "DELETE_COMPLETE"), "after_delete")
             info = final
             if final.status != "DELETE_FAILED" or attempt == 1:
                 reasons = failure_reasons(self.cfn.operation_events(final.stack_id, token))
-                return StackResult(
-                    stack.name,
-                    stack.stack_name,
-                    "failed",
-                    final.status,
-                    exit_code=1,
-                    error=f"{stack.name}: {final.status}: {'; '.join(reasons[:3]) or final.reason}",
-                )
+                return self._failed(stack, None, None, StackResult(
+                    stack.name, stack.stack_name, "failed", final.status, exit_code=1,
+                    error=f"{stack.name}: {final.status}: {'; '.join(reasons[:3]) or final.reason}"))
         raise AssertionError("unreachable")
 
     # ---- progress -----------------------------------------------------------------------------

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from formwright import sandbox
 from formwright.errors import ProjectError
 from formwright.model.project import OutputRef, Project, StackConfig
+from formwright.model.resolvers import ValueSource
 from formwright.state.applied import write_atomic
 from formwright.state.secrets import GeneratedSecrets
 from formwright.template import dump_json, load, plain
@@ -46,6 +48,10 @@ class Stack:
     artifacts: list[Any] = field(default_factory=list)  # formwright.packaging.Artifact: uploaded before use
     nested: list[Any] = field(default_factory=list)  # formwright.packaging NestedTemplate: linted, built
     packaged_bucket: str | None = None  # the bucket the packaged template names (None: no artifacts)
+    # what its resolvers gave (engine/resolve.py): value per source, secret parameters, secret values
+    resolved: dict[ValueSource, str] = field(default_factory=dict)
+    secret_keys: set[str] = field(default_factory=set)
+    secret_values: set[str] = field(default_factory=set)
     _processed: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -89,6 +95,13 @@ class Stack:
         return values
 
     def _resolve_one(self, value: Any, outputs: dict[str, dict[str, str]], partial: bool) -> str:
+        if isinstance(value, ValueSource):
+            if value in self.resolved:
+                return self.resolved[value]
+            if partial:
+                return UNKNOWN
+            raise ProjectError(f"{value}: not resolved (only plan and deploy fetch resolvers)",
+                               file=value.file, line=value.line)
         if not isinstance(value, OutputRef):
             return str(value)
         stack_outputs = outputs.get(value.stack)
@@ -152,20 +165,23 @@ class Stack:
         return params if isinstance(params, dict) else {}
 
     def secret_parameters(self, template: dict[str, Any]) -> set[str]:
-        """Names of NoEcho parameters (never shown in clear)."""
-        return {name for name, decl in self.declared_parameters(template).items()
-                if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
+        """Names of NoEcho parameters and of those a secret resolver gives (never shown in clear)."""
+        declared = self.declared_parameters(template).items()
+        hidden = {name for name, decl in declared
+                  if isinstance(decl, dict) and str(decl.get("NoEcho", "")).lower() == "true"}
+        return hidden | self.secret_keys
 
 
 def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | None = None,
                    remote_macros: bool = False, only: list[str] | None = None,
-                   targets: Any = None, package: bool = True) -> dict[str, Stack]:
+                   targets: Any = None, package: bool = True, resolve: bool = True) -> dict[str, Stack]:
     """Load every stack's template (transforming TOSCA ones) into Stacks, checking parameters.
 
     Templates with macros get the project's macro registry (local expansion), or with
     `remote_macros` are sent as written with CAPABILITY_AUTO_EXPAND for CloudFormation to expand.
     With `targets` (a cloud.session.Targets) each stack gets the Target of its own region and account.
     Local artifacts and nested templates are packaged (`package_stack`) unless `package` is false.
+    With a target (and `resolve`: a delete needs no parameter values) the resolvers are fetched.
     """
     from formwright.macros import MacroRegistry, needs_auto_expand
 
@@ -179,9 +195,25 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         return built[0]
 
     secrets = GeneratedSecrets(project.state_dir)
+    hand_over = None
+    if resolve and (target is not None or targets is not None):  # plan, deploy, sync: not validate, build
+        from formwright.engine.resolve import fetch_values
+
+        given = target
+        hand_over = fetch_values(  # first: a missing value stops before any upload of the preparation
+            project, [c for n, c in project.stacks.items() if not only or n in only],
+            lambda config: targets.get(config.target) if targets is not None else given,
+            targets.get if targets is not None else _one_target(given))
     for name, config in project.stacks.items():
         if only and name not in only:
             continue
+        confinement = sandbox.active()
+        if config.hooks and confinement is not None:  # hooks are the project's own code
+            raise confinement.refuse_code(f"the hooks of stack '{name}'", file=project.file, line=config.line)
+        if config.hooks:
+            from formwright.engine.hooks import check_plugins
+
+            check_plugins(config)
         if targets is not None:
             target = targets.get(config.target)
         account_id = target.account_id() if target is not None else LOCAL_ACCOUNT
@@ -207,6 +239,10 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             fixed, extra_caps = dict(prepared.parameters), list(prepared.capabilities)
             fixed.update(secrets.stable(name, {k: fixed[k] for k in prepared.generated}))
         else:
+            if config.template_source is not None:  # produced by a template handler, into the build folder
+                from formwright.engine.template_handlers import fetch
+
+                config.template = fetch(config, target, build_dir)
             assert config.template is not None
             original, source = load(config.template), str(config.template)
         if config.tosca is None and package:
@@ -233,6 +269,8 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
                 registry().register_template_macros(original, Path(source).parent)
             stack.macros = registry()
         check_parameters(stack, project)
+        if hand_over is not None:
+            hand_over(stack)
         stacks[name] = stack
     return stacks
 
@@ -263,6 +301,29 @@ def package_stack(project: Project, config: StackConfig, original: dict[str, Any
                             bucket=config.artifact_bucket or (lambda: managed_bucket_name(target, project)),
                             region=region,
                             prefix=project.name, expand=expand_nested, include_locations=remote_macros)
+
+
+def _one_target(target: Any) -> Any:
+    """Targets for one given target: its own, and others (a `!stack_output` elsewhere) of its kind."""
+    made: dict[Any, Any] = {}
+
+    def target_of(spec: Any) -> Any:
+        from formwright.cloud.session import Targets
+
+        if spec == target_spec_of(target):
+            return target
+        if "targets" not in made:
+            made["targets"] = Targets(target.kind)
+        return made["targets"].get(spec)
+
+    return target_of
+
+
+def target_spec_of(target: Any) -> Any:
+    """The TargetSpec a bare Target stands for (its region only)."""
+    from formwright.model.targets import TargetSpec
+
+    return TargetSpec(region=getattr(target, "region", None))
 
 
 def check_parameters(stack: Stack, project: Project) -> None:

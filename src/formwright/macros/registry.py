@@ -8,7 +8,6 @@ Names beginning with `AWS::` are CloudFormation's and cannot be redefined.
 from __future__ import annotations
 
 import difflib
-import importlib.metadata
 import os
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from formwright.macros.runners import (
 )
 from formwright.sandbox import Sandbox, active
 
-ENTRY_POINT_GROUP = "formwright.macros"
+ENTRY_POINT_GROUP = "formwright.macros"  # found as every plugin is (formwright.plugins)
 
 PRIORITY_BUILTIN = 100
 PRIORITY_DIR = 40
@@ -152,7 +151,9 @@ class MacroRegistry:
 
     def add_entry_points(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Macros published by installed packages in the `formwright.macros` entry-point group."""
-        for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        from formwright import plugins
+
+        for entry_point in plugins.entry_points(ENTRY_POINT_GROUP).values():
             self.add(EntryPointMacro(entry_point.name, entry_point, timeout), PRIORITY_ENTRY_POINT)
 
     def add_folder(self, folder: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:

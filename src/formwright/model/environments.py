@@ -16,6 +16,7 @@ from typing import Any
 from formwright import sandbox
 from formwright.errors import InputError, ProjectError
 from formwright.model.references import OutputRef
+from formwright.model.resolvers import ValueSource
 from formwright.template.document import Mapping
 from formwright.template.values import SourceLine
 
@@ -87,7 +88,7 @@ def _set_file(value: Any, file: str) -> None:
             value.line = SourceLine(value.line, file)
         value.key_lines = {key: SourceLine(line, file) for key, line in value.key_lines.items()}
         for key, item in value.items():
-            if isinstance(item, OutputRef) and item.line is not None:
+            if isinstance(item, (OutputRef, ValueSource)) and item.line is not None:
                 value[key] = replace(item, file=file, line=SourceLine(item.line, file))
             else:
                 _set_file(item, file)
@@ -95,7 +96,7 @@ def _set_file(value: Any, file: str) -> None:
         if getattr(value, "line", None) is not None:
             value.line = SourceLine(value.line, file)  # type: ignore[attr-defined]
         for index, item in enumerate(value):
-            if isinstance(item, OutputRef) and item.line is not None:
+            if isinstance(item, (OutputRef, ValueSource)) and item.line is not None:
                 value[index] = replace(item, file=file, line=SourceLine(item.line, file))
             else:
                 _set_file(item, file)

@@ -40,6 +40,8 @@ PROJECT_KEYS = {
     "description": "free text",
     **{key: help + " (default for every stack)" for key, help in STACK_OPTIONS.items()},
     "local_cloud": "local-cloud settings: {stub: [TYPE, ...]} types the local cloud may stub",
+    "hooks": "actions around every stack's deploy and delete: {before_deploy: [...], after_deploy, "
+             "before_delete, after_delete, on_failure}",
 }
 STACK_KEYS = {
     "template": "path of the CloudFormation template",
@@ -52,6 +54,8 @@ STACK_KEYS = {
     "capabilities": "CAPABILITY_IAM, CAPABILITY_NAMED_IAM, CAPABILITY_AUTO_EXPAND",
     **STACK_OPTIONS,
     "triggers": "actions on this stack's events",
+    "hooks": "actions around this stack's deploy and delete: {before_deploy: [...], after_deploy, "
+             "before_delete, after_delete, on_failure}",
     "immutable": "replace instead of update on upgrade",
     "description": "free text",
     "regions": "regions of a per-region stack: one stack per region",
@@ -68,6 +72,7 @@ GROUP_KEYS = {
     "stacks": "the group's stacks, by name",
     "tags": "tags for the group's stacks (merged over the project's)",
     "regions": "regions for each of the group's stacks",
+    "hooks": "actions around each of the group's stacks' deploy and delete (the stack's own win per event)",
     "description": "free text",
     **TARGET_KEYS,
     **{key: help + " (default for the group's stacks)" for key, help in STACK_OPTIONS.items()},

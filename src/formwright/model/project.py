@@ -20,6 +20,7 @@ from formwright.model.environments import check_variables, merge, overlay_of, re
 from formwright.model.keys import OVERLAY_KEYS, PROJECT_KEYS, check_keys, did_you_mean
 from formwright.model.references import OutputRef, check_references, load_yaml
 from formwright.model.render import Renderer, default_context
+from formwright.model.resolvers import check_sources
 from formwright.model.stacks import load_stack, stack_bodies, stack_options, string_map
 from formwright.model.targets import TargetSpec, read_spec
 from formwright.model.tree import Project, StackConfig
@@ -88,7 +89,7 @@ def load_project(
     project.target = TargetSpec(**flags).over(read_spec(raw, renderer.render, file))
     project.region = project.target.region
     project.tags = string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
-                               raw.line_of("tags"), "tags")
+                               raw.line_of("tags"), "tags", renderer.render)
     project.version = None if raw.get("version") is None else str(raw.get("version"))
     macros = raw.get("macros") or {}
     if not isinstance(macros, dict):
@@ -106,6 +107,7 @@ def load_project(
             project.groups.setdefault(group, []).append(stack_name)
     set_obsolete_apart(project)
     check_references(project)
+    check_sources(project)
     return project
 
 

@@ -56,14 +56,26 @@ ProjectLoader.add_constructor("!ref", _construct_ref)
 
 
 def load_yaml(text: str, file: str) -> Any:
-    """YAML text of formwright.yaml (or an overlay, a var file) with `!ref`; errors name `file`."""
+    """YAML text of formwright.yaml (or an overlay, a var file) with `!ref` and the resolver tags (`!ssm`,
+    …, model/resolvers.py); errors name `file`."""
+    if "!" in text:
+        from formwright.model.resolvers import register_tags
+
+        register_tags(ProjectLoader)
     try:
         return load_yaml_text(text, ProjectLoader, file=file)
     except ProjectError as err:
         err.file = file
         raise
     except TemplateError as err:  # the template loader's own checks (duplicate keys, depth …)
-        raise ProjectError(err.message, file=file, line=err.line, hint=err.hint) from None
+        hint = err.hint
+        if "unknown tag" in err.message and hint is None:
+            from formwright import plugins
+            from formwright.model.resolvers import BUILTIN
+
+            known = ["!ref", *(f"!{name}" for name in (*BUILTIN, *plugins.names(plugins.RESOLVERS)))]
+            hint = "formwright.yaml's tags: " + ", ".join(known)
+        raise ProjectError(err.message, file=file, line=err.line, hint=hint) from None
 
 
 def check_references(project: Project) -> None:

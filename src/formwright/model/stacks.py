@@ -21,6 +21,7 @@ from formwright.model.keys import (
 from formwright.model.owners import stack_tags
 from formwright.model.references import OutputRef
 from formwright.model.render import Renderer
+from formwright.model.resolvers import ValueSource, with_place
 from formwright.model.targets import read_spec
 from formwright.model.tree import Project, StackConfig
 from formwright.template.document import Mapping
@@ -65,13 +66,16 @@ def _stack_body(body: Any, name: str, file: str, line: int | None) -> Mapping:
     return body
 
 
-def string_map(value: Any, file: str, line: int | None, what: str) -> dict[str, str]:
-    """A mapping of names to text (`tags`, `inputs`); a `!ref` or a collection as a value is an error."""
+def string_map(value: Any, file: str, line: int | None, what: str, render: Any = None) -> dict[str, Any]:
+    """A mapping of names to text (`tags`, `inputs`); a `!ref` or a collection as a value is an error. A tag
+    may be a resolver (a ValueSource, its argument rendered with `render`), resolved at plan/deploy time."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ProjectError(f"`{what}` must be a mapping of names to values", file=file, line=line)
     for key, item in value.items():
+        if isinstance(item, ValueSource) and what == "tags":
+            continue  # resolved at plan/deploy time (engine/resolve.py); a secret is refused there
         if isinstance(item, (OutputRef, dict, list)):
             where = value.line_of(key) if isinstance(value, Mapping) else line
             kind = "!ref" if isinstance(item, OutputRef) else "a collection"
@@ -80,7 +84,8 @@ def string_map(value: Any, file: str, line: int | None, what: str) -> dict[str, 
                 file=file, line=where or line,
                 hint="!ref is read only in `parameters`; pass the output as a parameter instead",
             )
-    return {str(k): "" if v is None else str(v) for k, v in value.items()}
+    return {str(k): with_place(v, file, value.line_of(k) if isinstance(value, Mapping) else line, render)
+            if isinstance(v, ValueSource) else "" if v is None else str(v) for k, v in value.items()}
 
 
 def load_stack(
@@ -93,8 +98,14 @@ def load_stack(
     if "template" in body and "tosca" in body:
         raise ProjectError(f"stack '{name}' has both `template` and `tosca`", file=file, line=line,
                            hint="keep one")
+    if isinstance(body.get("template"), Mapping):  # {type: http|s3|<plugin>, ...}: engine/template_handlers
+        from formwright.engine.template_handlers import check_source
+
+        source = renderer.render(body["template"], body.line_of("template"))
+        check_source(source, file, body.line_of("template"))
+        stack.template_source, stack.template_line = dict(source), body.line_of("template")
     for key in ("template", "tosca"):
-        if key in body:
+        if key in body and stack.template_source is None:
             rel = renderer.render(body[key], body.line_of(key))
             path = sandbox.confine(str(rel), what=f"{key} of stack '{name}'", base=project.directory,
                                    file=file, line=body.line_of(key))
@@ -107,7 +118,7 @@ def load_stack(
                 raise ProjectError(f"{key} '{rel}' of stack '{name}' not found", file=file,
                                    line=body.line_of(key), hint=f"looked for {path}")
             setattr(stack, key, path)
-    if stack.template is None and stack.tosca is None:
+    if stack.template is None and stack.tosca is None and stack.template_source is None:
         raise ProjectError(f"stack '{name}' has no `template`", file=file, line=line,
                            hint="add template: templates/<file>.yaml")
     stack.inputs = string_map(renderer.render(body.get("inputs"), body.line_of("inputs")), file,
@@ -129,7 +140,7 @@ def load_stack(
         stack.parameter_lines[key] = pline or line or 1
         stack.parameters[key] = _parameter_value(value, renderer, file, pline)
     stack.tags = {**project.tags, **string_map(renderer.render(body.get("tags"), body.line_of("tags")),
-                                                file, body.line_of("tags"), "tags"),
+                                                file, body.line_of("tags"), "tags", renderer.render),
                   **stack_tags(project.name, name, project.environment)}  # ownership: never overridden
     depends = body.get("depends_on") or []
     if isinstance(depends, str):
@@ -164,6 +175,11 @@ def load_stack(
     stack.imports = _imports(body, renderer, file)
     stack.extra = {k: body[k] for k in ("triggers", "regions", "description", "shared") if k in body}
     stack.target = read_spec(body, renderer.render, file).over(project.target)
+    if "hooks" in body or "hooks" in project.raw:
+        from formwright.model.hooks import stack_hooks
+
+        stack.hooks = stack_hooks(project.raw.get("hooks"), body.get("hooks"), file,
+                                  body.line_of("hooks") or line)
     stack.regions = _regions(renderer.render(body.get("regions"), body.line_of("regions")), file,
                              body.line_of("regions"))
     return stack
@@ -270,6 +286,8 @@ def _flag(body: Mapping, key: str, renderer: Renderer, file: str) -> bool:
 def _parameter_value(value: Any, renderer: Renderer, file: str, line: int | None) -> Any:
     if isinstance(value, OutputRef):
         return OutputRef(value.stack, value.output, file, value.line or line)
+    if isinstance(value, ValueSource):
+        return with_place(value, file, line, renderer.render)
     if isinstance(value, list):
         return [_parameter_value(v, renderer, file, line) for v in value]
     if isinstance(value, dict):

@@ -49,12 +49,15 @@ class StackConfig(Node):
     def __init__(self, name: str, parent: Project, line: int | None) -> None:
         super().__init__(name, parent, line=line, group="stacks")
         self.template: Path | None = None
+        self.template_source: dict[str, Any] | None = None  # `template: {type: http, url: ...}`
+        self.template_line: int | None = None
         self.tosca: Path | None = None
         self.inputs: dict[str, str] = {}
         self.stack_name: str = ""
         self.parameters: dict[str, Any] = {}
         self.parameter_lines: dict[str, int] = {}
         self.tags: dict[str, str] = {}
+        self.tag_sources: dict[str, Any] = {}  # tags written as resolvers (filled in at deploy)
         self.depends_on: list[str] = []
         self.depends_lines: dict[str, int] = {}
         self.capabilities: list[str] = []
@@ -74,6 +77,7 @@ class StackConfig(Node):
         self.obsolete = False  # `obsolete: true`: to be removed by `deploy --prune`
         self.imports: dict[str, dict[str, str]] = {}  # `import:` logical id -> identifier properties
         self.import_existing = False  # `import_existing: true`: ImportExistingResources on change sets
+        self.hooks: dict[str, list[Any]] = {}  # event -> model.hooks.Hook actions (engine/hooks.py runs them)
 
     @property
     def project(self) -> Project:

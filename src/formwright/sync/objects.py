@@ -101,6 +101,8 @@ class StackSpec(_Model):
     destroy_stack_on_deletion: bool = Field(default=False, alias="destroyStackOnDeletion")
     depends_on: list[DependencyRef] = Field(default_factory=list, alias="dependsOn")
     drift_correction: bool = Field(default=False, alias="driftCorrection")
+    # `!cmd` resolvers of a projectPath project run on the reconciler host only when the operator says so
+    allow_commands: bool = Field(default=False, alias="allowCommands")
 
     @field_validator("interval", "poll_interval", "retry_interval", mode="before")
     @classmethod

@@ -30,6 +30,7 @@ class ProjectSteps(PassSteps):
                            force: bool) -> Outcome:
         """projectPath: deploy the formwright project at this revision through StackGroup."""
         from formwright.engine.group import StackGroup
+        from formwright.engine.resolve import commands_allowed
         from formwright.engine.stack import prepare_stacks
         from formwright.model.project import load_project
 
@@ -47,11 +48,14 @@ class ProjectSteps(PassSteps):
             return self._not_ready(st, obj, "ArtifactFailed", str(err))
         target = self._project_target(project)
         st.last_attempted_revision = artifact.revision
+        allowed = commands_allowed.set(spec.allow_commands)  # `!cmd`: only on the object's opt-in
         try:
             stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir)
             group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
         except FormwrightError as err:
             return self._not_ready(st, obj, "ArtifactFailed", str(err))
+        finally:
+            commands_allowed.reset(allowed)
         # what deletion will delete: this revision's project, kept before anything of it is applied
         self._keep_project(obj.key, artifact, str(spec.project_path))
         results = group.deploy()
@@ -153,7 +157,7 @@ class ProjectSteps(PassSteps):
                 _link(folder, self._project_state(key))
                 project = load_project(folder)
                 target = self._project_target(project)
-                stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir)
+                stacks = prepare_stacks(project, target=target, macros_dir=self.macros_dir, resolve=False)
                 group = StackGroup(project, stacks, target, max_concurrency=4, counter=self.counter)
                 results = group.delete()
         except FormwrightError as err:

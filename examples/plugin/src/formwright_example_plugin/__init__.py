@@ -1,0 +1,1 @@
+"""formwright's worked plugin example: `!toml FILE#dotted.key`, the `note` hook, the `queues` template."""
