@@ -118,7 +118,7 @@ def test_overlay_files_over_inline_environments(overlaid: Path, run_cli, cloud) 
      "environment 'prod' sets unknown stack 'apo' in group 'app' (did you mean 'api'?)"),
     ("stacks:\n  report:\n    parameters: {Upstream: !ref vcp.outputs.Size}\n", 3,
      "!ref vcp.outputs.Size names unknown stack 'vcp' (did you mean 'vpc'?)"),
-    ("\nregion: europe\n", 2, "'europe' is not an AWS region"),
+    ("\nregion: europe\n", 2, "unknown region 'europe'"),
 ])
 def test_a_mistake_in_an_overlay_file_is_reported_at_its_own_line(overlaid: Path, run_cli, overlay: str,
                                                                   line: int, message: str) -> None:

@@ -10,7 +10,14 @@ from typing import Any
 import typer
 
 from formwright import sandbox
-from formwright.cli.common import Output, ParamOption, PlainProfileOption, TargetOption, emit_json
+from formwright.cli.common import (
+    Output,
+    ParamOption,
+    PlainProfileOption,
+    TargetOption,
+    check_region_flag,
+    emit_json,
+)
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
 from formwright.template import TEMPLATE_BODY_LIMIT, dump, load, plain
@@ -109,7 +116,7 @@ def register(app: typer.Typer) -> None:
         ),
         target: str = TargetOption,
         region: str | None = typer.Option(None, "--region", metavar="REGION",
-                                          help="The region macros see and S3 includes are read in (default: "
+                                          callback=check_region_flag, help="The region macros see and S3 includes are read in (default: "
                                                "AWS_REGION, then the profile's)."),
         profile: str | None = PlainProfileOption,
         verbose: bool = typer.Option(

@@ -221,6 +221,10 @@ def _main() -> None:
     as_json = json_requested(sys.argv[1:])
     register_groups(sys.argv)
     try:
+        word = common.misread_out_flag(sys.argv[1:])
+        if word is not None:
+            raise FormwrightError(f"-o {word}: -o is a PATH to write in formwright, not a format",
+                                  hint=f"did you mean --output {word}?")
         if not as_json:
             app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
             return

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from formwright.cli.common import Output, OutputOption, console, emit_json, err_console
+from formwright.cli.common import Output, OutputOption, check_region_flag, console, emit_json, err_console
 from formwright.errors import InputError
 
 # `-o` names the output folder here (as in `formwright transform tosca SRC -o OUT`), so the shared
@@ -23,7 +23,7 @@ def tosca(
                              help="Folder for the artifact (default: ./<name>-cfn)."),
     inputs: list[str] = typer.Option([], "--input", "-i", metavar="KEY=VALUE",
                                      help="A TOSCA input (repeatable)."),
-    region: str = typer.Option("us-east-1", "--region", metavar="REGION",
+    region: str = typer.Option("us-east-1", "--region", metavar="REGION", callback=check_region_flag,
                                help="Region the deploy scripts default to."),
     strict: bool = typer.Option(False, "--strict", help="Make the warnings (what TOSCAna tolerated) errors."),
     force: bool = typer.Option(False, "--force", help="Replace OUT when it holds a previous artifact."),
