@@ -9,15 +9,7 @@ from pathlib import Path
 
 import pytest
 
-QUEUE = """\
-AWSTemplateFormatVersion: "2010-09-09"
-Resources:
-  Queue:
-    Type: AWS::SQS::Queue
-Outputs:
-  QueueName:
-    Value: !GetAtt Queue.QueueName
-"""
+from tests.cli.workspace import QUEUE
 
 
 def project(folder: Path, body: str = "", *, name: str = "walk", stacks: tuple[str, ...] = ("app",)) -> Path:
@@ -30,7 +22,8 @@ def project(folder: Path, body: str = "", *, name: str = "walk", stacks: tuple[s
 
 
 # ---- point 2: an unknown region is exit 2 naming the nearest known ones ------------------------------
-@pytest.mark.parametrize("argv", [["status", "--region", "us-east-7"], ["deploy", "--region", "us-eest-1", "-y"],
+@pytest.mark.parametrize("argv", [["status", "--region", "us-east-7"],
+                                  ["deploy", "--region", "us-eest-1", "-y"],
                                   ["expand", "queue.yaml", "--region", "us-east-7"]])
 def test_an_unknown_region_flag_is_exit_2_naming_the_nearest(run_cli, tmp_path, argv) -> None:
     folder = project(tmp_path / "p")

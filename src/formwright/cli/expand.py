@@ -116,8 +116,9 @@ def register(app: typer.Typer) -> None:
         ),
         target: str = TargetOption,
         region: str | None = typer.Option(None, "--region", metavar="REGION",
-                                          callback=check_region_flag, help="The region macros see and S3 includes are read in (default: "
-                                               "AWS_REGION, then the profile's)."),
+                                          callback=check_region_flag,
+                                          help="The region macros see and S3 includes are read in "
+                                               "(default: AWS_REGION, then the profile's)."),
         profile: str | None = PlainProfileOption,
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Show on stderr what macro handlers printed (their log)."
