@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.workspace import QUEUE
+from .workspace import QUEUE
 
 
 def project(folder: Path, body: str = "", *, name: str = "walk", stacks: tuple[str, ...] = ("app",)) -> Path:
