@@ -52,3 +52,64 @@ def test_dash_o_with_a_format_word_says_did_you_mean_output(run_cli, tmp_path, a
     assert not (folder / word).exists()  # no file named `json` written
     done = run_cli("graph", "--output", "json", cwd=folder)
     assert done.code == 0 and json.loads(done.out)["nodes"]
+
+
+# ---- point 7: a project with environments and no --env is refused, listing them ----------------------
+ENVIRONMENTS = "environments:\n  dev: {vars: {size: small}}\n  prod: {vars: {size: large}}\n"
+
+
+def test_environments_without_env_are_refused_listing_them(run_cli, tmp_path) -> None:
+    folder = project(tmp_path / "p", ENVIRONMENTS)
+    done = run_cli("plan", cwd=folder)
+    assert done.code == 2, done.out + done.err
+    assert "formwright.yaml:2: the project has environments (dev, prod); name one with --env" in done.err
+    assert "--env dev" in done.err and "default_environment" in done.err
+    planned = run_cli("plan", "--env", "dev", "--output", "json", cwd=folder)
+    assert planned.code == 0, planned.err
+    assert "walk-dev-app" in planned.out
+
+
+def test_default_environment_is_used_without_env(run_cli, tmp_path) -> None:
+    folder = project(tmp_path / "p", ENVIRONMENTS + "default_environment: dev\n")
+    done = run_cli("plan", "--output", "json", cwd=folder)
+    assert done.code == 0, done.err
+    assert "walk-dev-app" in done.out
+    (folder / "formwright.yaml").write_text(
+        (folder / "formwright.yaml").read_text().replace("default_environment: dev", "default_environment: qa"))
+    bad = run_cli("plan", cwd=folder)
+    assert bad.code == 2 and "formwright.yaml:5: default_environment 'qa' is not one of" in bad.err, bad.err
+
+
+# ---- point 3: an instance operation shows its actions' output as they run; history --logs later -------
+ACTION = """\
+import json, sys
+json.load(sys.stdin)
+print("backing up the queue", flush=True)
+print("log:" + json.dumps({"level": "info", "msg": "backup written"}), flush=True)
+print("almost done", file=sys.stderr, flush=True)
+"""
+
+
+def test_instance_run_prints_its_actions_output_and_history_logs_keeps_it(run_cli, tmp_path) -> None:
+    import sys
+
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    (folder / "queue.yaml").write_text(QUEUE)
+    (folder / "backup.py").write_text(ACTION)
+    (folder / "formwright.yaml").write_text(
+        "name: shop\nregion: us-east-1\n"
+        f"operations:\n  backup:\n    action: [{sys.executable}, backup.py]\n"
+        "stacks:\n  app: {template: queue.yaml, stack_name: \"{{ instance.name }}-app\"}\n")
+    assert run_cli("instance", "create", "demo", "-q", cwd=folder).code == 0
+    done = run_cli("instance", "run", "demo", "backup", cwd=folder)
+    assert done.code == 0, done.err
+    shown = done.out + done.err
+    assert "backing up the queue" in shown and "backup written" in shown and "almost done" in shown
+    quiet = run_cli("instance", "run", "demo", "backup", "--quiet", cwd=folder)
+    assert quiet.code == 0 and "backing up the queue" not in quiet.out + quiet.err
+    history = run_cli("history", "demo", "--logs", cwd=folder)
+    assert history.code == 0, history.err
+    assert history.out.count("backing up the queue") == 2 and "backup written" in history.out
+    logs = run_cli("history", "demo", "--logs", "--output", "json", cwd=folder).json()
+    assert any("almost done" in line for op in logs["operations"] for line in op["log"])

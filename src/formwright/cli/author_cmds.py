@@ -161,7 +161,7 @@ check references, cycles and parameters. Exit 2 on errors."""
     ) -> None:
         """The stacks' dependency graph as DOT (or SVG/PNG through Graphviz's `dot`); \
 --output json gives nodes and edges."""
-        project = open_project(directory)
+        project = open_project(directory, any_environment=True)
         if output is Output.json:
             emit_json({"ok": True, **graph_data(project)})
             return

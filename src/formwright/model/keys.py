@@ -30,6 +30,8 @@ PROJECT_KEYS = {
     "stacks": "the stacks, by name",
     "groups": "groups of stacks: {name: {region, account, profile, role_arn, regions, tags, stacks}}",
     "environments": "per-environment overlays of this file: {dev: {...}, prod: {...}}",
+    "default_environment": "the environment used without --env (without it a project with environments "
+                           "needs --env)",
     "vars": "default values of {{ var.K }} (an environment, --var-file and --var override them)",
     "macros": "user macros: {Name: path} or {Name: {path, environment, timeout}}",
     "version": "the project's version",
@@ -67,7 +69,8 @@ GROUP_KEYS = {
     **TARGET_KEYS,
     **{key: help + " (default for the group's stacks)" for key, help in STACK_OPTIONS.items()},
 }
-OVERLAY_KEYS = {k: v for k, v in PROJECT_KEYS.items() if k not in ("name", "environments")}
+OVERLAY_KEYS = {k: v for k, v in PROJECT_KEYS.items() if k not in ("name", "environments",
+                                                                          "default_environment")}
 CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"}
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 

@@ -16,7 +16,13 @@ from typing import Any
 
 from formwright import sandbox
 from formwright.errors import ProjectError
-from formwright.model.environments import check_variables, merge, overlay_of, read_var_file
+from formwright.model.environments import (
+    check_variables,
+    default_environment,
+    merge,
+    overlay_of,
+    read_var_file,
+)
 from formwright.model.keys import OVERLAY_KEYS, PROJECT_KEYS, check_keys, did_you_mean
 from formwright.model.references import OutputRef, check_references, load_yaml
 from formwright.model.render import Renderer, default_context
@@ -65,6 +71,7 @@ def load_project(
     if not isinstance(raw, Mapping):
         raise ProjectError("formwright.yaml must be a mapping with `name` and `stacks`", file=file, line=1)
     check_keys(raw, PROJECT_KEYS, file, "the project")
+    environment = environment or default_environment(raw, file_path.parent, file)
     if environment:
         overlay = overlay_of(raw, environment, file_path.parent, file, load_yaml)
         _check_overlay(raw, overlay, environment, file)
