@@ -113,3 +113,56 @@ def test_instance_run_prints_its_actions_output_and_history_logs_keeps_it(run_cl
     assert history.out.count("backing up the queue") == 2 and "backup written" in history.out
     logs = run_cli("history", "demo", "--logs", "--output", "json", cwd=folder).json()
     assert any("almost done" in line for op in logs["operations"] for line in op["log"])
+
+
+# ---- point 15: stacks outside any project: `ls`, and --stack-name on status, events, outputs, diff -----
+def _made_elsewhere(cloud, name: str, tags: dict[str, str]) -> None:
+    """A stack made by another tool (boto3 here), with the tags its owner writes."""
+    cloud.client("cloudformation").create_stack(
+        StackName=name, TemplateBody=QUEUE, Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+
+
+def test_ls_lists_every_stack_with_its_owner(run_cli, cloud, tmp_path) -> None:
+    _made_elsewhere(cloud, "shop-prod-app", {"formwright:project": "shop", "formwright:environment": "prod"})
+    _made_elsewhere(cloud, "flux-app", {"cfn-flux-controller/name": "app",
+                                        "cfn-flux-controller/namespace": "flux-system"})
+    _made_elsewhere(cloud, "by-hand", {})
+    done = run_cli("ls", cwd=tmp_path)
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[0].split() == ["STACK", "STATUS", "OWNER", "UPDATED"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert "formwright shop/prod" in rows["shop-prod-app"] and "CREATE_COMPLETE" in rows["shop-prod-app"]
+    assert "sync flux-system/app" in rows["flux-app"]
+    assert rows["by-hand"].split()[2] == "none"
+    listed = run_cli("ls", "--region", "us-east-1", "--region", "eu-west-1", "--output", "json").json()
+    assert {s["stack_name"] for s in listed["stacks"]} == {"shop-prod-app", "flux-app", "by-hand"}
+    assert {s["region"] for s in listed["stacks"]} == {"us-east-1"}
+
+
+def test_stack_name_reads_a_stack_in_no_project(run_cli, cloud, tmp_path) -> None:
+    _made_elsewhere(cloud, "by-hand", {})
+    status = run_cli("status", "--stack-name", "by-hand", cwd=tmp_path)
+    assert status.code == 0 and "by-hand" in status.out and "CREATE_COMPLETE" in status.out, status.err
+    events = run_cli("events", "--stack-name", "by-hand", cwd=tmp_path)
+    assert events.code == 0 and "AWS::SQS::Queue" in events.out, events.err
+    outputs = run_cli("outputs", "--stack-name", "by-hand", "QueueName", cwd=tmp_path)
+    assert outputs.code == 0 and outputs.out.strip(), outputs.err
+    (tmp_path / "local.yaml").write_text(QUEUE.replace("Type: AWS::SQS::Queue", "Type: AWS::SNS::Topic"))
+    diff = run_cli("diff", "--stack-name", "by-hand", "--template", "local.yaml", "--exit-code", cwd=tmp_path)
+    assert diff.code == 1 and "-    Type: AWS::SQS::Queue" in diff.out and "+    Type: AWS::SNS::Topic" in diff.out
+    missing = run_cli("status", "--stack-name", "nope", cwd=tmp_path)
+    assert missing.code == 1 and "stack 'nope' does not exist" in missing.err and "formwright ls" in missing.err
+
+
+# ---- point 6: events and diff take a SCOPE inside a project, as deploy does ---------------------------
+def test_events_and_diff_take_a_scope_inside_the_project(run_cli, cloud, tmp_path) -> None:
+    folder = project(tmp_path / "p", "region: us-east-1\n", stacks=("app", "db"))
+    assert run_cli("deploy", "app", "-y", cwd=folder).code == 0
+    events = run_cli("events", "app", cwd=folder)
+    assert events.code == 0 and "walk-app" in events.out, events.err
+    diff = run_cli("diff", "app", cwd=folder)
+    assert diff.code == 0 and "app: no differences" in diff.out, diff.err
+    # point 14: events of a stack never deployed say so (exit 1), not an empty exit 0
+    undeployed = run_cli("events", "-s", "db", cwd=folder)
+    assert undeployed.code == 1 and "not deployed: db" in undeployed.err, undeployed.err

@@ -117,6 +117,7 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "plan": ("formwright.cli.deploy_cmds", "Show what deploy would change, from real change sets."),
     "deploy": ("formwright.cli.deploy_cmds", "Plan and execute in dependency order, stacks in parallel."),
     "delete": ("formwright.cli.deploy_cmds", "Delete stacks in reverse dependency order."),
+    "ls": ("formwright.cli.stacks_cmds", "Every stack in the account and region: status, owner, updated."),
     "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
     "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
     "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),

@@ -41,8 +41,8 @@ def default_environment(raw: Mapping, directory: Path, file: str) -> str | None:
     line = raw.line_of("default_environment")
     known = environment_names(raw, directory)
     if not isinstance(name, str) or name not in known:
-        raise ProjectError(f"default_environment '{name}' is not one of the project's environments", file=file,
-                           line=line, hint=f"environments: {', '.join(known)}" if known
+        raise ProjectError(f"default_environment '{name}' is not one of the project's environments",
+                           file=file, line=line, hint=f"environments: {', '.join(known)}" if known
                            else "define it under `environments:`")
     return name
 
