@@ -5,6 +5,10 @@ session's local cloud (the run_cli fixture)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,7 +79,8 @@ def test_default_environment_is_used_without_env(run_cli, tmp_path) -> None:
     assert done.code == 0, done.err
     assert "walk-dev-app" in done.out
     (folder / "formwright.yaml").write_text(
-        (folder / "formwright.yaml").read_text().replace("default_environment: dev", "default_environment: qa"))
+        (folder / "formwright.yaml").read_text().replace("default_environment: dev",
+                                                         "default_environment: qa"))
     bad = run_cli("plan", cwd=folder)
     assert bad.code == 2 and "formwright.yaml:5: default_environment 'qa' is not one of" in bad.err, bad.err
 
@@ -91,8 +96,6 @@ print("almost done", file=sys.stderr, flush=True)
 
 
 def test_instance_run_prints_its_actions_output_and_history_logs_keeps_it(run_cli, tmp_path) -> None:
-    import sys
-
     folder = tmp_path / "shop"
     folder.mkdir()
     (folder / "queue.yaml").write_text(QUEUE)
@@ -150,9 +153,11 @@ def test_stack_name_reads_a_stack_in_no_project(run_cli, cloud, tmp_path) -> Non
     assert outputs.code == 0 and outputs.out.strip(), outputs.err
     (tmp_path / "local.yaml").write_text(QUEUE.replace("Type: AWS::SQS::Queue", "Type: AWS::SNS::Topic"))
     diff = run_cli("diff", "--stack-name", "by-hand", "--template", "local.yaml", "--exit-code", cwd=tmp_path)
-    assert diff.code == 1 and "-    Type: AWS::SQS::Queue" in diff.out and "+    Type: AWS::SNS::Topic" in diff.out
+    assert diff.code == 1, diff.err
+    assert "-    Type: AWS::SQS::Queue" in diff.out and "+    Type: AWS::SNS::Topic" in diff.out
     missing = run_cli("status", "--stack-name", "nope", cwd=tmp_path)
-    assert missing.code == 1 and "stack 'nope' does not exist" in missing.err and "formwright ls" in missing.err
+    assert missing.code == 1 and "stack 'nope' does not exist" in missing.err
+    assert "formwright ls" in missing.err
 
 
 # ---- point 6: events and diff take a SCOPE inside a project, as deploy does ---------------------------
@@ -166,3 +171,33 @@ def test_events_and_diff_take_a_scope_inside_the_project(run_cli, cloud, tmp_pat
     # point 14: events of a stack never deployed say so (exit 1), not an empty exit 0
     undeployed = run_cli("events", "-s", "db", cwd=folder)
     assert undeployed.code == 1 and "not deployed: db" in undeployed.err, undeployed.err
+
+
+# ---- point 1: `make demo`, then `formwright status examples/three-tier` in the user's shell ------------
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_the_demo_cloud_is_the_one_the_users_shell_finds(tmp_path) -> None:
+    """`make demo`'s formwright commands (read with `make -n`, run as the Makefile would, without its
+    pip install), then the README's next command from a shell that sets nothing: the same local cloud."""
+    shutil.copytree(ROOT / "examples" / "three-tier", tmp_path / "examples" / "three-tier",
+                    ignore=shutil.ignore_patterns(".formwright"))
+    fw = f"{sys.executable} -m formwright"
+    listed = subprocess.run(["make", "-s", "-n", "-f", str(ROOT / "Makefile"), "demo", f"FW={fw}"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    steps = [line for line in listed.splitlines() if line.startswith(fw)]
+    assert steps and "FORMWRIGHT_HOME" not in listed
+    shell = {k: v for k, v in os.environ.items() if k not in ("FORMWRIGHT_HOME", "FORMWRIGHT_TARGET")}
+    shell["HOME"] = str(tmp_path / "user")  # the user's default home: ~/.formwright
+    try:
+        for step in steps:
+            done = subprocess.run(step, shell=True, cwd=tmp_path, env=shell, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 0, done.stderr
+        status = subprocess.run([*fw.split(), "status", "examples/three-tier"], cwd=tmp_path, env=shell,
+                                capture_output=True, text=True, timeout=300)
+        assert status.returncode == 0, status.stderr
+        assert status.stdout.count("CREATE_COMPLETE") == 3, status.stdout
+    finally:
+        subprocess.run([*fw.split(), "local-cloud", "stop"], env=shell, capture_output=True, timeout=120)
