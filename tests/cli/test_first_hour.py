@@ -201,3 +201,27 @@ def test_the_demo_cloud_is_the_one_the_users_shell_finds(tmp_path) -> None:
         assert status.stdout.count("CREATE_COMPLETE") == 3, status.stdout
     finally:
         subprocess.run([*fw.split(), "local-cloud", "stop"], env=shell, capture_output=True, timeout=120)
+
+
+# ---- point 8: what a sceptre, terraform or helm user types maps to formwright's command -----------------
+@pytest.mark.parametrize(("typed", "ours"), [("destroy", "delete"), ("launch", "deploy"), ("list", "ls"),
+                                             ("apply", "deploy")])
+def test_other_tools_commands_say_formwrights_name(run_cli, tmp_path, typed, ours) -> None:
+    done = run_cli(typed, cwd=tmp_path)
+    assert done.code == 2
+    assert f"no command '{typed}'" in done.err and f"did you mean `formwright {ours}`?" in done.err
+
+
+# ---- point 4 and point 14: an undefined name says what defines it --------------------------------------
+def test_status_of_a_project_of_instances_points_at_the_instance_commands(run_cli, tmp_path) -> None:
+    done = run_cli("status", str(ROOT / "examples" / "lifecycle"), cwd=tmp_path)
+    assert done.code == 2
+    assert "a project of instances" in done.err and "formwright instance list" in done.err.replace("`", "")
+    assert "--var" not in done.err
+
+
+def test_an_undefined_environment_variable_says_export_not_var(run_cli, tmp_path) -> None:
+    folder = project(tmp_path / "p", 'tags: {stage: "{{ env.FW_STAGE_X }}"}\n')
+    done = run_cli("validate", cwd=folder)
+    assert done.code == 2
+    assert "export FW_STAGE_X=" in done.err and "--var" not in done.err

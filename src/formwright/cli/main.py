@@ -133,6 +133,36 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
 }
 COMMAND_MODULES = {name: module for name, (module, _) in COMMANDS.items()}
 
+# What users of other tools type, and formwright's command for it (click's closest spelling would send
+# `destroy` to deploy and `launch` to plan).
+OTHER_TOOLS = {
+    "destroy": ("delete", "terraform's and pulumi's destroy"),
+    "rm": ("delete", "rain's rm"),
+    "launch": ("deploy", "sceptre's launch"),
+    "create": ("deploy", "sceptre's create"),
+    "update": ("deploy", "sceptre's update"),
+    "apply": ("deploy", "terraform's and kubectl's apply"),
+    "up": ("deploy", "pulumi's up"),
+    "install": ("deploy", "helm's install; `formwright instance create` for a named instance"),
+    "upgrade": ("deploy", "helm's upgrade; `formwright instance upgrade` for a named instance"),
+    "list": ("ls", "sceptre's list and helm's list"),
+    "get": ("status", "kubectl's and flux's get"),
+    "describe": ("status", "sceptre's describe"),
+    "logs": ("events", "rain's logs"),
+    "output": ("outputs", "terraform's output"),
+    "lint": ("validate", "helm's lint"),
+}
+
+
+def other_tools_command(argv: list[str]) -> FormwrightError | None:
+    """The error for a command word another tool uses: formwright's own name for it, as a hint."""
+    command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
+    if command is None or command in COMMANDS or command not in OTHER_TOOLS:
+        return None
+    ours, theirs = OTHER_TOOLS[command]
+    return FormwrightError(f"no command '{command}'",
+                           hint=f"did you mean `formwright {ours}`? it does what {theirs} does")
+
 
 def register_groups(argv: list[str]) -> None:
     """Register the command module the command line needs; for `--help`, `--version` or a typo only
@@ -222,6 +252,9 @@ def _main() -> None:
     as_json = json_requested(sys.argv[1:])
     register_groups(sys.argv)
     try:
+        elsewhere = other_tools_command(sys.argv)
+        if elsewhere is not None:
+            raise elsewhere
         word = common.misread_out_flag(sys.argv[1:])
         if word is not None:
             raise FormwrightError(f"-o {word}: -o is a PATH to write in formwright, not a format",
