@@ -225,3 +225,26 @@ def test_an_undefined_environment_variable_says_export_not_var(run_cli, tmp_path
     done = run_cli("validate", cwd=folder)
     assert done.code == 2
     assert "export FW_STAGE_X=" in done.err and "--var" not in done.err
+
+
+# ---- point 14: init of a folder whose name is no stack name; local-cloud stop says what it drops ---------
+def test_init_of_a_folder_with_a_space_makes_a_project_that_validates(run_cli, tmp_path) -> None:
+    done = run_cli("init", "bad name", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert "name: bad-name" in (tmp_path / "bad name" / "formwright.yaml").read_text()
+    assert "formwright validate 'bad name'" in done.out
+    assert run_cli("validate", "bad name", "--no-lint", cwd=tmp_path).code == 0
+    refused = run_cli("init", "other", "--name", "bad name", cwd=tmp_path)
+    assert refused.code == 2 and "--name bad-name" in refused.err and not (tmp_path / "other").exists()
+
+
+def test_local_cloud_stop_names_the_stacks_it_drops(run_cli, tmp_path) -> None:
+    home = {"FORMWRIGHT_HOME": str(tmp_path / "home")}
+    assert run_cli("local-cloud", "start", env=home).code == 0
+    try:
+        folder = project(tmp_path / "p", "region: us-east-1\n")
+        assert run_cli("deploy", "-y", cwd=folder, env=home).code == 0
+    finally:
+        done = run_cli("local-cloud", "stop", env=home)
+    assert done.code == 0, done.err
+    assert "dropped with it: 1 stack(s) in us-east-1 (walk-app)" in done.out
