@@ -26,7 +26,7 @@ Outputs:
 # local-cloud, validate, build, graph, package, transform, instance list|show|history and
 # sync status|suspend|resume do not
 CLOUD_COMMANDS = [
-    "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand",
+    "ls", "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand",
     "instance create", "instance update", "instance upgrade", "instance rollback", "instance retry",
     "instance run", "instance scope", "instance delete", "sync run", "sync reconcile",
 ]
