@@ -248,3 +248,45 @@ def test_local_cloud_stop_names_the_stacks_it_drops(run_cli, tmp_path) -> None:
         done = run_cli("local-cloud", "stop", env=home)
     assert done.code == 0, done.err
     assert "dropped with it: 1 stack(s) in us-east-1 (walk-app)" in done.out
+
+
+# ---- point 14: every error of a bad formwright.yaml in one run, each at its line ------------------------
+def test_every_error_of_a_bad_project_file_is_reported_at_its_line(run_cli, tmp_path) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "queue.yaml").write_text(QUEUE)
+    (folder / "formwright.yaml").write_text(
+        "name: x\nregoin: us-east-1\nstacks:\n  a: {template: queue.yaml, paramters: {}}\n"
+        "  b: {template: missing.yaml}\n  c: {template: queue.yaml, region: us-east-7}\n"
+        + "".join(f"  s{i}: {{template: queue.yaml, bad{i}: 1}}\n" for i in range(30)))
+    done = run_cli("validate", cwd=folder)
+    assert done.code == 2
+    lines = done.err.splitlines()
+    assert "formwright.yaml:2: unknown key 'regoin' in the project (did you mean 'region'?)" in lines[0]
+    assert "formwright.yaml:4: unknown key 'paramters' in stack 'a'" in lines[1]
+    assert "formwright.yaml:5: template 'missing.yaml' of stack 'b' not found" in lines[2]
+    assert "formwright.yaml:6: unknown region 'us-east-7'" in lines[3]
+    assert len([line for line in lines if line.startswith("error:")]) == 20 and lines[-1] == "20 errors"
+    answer = run_cli("validate", "--output", "json", cwd=folder).json()
+    assert [e["line"] for e in answer["errors"][:4]] == [2, 4, 5, 6] and len(answer["errors"]) == 20
+
+
+# ---- point 9: the macros example's folder, as passed to --macros, points at its executables -------------
+def test_expand_with_the_macros_example_folder_points_at_its_bin(run_cli, tmp_path) -> None:
+    (tmp_path / "counted.yaml").write_text(
+        "Transform: Count\nResources:\n  Queue:\n    Type: AWS::SQS::Queue\n    Count: 3\n")
+    macros = ROOT / "examples" / "macros"
+    done = run_cli("expand", "counted.yaml", "--macros", str(macros), cwd=tmp_path)
+    assert done.code == 2
+    assert f"Count is in {macros / 'bin'}: pass --macros {macros / 'bin'}" in done.err, done.err
+    assert "did you mean count?" not in done.err
+    works = run_cli("expand", "counted.yaml", "--macros", str(macros / "bin"), cwd=tmp_path)
+    assert works.code == 0 and "Queue3" in works.out, works.err
+
+
+# ---- point 10: transform tosca ends with a way to deploy that works from where the user is ----------------
+def test_transform_tosca_ends_with_a_deploy_that_works(run_cli, tmp_path) -> None:
+    done = run_cli("transform", "tosca", str(ROOT / "examples" / "tosca" / "nodejs"), "-o", "out", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert "or formwright deploy\n" not in done.out
+    assert "out/scripts/deploy.sh" in done.out and "tosca:" in done.out

@@ -195,12 +195,16 @@ def _stand_in() -> None:
 
 def fail(err: FormwrightError, as_json: bool) -> NoReturn:
     """Print the error (one line, or the JSON envelope on stdout) and exit with its code."""
+    each = getattr(err, "errors", [err])  # formwright.errors.ProjectErrors: several, each at its line
     if as_json:
-        emit_json(error_envelope([error_of(err)]))
+        emit_json(error_envelope([error_of(one) for one in each]))
     else:
         from rich.markup import escape
 
-        common.err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        for one in each:
+            common.err_console.print(f"[red]error:[/] {escape(str(one))}", highlight=False, soft_wrap=True)
+        if len(each) > 1:
+            common.err_console.print(f"{len(each)} errors", highlight=False)
     sys.exit(err.exit_code)
 
 

@@ -58,7 +58,10 @@ def tosca(
         emit_json(summary)
         return
     console.print(f"wrote {summary['template']} ({summary['resources']} resources)")
-    console.print(f"deploy with {Path(str(summary['out'])) / 'scripts' / 'deploy.sh'} or formwright deploy")
+    # OUT is an artifact, not a project (no formwright.yaml there): name the two ways that work from here
+    console.print(f"deploy it with {Path(str(summary['out'])) / 'scripts' / 'deploy.sh'}, or from a "
+                  f"formwright project whose stack names the source (stacks: {{app: {{tosca: {src}}}}}) with "
+                  "formwright deploy", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

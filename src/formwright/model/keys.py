@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from formwright.errors import ProjectError
+from formwright.errors import Problems, ProjectError
 from formwright.model.targets import TARGET_KEYS
 from formwright.template.document import Mapping
 
@@ -101,10 +101,10 @@ def did_you_mean(word: str, choices: list[str]) -> str:
 
 
 def check_keys(mapping: Mapping, known: dict[str, str], file: str, what: str) -> None:
-    """Every key of `mapping` is one of `known`; an unknown one is an error at its line."""
+    """Every key of `mapping` is one of `known`; each unknown one is an error at its line (all reported)."""
+    problems = Problems()
     for key in mapping:
         if key not in known:
-            raise ProjectError(
-                f"unknown key '{key}' in {what}", file=file, line=mapping.line_of(key),
-                hint=did_you_mean(key, list(known)),
-            )
+            problems.add(ProjectError(f"unknown key '{key}' in {what}", file=file, line=mapping.line_of(key),
+                                      hint=did_you_mean(key, list(known))))
+    problems.check()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
-from formwright.errors import ProjectError
+from formwright.errors import Problems, ProjectError
 from formwright.model.environments import (
     check_variables,
     default_environment,
@@ -70,7 +70,8 @@ def load_project(
     raw = read_project_file(file_path)
     if not isinstance(raw, Mapping):
         raise ProjectError("formwright.yaml must be a mapping with `name` and `stacks`", file=file, line=1)
-    check_keys(raw, PROJECT_KEYS, file, "the project")
+    problems = Problems()  # independent mistakes are reported together (up to 20), each at its line
+    problems.attempt(check_keys, raw, PROJECT_KEYS, file, "the project")
     environment = environment or default_environment(raw, file_path.parent, file)
     if environment:
         overlay = overlay_of(raw, environment, file_path.parent, file, load_yaml)
@@ -84,33 +85,40 @@ def load_project(
 
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise ProjectError("the project needs a `name`", file=file, line=raw.line_of("name") or 1,
-                           hint="add `name: my-project` at the top")
-    project = Project(renderer.render(name, raw.line_of("name")), file, file_path.parent.resolve())
+        problems.add(ProjectError("the project needs a `name`", file=file, line=raw.line_of("name") or 1,
+                                  hint="add `name: my-project` at the top"))
+        name = "project"
+    project = Project(problems.attempt(renderer.render, name, raw.line_of("name"), default="project"), file,
+                      file_path.parent.resolve())
     project.raw = raw
     project.environment = environment or None
     project.variables = ctx["var"]
     ctx.setdefault("project", {"name": project.name})
     flags = {k: v for k, v in (("region", region), ("profile", profile)) if v}
-    project.target = TargetSpec(**flags).over(read_spec(raw, renderer.render, file))
+    project.target = TargetSpec(**flags).over(problems.attempt(read_spec, raw, renderer.render, file,
+                                                               default=TargetSpec()))
     project.region = project.target.region
-    project.tags = string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
-                               raw.line_of("tags"), "tags")
+    project.tags = problems.attempt(lambda: string_map(renderer.render(raw.get("tags") or Mapping(),
+                                                                       raw.line_of("tags")),
+                                                       file, raw.line_of("tags"), "tags"), default={})
     project.version = None if raw.get("version") is None else str(raw.get("version"))
     macros = raw.get("macros") or {}
     if not isinstance(macros, dict):
         raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"))
     # `Name: path` or `Name: {path, environment, timeout}` (checked when the macros are registered)
     project.macros = {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}
-    project.options = stack_options(raw, renderer, file)
-    project.local_cloud_stub = _local_cloud_stub(raw, file)
+    project.options = problems.attempt(stack_options, raw, renderer, file, default={})
+    project.local_cloud_stub = problems.attempt(_local_cloud_stub, raw, file, default=[])
 
-    for stack_name, (body, line, group) in stack_bodies(raw, file).items():
-        stack = load_stack(project, stack_name, body, line, renderer)
+    for stack_name, (body, line, group) in (problems.attempt(stack_bodies, raw, file) or {}).items():
+        stack = problems.attempt(load_stack, project, stack_name, body, line, renderer)
+        if stack is None:
+            continue
         stack.group_name = group
         project.stacks[stack_name] = stack
         if group is not None:
             project.groups.setdefault(group, []).append(stack_name)
+    problems.check()  # references between stacks are checked once every stack loaded
     check_references(project)
     return project
 
