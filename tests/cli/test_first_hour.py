@@ -286,7 +286,8 @@ def test_expand_with_the_macros_example_folder_points_at_its_bin(run_cli, tmp_pa
 
 # ---- point 10: transform tosca ends with a way to deploy that works from where the user is ----------------
 def test_transform_tosca_ends_with_a_deploy_that_works(run_cli, tmp_path) -> None:
-    done = run_cli("transform", "tosca", str(ROOT / "examples" / "tosca" / "nodejs"), "-o", "out", cwd=tmp_path)
+    done = run_cli("transform", "tosca", str(ROOT / "examples" / "tosca" / "nodejs"), "-o", "out",
+                   cwd=tmp_path)
     assert done.code == 0, done.err
     assert "or formwright deploy\n" not in done.out
     assert "out/scripts/deploy.sh" in done.out and "tosca:" in done.out
