@@ -291,3 +291,87 @@ def test_transform_tosca_ends_with_a_deploy_that_works(run_cli, tmp_path) -> Non
     assert done.code == 0, done.err
     assert "or formwright deploy\n" not in done.out
     assert "out/scripts/deploy.sh" in done.out and "tosca:" in done.out
+
+
+# ---- point 12: Ctrl-C during a deploy lists the right stacks and leaves the lock free --------------------
+def test_ctrl_c_during_a_deploy_lists_what_runs_and_what_never_started(run_cli, cloud, tmp_path) -> None:
+    import signal
+
+    folder = project(tmp_path / "p", "region: us-east-1\n", stacks=tuple(f"s{i:02d}" for i in range(12)))
+    proc = subprocess.Popen([sys.executable, "-m", "formwright", "deploy", "-y", "--max-concurrency", "1"],
+                            cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # plain progress lines off a terminal; Ctrl-C once the first stack is done
+        seen.append(line)
+        if ": done" in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    rest = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 130, "".join(seen) + rest
+    said = next(line for line in rest.splitlines() if "interrupted:" in line)
+    assert said.startswith("interrupted:"), rest  # on a line of its own
+    assert "not started: " in said and "s11" in said.split("not started: ")[1]
+    assert "s00" not in said  # done: neither running nor unstarted
+    running = said.split("cloud: ")[1].split(";")[0].split(", ") if "cloud: " in said else []
+    for status in [part.rsplit(" (", 1)[1] for part in running]:
+        assert "IN_PROGRESS" in status or status.rstrip(")") in ("creating", "updating", "planning"), said
+    again = run_cli("deploy", "-y", cwd=folder)
+    assert again.code == 0, again.err
+    assert "stale lock" not in again.err
+
+
+def test_a_finished_stack_is_not_listed_as_in_progress_on_ctrl_c(tmp_path) -> None:
+    script = (
+        "import os, signal, sys, time\n"
+        "from formwright.cli.progress import Progress\n"
+        "from formwright.engine.results import ProgressEvent\n"
+        "with Progress(['s10', 's11', 's12'], interruptible=True) as progress:\n"
+        "    progress(ProgressEvent('s10', 'updating', 'UPDATE_IN_PROGRESS', ''))\n"
+        "    progress(ProgressEvent('s11', 'updating', 'UPDATE_COMPLETE', ''))\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(30)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130
+    assert "still in progress in the cloud: s10 (UPDATE_IN_PROGRESS); not started: s12" in done.stderr
+
+
+# ---- point 13: the live display's words agree; the end of a deploy has totals ----------------------------
+def test_the_live_row_never_says_updating_create_complete() -> None:
+    import io
+
+    from rich.console import Console
+
+    from formwright.cli.progress import Progress
+    from formwright.engine.results import ProgressEvent
+
+    console = Console(file=io.StringIO(), width=120, height=30, force_terminal=True, color_system=None)
+    progress = Progress(["s19"], console=console)
+    progress(ProgressEvent("s19", "planning", "CREATE_COMPLETE", "creating change set"))
+    progress(ProgressEvent("s19", "updating", "", "executing 1 change(s)"))
+    progress(ProgressEvent("s19", "updating", "CREATE_COMPLETE", ""))  # read before the update began
+    console.print(progress.render(30))
+    row = next(line for line in console.file.getvalue().splitlines() if line.startswith("s19"))
+    assert "updating" in row and "CREATE_COMPLETE" not in row
+    progress(ProgressEvent("s19", "updating", "UPDATE_IN_PROGRESS", ""))
+    console.print(progress.render(30))
+    assert "UPDATE_IN_PROGRESS" in console.file.getvalue().splitlines()[-1] or \
+        "UPDATE_IN_PROGRESS" in console.file.getvalue()
+
+
+def test_the_end_of_a_deploy_counts_instead_of_listing_unchanged_stacks(run_cli, cloud, tmp_path) -> None:
+    folder = project(tmp_path / "p", "region: us-east-1\n", stacks=tuple(f"s{i:02d}" for i in range(6)))
+    first = run_cli("deploy", "-y", cwd=folder)
+    assert first.code == 0, first.err
+    assert "6 stack(s): 6 created, 0 failed" in first.out
+    changed = QUEUE.replace("Type: AWS::SQS::Queue",
+                            "Type: AWS::SQS::Queue\n    Properties: {DelaySeconds: 5}")
+    (folder / "other.yaml").write_text(changed)
+    text = (folder / "formwright.yaml").read_text().replace("s03: {template: queue.yaml}",
+                                                             "s03: {template: other.yaml}")
+    (folder / "formwright.yaml").write_text(text)
+    again = run_cli("deploy", "-y", cwd=folder)
+    assert again.code == 0, again.err
+    assert "6 stack(s): 1 updated, 5 unchanged, 0 failed" in again.out, again.out
+    assert "s00" not in again.out and "s03" in again.out  # the unchanged ones are counted, not listed
