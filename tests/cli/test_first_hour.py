@@ -375,3 +375,18 @@ def test_the_end_of_a_deploy_counts_instead_of_listing_unchanged_stacks(run_cli,
     assert again.code == 0, again.err
     assert "6 stack(s): 1 updated, 5 unchanged, 0 failed" in again.out, again.out
     assert "s00" not in again.out and "s03" in again.out  # the unchanged ones are counted, not listed
+
+
+# ---- point 14: a misspelt field of a sync object says which one was meant -------------------------------
+def test_a_misspelt_sync_object_field_says_did_you_mean(run_cli, tmp_path) -> None:
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(
+        "apiVersion: cloudformation.contrib.fluxcd.io/v1alpha1\nkind: CloudFormationStack\n"
+        "metadata: {name: app, namespace: default}\n"
+        "spec:\n  stackName: app\n  templatePath: t.yaml\n  interval: 1m\n"
+        "  sourceRef: {kind: GitRepository, name: repo}\n  stackParameter: []\n")
+    done = run_cli("sync", "status", str(folder))
+    assert done.code == 2
+    assert "app.yaml:9" in done.err and "unknown field 'stackParameter'" in done.err, done.err
+    assert "did you mean 'stackParameters'?" in done.err and "Extra inputs" not in done.err
