@@ -390,3 +390,23 @@ def test_a_misspelt_sync_object_field_says_did_you_mean(run_cli, tmp_path) -> No
     assert done.code == 2
     assert "app.yaml:9" in done.err and "unknown field 'stackParameter'" in done.err, done.err
     assert "did you mean 'stackParameters'?" in done.err and "Extra inputs" not in done.err
+
+
+# ---- point 11: `sync status` at 80 columns keeps every cell whole, as `flux get` does --------------------
+def test_sync_status_in_an_80_column_terminal_cuts_no_cell(run_cli, tmp_path) -> None:
+    from .terminal import run_in_terminal
+
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\n"
+        "metadata: {name: repo, namespace: flux-system}\n"
+        "spec: {url: https://example.com/r.git, ref: {branch: main}, interval: 1m}\n---\n"
+        "apiVersion: cloudformation.contrib.fluxcd.io/v1alpha1\nkind: CloudFormationStack\n"
+        "metadata: {name: a-rather-long-stack-object-name, namespace: flux-system}\n"
+        "spec: {stackName: app, templatePath: t.yaml, interval: 1m,\n"
+        "       sourceRef: {kind: GitRepository, name: repo}}\n")
+    code, screen = run_in_terminal("sync", "status", str(folder), columns=80)
+    assert code == 0, screen
+    assert "flux-system/a-rather-long-stack-object-name" in screen and "…" not in screen, screen
+    assert screen.splitlines()[0].split() == ["NAME", "READY", "REASON", "REVISION", "NEXT", "RUN", "MESSAGE"]
