@@ -410,3 +410,39 @@ def test_sync_status_in_an_80_column_terminal_cuts_no_cell(run_cli, tmp_path) ->
     assert code == 0, screen
     assert "flux-system/a-rather-long-stack-object-name" in screen and "…" not in screen, screen
     assert screen.splitlines()[0].split() == ["NAME", "READY", "REASON", "REVISION", "NEXT", "RUN", "MESSAGE"]
+
+
+# ---- point 16: bad input is exit 2 at once, never an internal error or a late failure --------------------
+def test_a_template_that_is_a_device_is_bad_input(run_cli, tmp_path) -> None:
+    done = run_cli("expand", "/dev/zero", cwd=tmp_path, timeout=120)
+    assert done.code == 2 and "/dev/zero: the template is not a regular file" in done.err, done.err
+
+
+@pytest.mark.parametrize(("out", "said"), [("missing/dir/out.json", "no folder missing/dir"),
+                                           ("existing", "a folder")])
+def test_expand_out_into_a_missing_folder_or_onto_a_folder_is_bad_input(run_cli, tmp_path, out, said) -> None:
+    (tmp_path / "queue.yaml").write_text(QUEUE)
+    (tmp_path / "existing").mkdir()
+    done = run_cli("expand", "queue.yaml", "-o", out, cwd=tmp_path)
+    assert done.code == 2 and said in done.err and "internal error" not in done.err, done.err
+
+
+def test_a_csar_whose_meta_is_a_folder_is_bad_input(run_cli, tmp_path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "bad.csar", "w") as archive:
+        archive.writestr("TOSCA-Metadata/TOSCA.meta/", "")
+    done = run_cli("transform", "tosca", "bad.csar", "-o", "out", cwd=tmp_path)
+    assert done.code == 2 and "TOSCA.meta is a folder" in done.err, done.err
+
+
+def test_unused_bad_macros_of_formwright_yaml_fail_validate(run_cli, tmp_path) -> None:
+    folder = project(tmp_path / "p", "macros:\n  Missing: nope.py\n  NotExec: plain\n  Num: 123\n"
+                                     "  AWS::Foo: x.py\n")
+    (folder / "plain").write_text("not a program\n")
+    done = run_cli("validate", "--no-lint", cwd=folder)
+    assert done.code == 2
+    assert "formwright.yaml:3: macro Missing:" in done.err and "is not a file" in done.err
+    assert "formwright.yaml:4: macro NotExec:" in done.err and "is not executable" in done.err
+    assert "formwright.yaml:5: macro Num: 123 is not a path" in done.err
+    assert "formwright.yaml:6: macro name 'AWS::Foo'" in done.err

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
-from formwright.errors import Problems, ProjectError
+from formwright.errors import FormwrightError, Problems, ProjectError
 from formwright.model.environments import (
     check_variables,
     default_environment,
@@ -102,11 +102,7 @@ def load_project(
                                                                        raw.line_of("tags")),
                                                        file, raw.line_of("tags"), "tags"), default={})
     project.version = None if raw.get("version") is None else str(raw.get("version"))
-    macros = raw.get("macros") or {}
-    if not isinstance(macros, dict):
-        raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"))
-    # `Name: path` or `Name: {path, environment, timeout}` (checked when the macros are registered)
-    project.macros = {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}
+    project.macros = problems.attempt(_macros, raw, file, file_path.parent, problems, default={})
     project.options = problems.attempt(stack_options, raw, renderer, file, default={})
     project.local_cloud_stub = problems.attempt(_local_cloud_stub, raw, file, default=[])
 
@@ -135,6 +131,40 @@ def read_project_file(path: Path) -> Any:
         raise ProjectError(f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", file=file, line=line,
                            hint="save the file as UTF-8") from None
     return load_yaml(text, file)
+
+
+def _macros(raw: Mapping, file: str, folder: Path, problems: Problems) -> dict[str, Any]:
+    """`macros:` (`Name: path` or `Name: {path, environment, timeout}`), each checked now at its line, used
+    by a template or not: a name CloudFormation reserves, a path that is no text, a file that is missing or
+    not executable would otherwise pass `validate` and fail the first deploy that uses it."""
+    macros = raw.get("macros") or {}
+    if not isinstance(macros, Mapping):
+        raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"),
+                           hint="macros: {Count: macros/count.py}")
+    if not macros:
+        return {}
+    from formwright.macros.registry import DEFAULT_TIMEOUT, macro_from_path, project_entry
+
+    found: dict[str, Any] = {}
+    for name, entry in macros.items():
+        line = macros.line_of(name)
+        if str(name).startswith("AWS::"):
+            problems.add(ProjectError(f"macro name '{name}': names starting with AWS:: are CloudFormation's",
+                                      file=file, line=line, hint="name it without the AWS:: prefix"))
+            continue
+        if not isinstance(entry, (str, Mapping)):
+            problems.add(ProjectError(f"macro {name}: {entry!r} is not a path", file=file, line=line,
+                                      hint=f"macros: {{{name}: macros/{str(name).lower()}.py}}"))
+            continue
+        try:
+            path, _, _ = project_entry(name, dict(entry) if isinstance(entry, Mapping) else entry,
+                                       DEFAULT_TIMEOUT)
+            macro_from_path(str(name), folder / path, where=None)
+        except FormwrightError as err:
+            problems.add(ProjectError(err.message, file=file, line=line, hint=err.hint))
+            continue
+        found[str(name)] = dict(entry) if isinstance(entry, Mapping) else str(entry)
+    return found
 
 
 def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
