@@ -137,12 +137,12 @@ def _macros(raw: Mapping, file: str, folder: Path, problems: Problems) -> dict[s
     """`macros:` (`Name: path` or `Name: {path, environment, timeout}`), each checked now at its line, used
     by a template or not: a name CloudFormation reserves, a path that is no text, a file that is missing or
     not executable would otherwise pass `validate` and fail the first deploy that uses it."""
-    macros = raw.get("macros") or {}
+    macros = raw.get("macros")
+    if not macros:
+        return {}
     if not isinstance(macros, Mapping):
         raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"),
                            hint="macros: {Count: macros/count.py}")
-    if not macros:
-        return {}
     from formwright.macros.registry import DEFAULT_TIMEOUT, macro_from_path, project_entry
 
     found: dict[str, Any] = {}
