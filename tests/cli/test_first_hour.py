@@ -446,3 +446,25 @@ def test_unused_bad_macros_of_formwright_yaml_fail_validate(run_cli, tmp_path) -
     assert "formwright.yaml:4: macro NotExec:" in done.err and "is not executable" in done.err
     assert "formwright.yaml:5: macro Num: 123 is not a path" in done.err
     assert "formwright.yaml:6: macro name 'AWS::Foo'" in done.err
+
+
+@pytest.mark.parametrize(("action", "said"), [
+    ("[hooks/missing.sh]", "action program 'hooks/missing.sh' not found"),
+    ("[hooks/plain.sh]", "action program 'hooks/plain.sh' is not executable"),
+    ("[./hooks]", "action program './hooks' is a folder"),
+    ("nosuchmodule_fw.hooks:seed", "Python hook module 'nosuchmodule_fw.hooks' not found"),
+])
+def test_a_broken_instance_action_fails_validate_and_create_writes_nothing(run_cli, tmp_path, action,
+                                                                          said) -> None:
+    folder = project(tmp_path / "p",
+                     f"region: us-east-1\ntriggers:\n  - {{event: PreCreate, action: {action}}}\n")
+    (folder / "hooks").mkdir()
+    (folder / "hooks" / "plain.sh").write_text("echo hi\n")
+    (folder / "formwright.yaml").write_text((folder / "formwright.yaml").read_text().replace(
+        "app: {template: queue.yaml}", 'app: {template: queue.yaml, stack_name: "{{ instance.name }}-app"}'))
+    checked = run_cli("validate", "--no-lint", cwd=folder)
+    assert checked.code == 2 and f"formwright.yaml:4: {said}" in checked.err, checked.err
+    created = run_cli("instance", "create", "demo", cwd=folder)
+    assert created.code == 2 and said in created.err, created.err
+    listed = run_cli("instance", "list", "--output", "json", cwd=folder)
+    assert listed.code == 0 and listed.json()["instances"] == []
