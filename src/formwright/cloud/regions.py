@@ -11,9 +11,12 @@ from typing import Any
 
 @functools.cache
 def _partitions() -> list[dict[str, Any]]:
-    import botocore
+    import importlib.util
 
-    data = json.loads((Path(botocore.__file__).parent / "data" / "partitions.json").read_text())
+    # found, not imported: checking a --region flag must not cost botocore's ~0.1 s import (transform)
+    spec = importlib.util.find_spec("botocore")
+    assert spec is not None and spec.origin is not None
+    data = json.loads((Path(spec.origin).parent / "data" / "partitions.json").read_text())
     return list(data["partitions"])
 
 
