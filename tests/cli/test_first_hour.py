@@ -468,3 +468,18 @@ def test_a_broken_instance_action_fails_validate_and_create_writes_nothing(run_c
     assert created.code == 2 and said in created.err, created.err
     listed = run_cli("instance", "list", "--output", "json", cwd=folder)
     assert listed.code == 0 and listed.json()["instances"] == []
+
+
+# ---- point 14: status of a multi-region project says which copy is where --------------------------------
+def test_status_of_a_multi_region_project_has_a_region_column(run_cli, cloud, tmp_path) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "queue.yaml").write_text(QUEUE)
+    (folder / "formwright.yaml").write_text(
+        "name: walk\nregion: us-east-1\nstacks:\n"
+        "  app: {template: queue.yaml, regions: [us-east-1, eu-west-1]}\n")
+    done = run_cli("status", cwd=folder)
+    assert done.code == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[0].split() == ["STACK", "CLOUD", "NAME", "REGION", "STATUS", "UPDATED"]
+    assert ["app@eu-west-1", "walk-app-eu-west-1", "eu-west-1"] in [line.split()[:3] for line in lines]
