@@ -483,3 +483,16 @@ def test_status_of_a_multi_region_project_has_a_region_column(run_cli, cloud, tm
     lines = done.out.splitlines()
     assert lines[0].split() == ["STACK", "CLOUD", "NAME", "REGION", "STATUS", "UPDATED"]
     assert ["app@eu-west-1", "walk-app-eu-west-1", "eu-west-1"] in [line.split()[:3] for line in lines]
+
+
+@pytest.mark.parametrize(("snippet", "said"), [
+    ("A: " + "[" * 5000 + "]" * 5000 + "\n", "is nested more than 100 levels deep"),
+    ("A: " + "9" * 5000 + "\n", "holds a number too long to read"),
+])
+def test_a_hostile_include_snippet_is_bad_input(run_cli, tmp_path, snippet, said) -> None:
+    (tmp_path / "snippet.yaml").write_text(snippet)
+    (tmp_path / "t.yaml").write_text("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties:\n"
+                                     "      Fn::Transform:\n        Name: AWS::Include\n"
+                                     "        Parameters: {Location: snippet.yaml}\n")
+    done = run_cli("expand", "t.yaml", cwd=tmp_path)
+    assert done.code == 2 and said in done.err and "internal error" not in done.err, done.err
