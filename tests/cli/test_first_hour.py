@@ -496,3 +496,18 @@ def test_a_hostile_include_snippet_is_bad_input(run_cli, tmp_path, snippet, said
                                      "        Parameters: {Location: snippet.yaml}\n")
     done = run_cli("expand", "t.yaml", cwd=tmp_path)
     assert done.code == 2 and said in done.err and "internal error" not in done.err, done.err
+
+
+def test_a_property_of_an_unknown_stack_fails_validate_and_create(run_cli, tmp_path) -> None:
+    folder = project(tmp_path / "p", "region: us-east-1\n", stacks=("net",))
+    (folder / "formwright.yaml").write_text((folder / "formwright.yaml").read_text() + (
+        '  app:\n    template: queue.yaml\n    stack_name: "{{ instance.name }}-app"\n'
+        "    tags: {from: \"{{ property('nte.QueueName') }}\"}\n").replace(
+        "net: {template: queue.yaml}", 'net: {template: queue.yaml, stack_name: "{{ instance.name }}-net"}'))
+    checked = run_cli("validate", "--no-lint", cwd=folder)
+    assert checked.code == 2, checked.err
+    assert "formwright.yaml:8: property('nte.QueueName'): the project has no stack 'nte'" in checked.err
+    assert "did you mean 'net'?" in checked.err
+    created = run_cli("instance", "create", "demo", cwd=folder)
+    assert created.code == 2 and "no stack 'nte'" in created.err, created.err
+    assert run_cli("instance", "list", "--output", "json", cwd=folder).json()["instances"] == []

@@ -140,7 +140,27 @@ def parse_manifest(project: Project) -> Manifest:
                                    line=stack.line)
             manifest.shared.add(name)
     _check_programs(manifest, raw, Path(project.directory), file)
+    _check_property_stacks(project, file)
     return manifest
+
+
+PROPERTY_CALL = re.compile(r"""property\(\s*['"]([^'"]+)['"]\s*\)""")
+
+
+def _check_property_stacks(project: Project, file: str) -> None:
+    """Every `property('STACK.Key')` of formwright.yaml names a stack of the project: one that names no
+    stack never gets a value, and the operation would find it only when it renders that value."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    stacks = {name.split("@")[0] for name in project.stacks}
+    for number, line in enumerate(text.splitlines(), start=1):
+        for key in PROPERTY_CALL.findall(line):
+            stack = key.split(".")[0].split("@")[0] if "." in key else None
+            if stack is not None and stack not in stacks:
+                raise ProjectError(f"property('{key}'): the project has no stack '{stack}'", file=file,
+                                   line=number, hint=_hint(stack, sorted(stacks)))
 
 
 def _check_programs(manifest: Manifest, raw: Any, folder: Path, file: str) -> None:
