@@ -3,7 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 FW := $(BIN)/formwright
-export FORMWRIGHT_HOME ?= $(CURDIR)/.formwright-home
+# The demo's local cloud lives in the user's own home (FORMWRIGHT_HOME, default ~/.formwright), the one the
+# shell's `formwright` finds afterwards: a private home here would leave `formwright status` saying "not
+# running" and the examples' `local-cloud start` starting a second, empty cloud (issue 31).
 
 .PHONY: demo test install test-deps lint bench conformance clean stop
 
@@ -18,7 +20,9 @@ demo: install
 	$(FW) local-cloud start
 	$(FW) deploy examples/three-tier --yes
 	@echo
-	@echo "The local cloud keeps running. Stop it with: FORMWRIGHT_HOME=$(FORMWRIGHT_HOME) $(FW) local-cloud stop"
+	@echo "The local cloud keeps running in your formwright home; in your shell:"
+	@echo "  . $(VENV)/bin/activate && formwright status examples/three-tier"
+	@echo "Stop it with: formwright local-cloud stop"
 
 test-deps: install
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -54,4 +58,4 @@ stop:
 	-$(FW) local-cloud stop
 
 clean: stop
-	rm -rf $(VENV) .formwright-home examples/*/.formwright
+	rm -rf $(VENV) examples/*/.formwright

@@ -6,6 +6,9 @@ hint how to fix it. The CLI prints `str(error)` on one line and exits with `erro
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 EXIT_OK = 0
 EXIT_CLOUD_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -65,6 +68,49 @@ class TemplateError(InputError):
 
 class ProjectError(InputError):
     """A `formwright.yaml` that is not valid: unknown keys, bad references, cycles."""
+
+
+class ProjectErrors(ProjectError):
+    """Several independent mistakes of one formwright.yaml, reported in one run (each at its line), as a
+    compiler reports them: fixing one to meet the next wastes a run each."""
+
+    def __init__(self, errors: list[FormwrightError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, file=first.file, line=first.line, where=first.where, hint=first.hint)
+        self.errors = errors
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.errors)
+
+
+class Problems:
+    """Collects the ProjectErrors of independent parts (a key, a stack) up to `limit`, then raises them
+    together (`check`); past `limit` the rest waits for the next run."""
+
+    def __init__(self, limit: int = 20) -> None:
+        self.limit = limit
+        self.errors: list[FormwrightError] = []
+
+    def add(self, error: FormwrightError) -> None:
+        """Keep one error (all of a ProjectErrors); at the limit raise what was found."""
+        self.errors.extend(getattr(error, "errors", [error]))
+        if len(self.errors) >= self.limit:
+            raise ProjectErrors(self.errors[: self.limit])
+
+    def attempt(self, work: Callable[..., Any], *args: Any, default: Any = None, **kwargs: Any) -> Any:
+        """`work(*args, **kwargs)`, or `default` when it raised a ProjectError (kept)."""
+        try:
+            return work(*args, **kwargs)
+        except ProjectError as error:
+            self.add(error)
+            return default
+
+    def check(self) -> None:
+        """Raise what was found: one error as itself, several together."""
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ProjectErrors(self.errors)
 
 
 class CloudError(FormwrightError):

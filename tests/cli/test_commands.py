@@ -94,6 +94,7 @@ RECIPES: dict[str, Recipe] = {
     "plan": project_command("plan"),
     "deploy": project_command("deploy", "-y"),
     "delete": project_command("delete", "-y", deployed=True),
+    "ls": Recipe(lambda ws, d: ["ls"], bad=lambda ws: ["ls", "--region", "us-east-7"]),
     "status": project_command("status", deployed=True),
     "drift": project_command("drift", deployed=True),
     "import": Recipe(lambda ws, d: ["import", *d, "store", "Bucket=conv-imported", "-y"],

@@ -169,4 +169,5 @@ def test_ctrl_c_in_json_mode_answers_in_json() -> None:
     assert answer["ok"] is False
     assert answer["in_progress"] == [{"stack": "app", "status": "UPDATE_IN_PROGRESS"}]
     message = answer["errors"][0]["message"]
-    assert message == "interrupted: still in progress in the cloud: app (UPDATE_IN_PROGRESS)"
+    assert message == "interrupted: still in progress in the cloud: app (UPDATE_IN_PROGRESS); not started: db"
+    assert answer["not_started"] == ["db"]

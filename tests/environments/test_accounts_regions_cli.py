@@ -183,10 +183,11 @@ def test_unknown_environment_and_missing_profile_are_one_line(estate: Path, tmp_
     assert "formwright.yaml:5: unknown environment 'staging' (environments: dev, prod)" in unknown.err
     config = tmp_path / "aws-config"
     config.write_text("[profile other]\nregion = eu-west-1\n")
-    missing = run_cli("plan", str(estate), "--profile", "nope", env={"AWS_CONFIG_FILE": str(config)})
+    missing = run_cli("plan", str(estate), "--env", "dev", "--profile", "nope",
+                      env={"AWS_CONFIG_FILE": str(config)})
     assert missing.code == 2 and missing.err.strip().count("\n") == 0, missing.err
     assert "AWS profile 'nope' not found" in missing.err
-    bad_var = run_cli("plan", str(estate), "--var", "size")
+    bad_var = run_cli("plan", str(estate), "--env", "dev", "--var", "size")
     assert bad_var.code == 2 and "--var 'size' is not K=V" in bad_var.err
 
 

@@ -26,7 +26,7 @@ Outputs:
 # local-cloud, validate, build, graph, package, transform, instance list|show|history and
 # sync status|suspend|resume do not
 CLOUD_COMMANDS = [
-    "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand",
+    "ls", "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand",
     "instance create", "instance update", "instance upgrade", "instance rollback", "instance retry",
     "instance run", "instance scope", "instance delete", "sync run", "sync reconcile",
 ]
@@ -106,7 +106,7 @@ def test_project_commands_use_the_flags_and_the_profiles_region(tmp_path: Path, 
     assert missing["stacks"]["q"]["status"] != "CREATE_COMPLETE", missing
     bad = run_cli("status", str(tmp_path), "--region", "mars-1")
     assert bad.code == 2 and bad.err.strip().count("\n") == 0, bad.err
-    assert "unknown region 'mars-1'" in bad.err
+    assert "--region mars-1: unknown region" in bad.err
 
 
 def test_instance_commands_use_the_flags_and_stay_in_their_region(tmp_path: Path, run_cli, cloud,

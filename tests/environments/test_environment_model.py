@@ -128,7 +128,7 @@ def test_unknown_environment(shop: Path) -> None:
     ('account: "333333333333"', "account: 12345", "`account` must be quoted"),
     ('account: "333333333333"', 'account: "12345"', "'12345' is not an AWS account id"),
     ("role_arn: arn:aws:iam::111111111111:role/deployer", "role_arn: deployer", "is not an IAM role ARN"),
-    ("        region: eu-west-1", "        region: europe", "'europe' is not an AWS region"),
+    ("        region: eu-west-1", "        region: europe", "unknown region 'europe'"),
     ("      registry:\n        parameters", "      registy:\n        parameters",
      "sets unknown stack 'registy'"),
     ("    profile: apps", "    profil: apps", "unknown key 'profil' in group 'app'"),

@@ -101,10 +101,11 @@ def test_overlay_files_over_inline_environments(overlaid: Path, run_cli, cloud) 
     assert qa.code == 0, qa.err
     east = described(cloud.endpoint, "us-east-1")
     assert east["ov-qa-vpc"]["outputs"]["Size"] == "tiny" and east["ov-qa-api"]["role"] == f"{ROLE}/cfn-app"
+    # without --env a project with environments is refused: no third, unnamed set of stacks (issue 31)
     base = run_cli("deploy", str(overlaid), "--yes")
-    assert base.code == 0, base.err
+    assert base.code == 2 and "name one with --env" in base.err, base.err
     east = described(cloud.endpoint, "us-east-1")
-    assert east["ov-vpc"]["outputs"]["Size"] == "small" and east["ov-report"]["outputs"]["Size"] == "none"
+    assert "ov-vpc" not in east
     assert {n for n in east if n.startswith("ov-qa-")} == {f"ov-qa-{n}" for n in ("vpc", "api", "web",
                                                                                     "report")}
 
@@ -118,7 +119,7 @@ def test_overlay_files_over_inline_environments(overlaid: Path, run_cli, cloud) 
      "environment 'prod' sets unknown stack 'apo' in group 'app' (did you mean 'api'?)"),
     ("stacks:\n  report:\n    parameters: {Upstream: !ref vcp.outputs.Size}\n", 3,
      "!ref vcp.outputs.Size names unknown stack 'vcp' (did you mean 'vpc'?)"),
-    ("\nregion: europe\n", 2, "'europe' is not an AWS region"),
+    ("\nregion: europe\n", 2, "unknown region 'europe'"),
 ])
 def test_a_mistake_in_an_overlay_file_is_reported_at_its_own_line(overlaid: Path, run_cli, overlay: str,
                                                                   line: int, message: str) -> None:

@@ -151,7 +151,7 @@ def test_ref_in_a_tag_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("region", ["mars-1", "xx-fake-9", "us-east"])
 def test_unknown_region_refused(tmp_path: Path, region: str) -> None:
     _project(tmp_path, f"name: p\nregion: {region}\nstacks:\n  a: {{template: t.yaml}}\n")
-    assert "is not an AWS region" in _project_error(tmp_path).message
+    assert "unknown region" in _project_error(tmp_path).message
 
 
 def test_known_regions_of_every_partition(tmp_path: Path) -> None:

@@ -176,7 +176,7 @@ def test_bad_stack_settings(tmp_path: Path, line: str, message: str) -> None:
 def test_bad_region(tmp_path: Path) -> None:
     write_project(tmp_path, "name: p\nregion: eu_west_1\nstacks:\n  a: {template: a.yaml}\n")
     err = error_of(tmp_path)
-    assert err.line == 2 and "not an AWS region" in str(err)
+    assert err.line == 2 and "unknown region" in str(err)
 
 
 def test_templated_flags_are_parsed_not_guessed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

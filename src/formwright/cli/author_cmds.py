@@ -84,6 +84,21 @@ def write_gitignore(directory: Path) -> None:
     path.write_text(f"{text}{prefix}{GITIGNORE_LINE}\n", encoding="utf-8")
 
 
+def project_name_for(directory: Path, name: str | None) -> str:
+    """The new project's name: --name as given (refused when no stack could be named after it), else the
+    folder's name made fit (`bad name` → `bad-name`), as stack names are `<project>-<stack>`."""
+    import re
+
+    from formwright.model.keys import STACK_NAME
+
+    fitted = re.sub(r"[^-A-Za-z0-9]+", "-", name or directory.resolve().name).strip("-")
+    fitted = fitted if fitted[:1].isalpha() else f"p-{fitted}".rstrip("-")
+    if name is not None and not STACK_NAME.fullmatch(name):
+        raise InputError(f"--name '{name}': stack names are <project>-<stack>, and CloudFormation takes only "
+                         "letters, digits and '-' starting with a letter", hint=f"--name {fitted[:100]}")
+    return fitted[:100]
+
+
 def register(app: typer.Typer) -> None:
     """Add init, validate, build and graph to the application."""
 
@@ -97,7 +112,7 @@ def register(app: typer.Typer) -> None:
         target = directory / "formwright.yaml"
         if target.exists():
             raise InputError("a project already exists here", file=str(target), hint="pick another folder")
-        project_name = name or directory.resolve().name
+        project_name = project_name_for(directory, name)
         starters = {target: STARTER_PROJECT.format(name=project_name),
                     directory / "templates" / "network.yaml": STARTER_NETWORK,
                     directory / "templates" / "app.yaml": STARTER_APP}
@@ -112,9 +127,11 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json({"ok": True, "project": str(target), "name": project_name})
         else:
-            console.print(
-                f"created {target}; next: formwright validate {directory} && formwright deploy {directory}"
-            )
+            import shlex
+
+            folder = shlex.quote(str(directory))
+            console.print(f"created {target} (project {project_name}); next: formwright validate {folder} && "
+                          f"formwright deploy {folder}", highlight=False)
 
     @app.command()
     @with_project_flags
@@ -168,7 +185,7 @@ check references, cycles and parameters. Exit 2 on errors."""
     ) -> None:
         """The stacks' dependency graph as DOT (or SVG/PNG through Graphviz's `dot`); \
 --output json gives nodes and edges."""
-        project = open_project(directory)
+        project = open_project(directory, any_environment=True)
         if output is Output.json:
             emit_json({"ok": True, **graph_data(project)})
             return

@@ -91,11 +91,42 @@ ParamOption = typer.Option(None, "--param", "-p", metavar="KEY=VALUE",
                            help="A template parameter (repeatable).")
 InputOption = typer.Option(None, "--input", "-i", metavar="KEY=VALUE", help="An input value (repeatable).")
 RegionsOption = typer.Option(None, "--regions", metavar="REGION,...", help="Regions, comma separated.")
+def check_region_flag(value: str | None) -> str | None:
+    """--region names a region botocore knows; a typo is bad input (exit 2) naming the nearest ones,
+    before any call reaches an endpoint that does not exist."""
+    if value is None:
+        return value
+    from formwright.cloud.regions import is_region, nearest_regions
+
+    if not is_region(value):
+        from formwright.errors import InputError
+
+        raise InputError(f"--region {value}: unknown region", hint=nearest_regions(value))
+    return value
+
+
+FORMAT_WORDS = ("json", "yaml", "text")
+
+
+def misread_out_flag(argv: list[str]) -> str | None:
+    """`-o json` (kubectl's, Helm's and Flux's way to ask for a format): formwright's `-o` is a PATH
+    everywhere, so the format word is refused with the flag meant, never written as a file named `json`."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        value = argv[i + 1] if arg == "-o" and i + 1 < len(argv) else (
+            arg.removeprefix("-o=") if arg.startswith("-o=") else arg[2:] if arg.startswith("-o") and
+            not arg.startswith("--") and len(arg) > 2 else None)
+        if value in FORMAT_WORDS:
+            return value
+    return None
+
+
 # --profile and --region: on every command that calls the cloud, with the same meaning everywhere
 ProfileOption = typer.Option(None, "--profile", metavar="NAME",
                              help="The AWS profile of the credentials (~/.aws/config), over the project's "
                                   "`profile:` and AWS_PROFILE.")
-RegionOption = typer.Option(None, "--region", metavar="REGION",
+RegionOption = typer.Option(None, "--region", metavar="REGION", callback=check_region_flag,
                             help="The AWS region, over the project's `region:` (stacks and groups that name "
                                  "their own keep it); default: the project's, AWS_REGION, the profile's.")
 
@@ -103,7 +134,7 @@ RegionOption = typer.Option(None, "--region", metavar="REGION",
 PlainProfileOption = typer.Option(None, "--profile", metavar="NAME",
                                   help="The AWS profile of the credentials (~/.aws/config), over "
                                        "AWS_PROFILE.")
-PlainRegionOption = typer.Option(None, "--region", metavar="REGION",
+PlainRegionOption = typer.Option(None, "--region", metavar="REGION", callback=check_region_flag,
                                  help="The AWS region; default: AWS_REGION, then the profile's region.")
 
 

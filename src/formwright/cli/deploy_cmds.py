@@ -218,9 +218,11 @@ def register(app: typer.Typer) -> None:
         else:
             from formwright.cli.render import outputs_table, summary_table
 
-            common.console.print(summary_table(results, order))
-            if not failed:
-                common.console.print(outputs_table(outputs, order))
+            common.console.print(summary_table(results, order), highlight=False)
+            # the outputs of the stacks this run changed; the others' did not change (`formwright outputs`)
+            fresh = [n for n in order if results[n].outcome in ("created", "updated")]
+            if not failed and fresh:
+                common.console.print(outputs_table(outputs, fresh))
         if failed:
             raise typer.Exit(exit_code_of(results))
 

@@ -109,3 +109,23 @@ def print_diff(text: str) -> None:
         style = ("bold" if line.startswith(("+++", "---")) else "green" if line.startswith("+")
                  else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
         console.print(Text(line, style=style), soft_wrap=True)
+
+
+def lone_diff(cfn: Any, stack_name: str, template: Path | None) -> str:
+    """`diff --stack-name NAME --template FILE`: a stack in no project, its deployed template (as written)
+    against a local file, as `rain diff FILE STACK` compares them."""
+    from formwright.cli.stacks_cmds import require_stack
+    from formwright.errors import InputError
+    from formwright.template import load
+
+    if template is None:
+        raise InputError("diff --stack-name needs the local template to compare",
+                         hint=f"formwright diff --stack-name {stack_name} --template FILE")
+    require_stack(cfn, stack_name)
+    fmt = "json" if template.suffix.lower() == ".json" else "yaml"
+    local_text = render(load(template), fmt)
+    body = cfn.call("get_template", StackName=stack_name, TemplateStage="Original")["TemplateBody"]
+    remote_text = render(body, fmt)
+    return "".join(difflib.unified_diff(remote_text.splitlines(keepends=True),
+                                        local_text.splitlines(keepends=True),
+                                        fromfile=f"deployed/{stack_name}", tofile=f"local/{template.name}"))

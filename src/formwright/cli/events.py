@@ -11,7 +11,6 @@ from formwright.cli.common import Output, console, emit_json_line
 
 if TYPE_CHECKING:
     from formwright.engine.cfn import CloudFormation
-    from formwright.model.project import Project
 
 POLL_SECONDS = 2.0
 
@@ -86,11 +85,11 @@ def _in_time_order(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, d
     return sorted(batch, key=lambda pair: pair[1]["Timestamp"])  # a required field of every event
 
 
-def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *, limit: int, follow: bool,
-          output: Output) -> list[dict[str, Any]]:
-    """Print the last `limit` events of each stack (read through `cfn[name]`, in its own account and
-    region), the stacks' events merged oldest first; with `follow`, new ones as they come until every
-    stack has settled. Returns every row printed (for JSON)."""
+def watch(cloud_names: dict[str, str], cfn: dict[str, CloudFormation], names: list[str], *, limit: int,
+          follow: bool, output: Output) -> list[dict[str, Any]]:
+    """Print the last `limit` events of each stack (CloudFormation stack `cloud_names[name]`, read through
+    `cfn[name]`, in its own account and region), the stacks' events merged oldest first; with `follow`, new
+    ones as they come until every stack has settled. Returns every row printed (for JSON)."""
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     newest: dict[str, str | None] = {}  # per stack, the id of its newest event read
@@ -106,7 +105,7 @@ def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *,
 
     listing: list[tuple[str, dict[str, Any]]] = []
     for name in names:
-        events = recent_events(cfn[name], project.stacks[name].stack_name, max(limit, 1))
+        events = recent_events(cfn[name], cloud_names[name], max(limit, 1))
         newest[name] = events[-1].get("EventId") if events else None
         listing += with_nested(cfn[name], name, events, limit) if limit > 0 else []  # -n 0: only what comes
     show(listing)
@@ -114,9 +113,9 @@ def watch(project: Project, cfn: dict[str, CloudFormation], names: list[str], *,
         busy = False
         fresh: list[tuple[str, dict[str, Any]]] = []
         for name in names:
-            info = cfn[name].describe(project.stacks[name].stack_name)  # before the events: none is missed
+            info = cfn[name].describe(cloud_names[name])  # before the events: none is missed
             busy = busy or (info is not None and info.status.endswith("_IN_PROGRESS"))
-            after = events_after(cfn[name], project.stacks[name].stack_name, newest[name])
+            after = events_after(cfn[name], cloud_names[name], newest[name])
             if after:
                 newest[name] = after[-1].get("EventId")
             fresh += [(name, e) for e in after]

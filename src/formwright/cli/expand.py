@@ -10,7 +10,14 @@ from typing import Any
 import typer
 
 from formwright import sandbox
-from formwright.cli.common import Output, ParamOption, PlainProfileOption, TargetOption, emit_json
+from formwright.cli.common import (
+    Output,
+    ParamOption,
+    PlainProfileOption,
+    TargetOption,
+    check_region_flag,
+    emit_json,
+)
 from formwright.errors import InputError
 from formwright.macros import MacroRegistry, run
 from formwright.template import TEMPLATE_BODY_LIMIT, dump, load, plain
@@ -89,6 +96,18 @@ def _lazy_s3(target: str | None, region: str | None, profile: str | None) -> Any
     return LazyClient(lambda: resolve_target(target, region, profile=profile).client("s3"))
 
 
+def write_out(out: Path, text: str) -> None:
+    """Write -o's file: its folder must exist and the path must not be a folder (exit 2 otherwise)."""
+    if out.is_dir():
+        raise InputError(f"-o {out}: a folder", hint=f"name a file, e.g. -o {out / 'processed.json'}")
+    if not out.parent.is_dir():
+        raise InputError(f"-o {out}: no folder {out.parent}", hint=f"create it first: mkdir -p {out.parent}")
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"-o {out}: cannot write: {err.strerror or err}") from None
+
+
 def register(app: typer.Typer) -> None:
     """Add the `expand` command to `app`."""
 
@@ -109,8 +128,9 @@ def register(app: typer.Typer) -> None:
         ),
         target: str = TargetOption,
         region: str | None = typer.Option(None, "--region", metavar="REGION",
-                                          help="The region macros see and S3 includes are read in (default: "
-                                               "AWS_REGION, then the profile's)."),
+                                          callback=check_region_flag,
+                                          help="The region macros see and S3 includes are read in "
+                                               "(default: AWS_REGION, then the profile's)."),
         profile: str | None = PlainProfileOption,
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Show on stderr what macro handlers printed (their log)."
@@ -151,7 +171,7 @@ def register(app: typer.Typer) -> None:
                              hint="make the macro or value give a finite number, or a string")
         text = dump(processed, fmt)
         if out is not None:
-            out.write_text(text + "\n", encoding="utf-8")
+            write_out(out, text + "\n")
         if output == Output.json:
             emit_json({"ok": True, "template": processed, "macros_run": expansion.macros_run,
                        "size": expansion.size,

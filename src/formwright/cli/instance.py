@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +54,9 @@ UnlockOption = typer.Option(None, "--force-unlock", metavar="OPERATION_ID",
 EnvOption = typer.Option(None, "--env", envvar="FORMWRIGHT_ENV", metavar="NAME",
                          help="The project's environment to create the instance in (its overlay applies); "
                               "later operations keep the instance's own.")
+QuietOption = typer.Option(False, "--quiet", "-q",
+                           help="Do not show the actions' output as they run (it stays in the operation's "
+                                "log: `formwright history NAME --logs`).")
 ConcurrencyOption = typer.Option(1, "--max-concurrency", min=1, metavar="N",
                                  help="Stacks worked on at once where the graph allows (default 1: one "
                                  "after another in the manifest's order).")
@@ -64,13 +68,15 @@ def _stamp(value: float | None) -> str:
 
 def _operate(project: Path, cloud: tuple[str | None, str | None, str | None, str | None], output: Output,
              name: str, unlock: str | None, work: Callable[[Lifecycle], Outcome],
-             concurrency: int = 1) -> None:
+             concurrency: int = 1, quiet: bool = False) -> None:
     """Run one operation with progress, print its outcome (text or JSON); `cloud` is (--target, --region,
-    --profile, --env)."""
+    --profile, --env). In text mode each line the actions print is shown as it comes (`[where] line`),
+    unless `quiet`; it is in the operation's log either way."""
     target, region, profile, environment = cloud
     with Progress([], enabled=output is Output.text) as progress:
+        echo = None if quiet or output is Output.json else _echo_to(progress)
         lifecycle = Lifecycle(project, target_flag=target, progress=progress, max_concurrency=concurrency,
-                              region=region, profile=profile, environment=environment)
+                              region=region, profile=profile, environment=environment, echo=echo)
         try:
             if unlock:
                 lifecycle.force_unlock(name, unlock)
@@ -94,6 +100,18 @@ def _operate(project: Path, cloud: tuple[str | None, str | None, str | None, str
     )
 
 
+def _echo_to(progress: Progress) -> Callable[[str, str, str], None]:
+    """Show one line of an action's output above the live progress (stderr, with the progress)."""
+    from rich.markup import escape
+
+    def echo(where: str, level: str, line: str) -> None:
+        style = {"err": "yellow", "error": "red", "warn": "yellow"}.get(level)
+        text = f"[{escape(where)}] {escape(line)}"
+        progress.console.print(f"[{style}]{text}[/]" if style else text, highlight=False, soft_wrap=True)
+
+    return echo
+
+
 def register(app: typer.Typer) -> None:
     """Add `instance` and `history` to the application."""
     group = typer.Typer(help="Deployment instances: create, upgrade, roll back, retry, run day-2 operations.",
@@ -109,13 +127,13 @@ def register(app: typer.Typer) -> None:
                project: Path = ProjectOption, target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
         env: str | None = EnvOption,
-               output: Output = OutputOption,
+               output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Create an instance: PreCreate, each stack (PreCreate → deploy → PostCreate), PostCreate."""
         scope = [r.strip() for r in regions.split(",") if r.strip()] if regions else None
         _operate(project, (target, region, profile, env), output, name, None,
                  lambda lc: lc.create(name, source or project, parse_pairs(inputs), scope),
-                 concurrency=max_concurrency)
+                 concurrency=max_concurrency, quiet=quiet)
 
     @group.command()
     def update(name: str = InstanceArgument,
@@ -123,12 +141,12 @@ def register(app: typer.Typer) -> None:
                force_unlock: str | None = UnlockOption, target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
         env: str | None = EnvOption,
-               output: Output = OutputOption,
+               output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Apply new input values; only stacks that change are updated."""
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.update(name, parse_pairs(inputs)),
-                 concurrency=max_concurrency)
+                 concurrency=max_concurrency, quiet=quiet)
 
     @group.command()
     def upgrade(
@@ -144,7 +162,7 @@ def register(app: typer.Typer) -> None:
         target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
         env: str | None = EnvOption,
-        output: Output = OutputOption,
+        output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption,
     ) -> None:
         """Upgrade by drift: new stacks created, changed ones updated (or replaced), \
@@ -157,7 +175,7 @@ removed ones deleted last."""
         assert new_version is not None
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.upgrade(name, new_version, parse_pairs(inputs), repair=repair),
-                 concurrency=max_concurrency)
+                 concurrency=max_concurrency, quiet=quiet)
 
     @group.command()
     def rollback(name: str = InstanceArgument,
@@ -165,24 +183,24 @@ removed ones deleted last."""
                  project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                  target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
-        env: str | None = EnvOption, output: Output = OutputOption,
+        env: str | None = EnvOption, output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Return to revision N exactly (default: undo the last change or a failed one); \
 makes a new revision."""
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.rollback(name, to_revision),
-                 concurrency=max_concurrency)
+                 concurrency=max_concurrency, quiet=quiet)
 
     @group.command()
     def retry(name: str = InstanceArgument,
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
-        env: str | None = EnvOption, output: Output = OutputOption,
+        env: str | None = EnvOption, output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Resume the last failed or interrupted operation at its first step not done."""
         _operate(project, (target, region, profile, env), output, name, force_unlock,
-                 lambda lc: lc.retry(name), concurrency=max_concurrency)
+                 lambda lc: lc.retry(name), concurrency=max_concurrency, quiet=quiet)
 
     @group.command("run")
     def run_operation(
@@ -194,13 +212,13 @@ makes a new revision."""
         target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
         env: str | None = EnvOption,
-        output: Output = OutputOption,
+        output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption,
     ) -> None:
         """Run a custom day-2 operation with its inputs."""
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.run(name, operation, parse_pairs(inputs)),
-                 concurrency=max_concurrency)
+                 concurrency=max_concurrency, quiet=quiet)
 
     @group.command()
     def scope(name: str = InstanceArgument,
@@ -209,13 +227,13 @@ makes a new revision."""
               project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
               target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
-        env: str | None = EnvOption, output: Output = OutputOption,
+        env: str | None = EnvOption, output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Set the regions of the instance: per-region stacks are added or removed."""
         wanted = [r.strip() for r in regions.split(",") if r.strip()]
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.scope(name, wanted),
-                 concurrency=max_concurrency)
+                 concurrency=max_concurrency, quiet=quiet)
 
     @group.command()
     def delete(name: str = InstanceArgument,
@@ -223,14 +241,14 @@ makes a new revision."""
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
-        env: str | None = EnvOption, output: Output = OutputOption,
+        env: str | None = EnvOption, output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption) -> None:
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project import confirm
 
         confirm(f"Delete instance '{name}' and its stacks?", yes)
         _operate(project, (target, region, profile, env), output, name, force_unlock,
-                 lambda lc: lc.delete(name), concurrency=max_concurrency)
+                 lambda lc: lc.delete(name), concurrency=max_concurrency, quiet=quiet)
 
     @group.command("list")
     def list_instances(project: Path = ProjectOption, output: Output = OutputOption) -> None:
@@ -298,18 +316,24 @@ makes a new revision."""
     @group.command("history")
     @app.command()
     def history(name: str = InstanceArgument, project: Path = ProjectOption,
+                logs: bool = typer.Option(False, "--logs", help="Also print each operation's log: what its "
+                                          "actions printed and logged (secrets masked)."),
                 output: Output = OutputOption) -> None:
-        """An instance's operations (with their steps' states) and its revisions."""
+        """An instance's operations (with their steps' states) and its revisions; --logs adds what \
+each operation's actions printed."""
         lifecycle = Lifecycle(project)
         try:
             operations, revisions = lifecycle.history(name)
             steps = {op.id: (lifecycle.journal.operation(op.id) or op).steps for op in operations}
+            texts = {op.id: _read_log(lifecycle.log_path(op.id)) for op in operations} if logs else {}
         finally:
             lifecycle.close()
         packages = {op.id: op.params.get("package") for op in operations}
         if output is Output.json:
             emit_json({"ok": True, "operations": [{**{k: v for k, v in op.__dict__.items() if k != "steps"},
-                                       "steps": [s.__dict__ for s in steps[op.id]]} for op in operations],
+                                       "steps": [s.__dict__ for s in steps[op.id]],
+                                       **({"log": texts[op.id].splitlines()} if logs else {})}
+                                      for op in operations],
                        "revisions": [{**r.__dict__, "package": packages.get(r.operation_id)}
                                      for r in revisions]})
             return
@@ -331,3 +355,15 @@ makes a new revision."""
             table.add_row(str(r.number), r.version or "", r.operation_id, str(len(r.elements)),
                           _stamp(r.created_at), str(package.get("digest", "")))
         console.print(table)
+        for op in operations if logs else ():
+            console.print(f"\n[bold]log of {op.id}[/] ({op.kind}, {op.status})", highlight=False)
+            sys.stdout.write(texts[op.id] or "(nothing logged)\n")
+            sys.stdout.flush()
+
+
+def _read_log(path: Path) -> str:
+    """An operation's log file ("" when its actions printed nothing)."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""

@@ -8,6 +8,21 @@ from formwright.cli.common import Output, OutputOption, console, emit_json, erro
 from formwright.cloud import local
 
 
+def _stacks_in() -> tuple[str, list[str]]:
+    """The default region and the names of the stacks the local cloud holds there (read before a stop, so
+    that it can say what goes; nothing when it cannot be read)."""
+    from formwright.cloud.session import default_region, resolve_target
+
+    region = default_region()
+    try:
+        cfn = resolve_target("local", region).client("cloudformation", max_attempts=1)
+        pages = cfn.get_paginator("describe_stacks").paginate()
+        return region, sorted(s["StackName"] for page in pages for s in page["Stacks"]
+                              if s.get("StackStatus") != "DELETE_COMPLETE")
+    except Exception:  # noqa: BLE001 - a stop never fails for want of a listing
+        return region, []
+
+
 def register(app: typer.Typer) -> None:
     """Add the local-cloud command group."""
     group = typer.Typer(help="The embedded local cloud (moto's server on 127.0.0.1), the default target.",
@@ -33,13 +48,24 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def stop(output: Output = OutputOption) -> None:
-        """Stop the local cloud; everything in it is forgotten."""
+        """Stop the local cloud; everything in it is forgotten (it says which stacks go with it)."""
+        alive = local.running()
+        region, dropped = _stacks_in() if alive else (None, [])
         record = local.stop()
         if output is Output.json:
             emit_json({"ok": True, "stopped": record is not None,
-                       "endpoint": record.endpoint if record else None})
+                       "endpoint": record.endpoint if record else None,
+                       "dropped": {"region": region, "stacks": dropped} if alive else None})
             return
-        console.print(f"local cloud at {record.endpoint} stopped" if record else "no local cloud was running")
+        if record is None:
+            console.print("no local cloud was running")
+            return
+        if dropped:
+            shown = ", ".join(dropped[:10]) + (f", … {len(dropped) - 10} more" if len(dropped) > 10 else "")
+            gone = f"dropped with it: {len(dropped)} stack(s) in {region} ({shown}) and all else it held"
+        else:
+            gone = f"it held no stacks in {region}; anything else in it is dropped"
+        console.print(f"local cloud at {record.endpoint} stopped; {gone}", highlight=False)
 
     @group.command()
     def status(output: Output = OutputOption) -> None:

@@ -120,6 +120,7 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "delete": ("formwright.cli.deploy_cmds", "Delete stacks in reverse dependency order."),
     "drift": ("formwright.cli.operate_cmds", "Detect drift: what changed in the cloud outside formwright."),
     "import": ("formwright.cli.operate_cmds", "Bring existing resources under a stack (IMPORT change set)."),
+    "ls": ("formwright.cli.stacks_cmds", "Every stack in the account and region: status, owner, updated."),
     "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
     "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
     "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),
@@ -135,6 +136,36 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "completion": ("formwright.cli.completion", "Print a bash, zsh or fish completion script."),
 }
 COMMAND_MODULES = {name: module for name, (module, _) in COMMANDS.items()}
+
+# What users of other tools type, and formwright's command for it (click's closest spelling would send
+# `destroy` to deploy and `launch` to plan).
+OTHER_TOOLS = {
+    "destroy": ("delete", "terraform's and pulumi's destroy"),
+    "rm": ("delete", "rain's rm"),
+    "launch": ("deploy", "sceptre's launch"),
+    "create": ("deploy", "sceptre's create"),
+    "update": ("deploy", "sceptre's update"),
+    "apply": ("deploy", "terraform's and kubectl's apply"),
+    "up": ("deploy", "pulumi's up"),
+    "install": ("deploy", "helm's install; `formwright instance create` for a named instance"),
+    "upgrade": ("deploy", "helm's upgrade; `formwright instance upgrade` for a named instance"),
+    "list": ("ls", "sceptre's list and helm's list"),
+    "get": ("status", "kubectl's and flux's get"),
+    "describe": ("status", "sceptre's describe"),
+    "logs": ("events", "rain's logs"),
+    "output": ("outputs", "terraform's output"),
+    "lint": ("validate", "helm's lint"),
+}
+
+
+def other_tools_command(argv: list[str]) -> FormwrightError | None:
+    """The error for a command word another tool uses: formwright's own name for it, as a hint."""
+    command = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
+    if command is None or command in COMMANDS or command not in OTHER_TOOLS:
+        return None
+    ours, theirs = OTHER_TOOLS[command]
+    return FormwrightError(f"no command '{command}'",
+                           hint=f"did you mean `formwright {ours}`? it does what {theirs} does")
 
 
 def register_groups(argv: list[str]) -> None:
@@ -168,12 +199,16 @@ def _stand_in() -> None:
 
 def fail(err: FormwrightError, as_json: bool) -> NoReturn:
     """Print the error (one line, or the JSON envelope on stdout) and exit with its code."""
+    each = getattr(err, "errors", [err])  # formwright.errors.ProjectErrors: several, each at its line
     if as_json:
-        emit_json(error_envelope([error_of(err)]))
+        emit_json(error_envelope([error_of(one) for one in each]))
     else:
         from rich.markup import escape
 
-        common.err_console.print(f"[red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+        for one in each:
+            common.err_console.print(f"[red]error:[/] {escape(str(one))}", highlight=False, soft_wrap=True)
+        if len(each) > 1:
+            common.err_console.print(f"{len(each)} errors", highlight=False)
     sys.exit(err.exit_code)
 
 
@@ -225,6 +260,13 @@ def _main() -> None:
     as_json = json_requested(sys.argv[1:])
     register_groups(sys.argv)
     try:
+        elsewhere = other_tools_command(sys.argv)
+        if elsewhere is not None:
+            raise elsewhere
+        word = common.misread_out_flag(sys.argv[1:])
+        if word is not None:
+            raise FormwrightError(f"-o {word}: -o is a PATH to write in formwright, not a format",
+                                  hint=f"did you mean --output {word}?")
         if not as_json:
             app()  # standalone: usage errors print with the usage line and exit 2; Exit codes pass through
             return

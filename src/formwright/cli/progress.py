@@ -33,11 +33,31 @@ _STYLE = {"done": "green", "failed": "red", "skipped": "yellow", "waiting": "dim
 @dataclass
 class _Line:
     phase: str = "waiting"
-    status: str = ""
+    status: str = ""  # as shown
+    cloud_status: str = ""  # as last read from the cloud in this phase
     message: str = ""
     waiting_for: tuple[str, ...] = ()
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
+
+
+def ended(phase: str, status: str) -> bool:
+    """True when `status` is the end of the operation `phase` names (its *_COMPLETE, *_FAILED or a finished
+    rollback): CloudFormation has nothing left to do for it."""
+    prefix = {"creating": ("CREATE_", "ROLLBACK_"), "updating": ("UPDATE_",), "deleting": ("DELETE_",)}
+    return (not status.endswith("_IN_PROGRESS") and status.endswith(("_COMPLETE", "_FAILED"))
+            and status.startswith(prefix.get(phase, ("-",))))
+
+
+def shown_status(event: ProgressEvent, line: _Line) -> str:
+    """The status shown beside the phase word: the event's, else the last one of the same phase. While a
+    stack is being created, updated or deleted, a settled status (`CREATE_COMPLETE` read before the update
+    began) is the previous operation's, not this one's: nothing is shown until the cloud reports it
+    (never "updating CREATE_COMPLETE")."""
+    status = event.status or (line.status if event.phase == line.phase else "")
+    if event.phase in IN_THE_CLOUD[1:] and not status.endswith("_IN_PROGRESS"):
+        return ""
+    return status
 
 
 class Progress:
@@ -56,6 +76,7 @@ class Progress:
         self._lock = threading.Lock()
         self._live: Live | None = None
         self._old_handler: Any = None
+        self._stopped = False  # Ctrl-C was pressed: nothing more is shown
         self.interruptible = interruptible
 
     @property
@@ -90,13 +111,16 @@ class Progress:
             if line.phase == "waiting" and event.phase != "waiting":
                 line.started = time.monotonic()
             changed = (event.phase, event.status, event.message) != (line.phase, line.status, line.message)
-            line.phase, line.status = event.phase, event.status or line.status
+            line.status = shown_status(event, line)
+            line.cloud_status = event.status or (line.cloud_status if event.phase == line.phase else "")
+            line.phase = event.phase
             line.message = event.message or line.message
             if event.waiting_for:
                 line.waiting_for = tuple(event.waiting_for)
             if event.phase in FINISHED:
                 line.ended = time.monotonic()
-            if self._live is None and self.enabled and changed and event.phase != "waiting":
+            if self._live is None and self.enabled and changed and event.phase != "waiting" \
+                    and not self._stopped:
                 elapsed = (line.ended or time.monotonic()) - line.started
                 parts = [f"{event.stack}:", event.phase]
                 if event.status:
@@ -104,7 +128,8 @@ class Progress:
                 if event.message:
                     parts.append(f"- {event.message}")
                 parts.append(f"({elapsed:.1f}s)")
-                print(" ".join(parts), file=sys.stderr, flush=True)
+                sys.stderr.write(" ".join(parts) + "\n")  # one write: a Ctrl-C never cuts a line in two
+                sys.stderr.flush()
 
     # ---- what is shown -----------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
@@ -183,9 +208,15 @@ class Progress:
 
     # ---- Ctrl-C ------------------------------------------------------------------------------------
     def in_the_cloud(self) -> list[tuple[str, str]]:
-        """(stack, status) of every stack whose operation CloudFormation is still carrying out."""
-        return [(name, line.status or line.phase) for name, line in self.lines.items()
-                if line.phase in IN_THE_CLOUD]
+        """(stack, status) of every stack whose operation CloudFormation is still carrying out: not one whose
+        last status read is its own operation's end (`UPDATE_COMPLETE` while updating: done, its event
+        not yet handled)."""
+        return [(name, line.cloud_status or line.phase) for name, line in self.lines.items()
+                if line.phase in IN_THE_CLOUD and not ended(line.phase, line.cloud_status)]
+
+    def never_started(self) -> list[str]:
+        """The stacks still waiting: nothing was done to them."""
+        return [name for name, line in self.lines.items() if line.phase == "waiting"]
 
     def _interrupted(self, _signum: int, _frame: object) -> None:
         """Stop now; say what goes on in the cloud without us."""
@@ -193,16 +224,26 @@ class Progress:
 
         if self._live is not None:
             self._live.stop()
-        busy = self.in_the_cloud()
+        from formwright.state.lock import release_all
+
+        release_all()  # os._exit below skips the `with` that holds the project's lock
+        with self._lock:  # one consistent picture; workers show nothing after it
+            self._stopped = True
+            busy = self.in_the_cloud()
+            untouched = self.never_started()
         listed = ", ".join(f"{name} ({status})" for name, status in busy)
         message = (f"interrupted: still in progress in the cloud: {listed}" if busy
                    else "interrupted: no stack operation was in progress in the cloud")
+        if untouched:
+            more = f", … {len(untouched) - 20} more" if len(untouched) > 20 else ""
+            shown = ", ".join(untouched[:20]) + more
+            message += f"; not started: {shown}"
         hint = ("CloudFormation finishes these without formwright; watch them with "
                 "`formwright events -s STACK --follow` or `formwright status`") if busy else None
         if not self.enabled:  # --output json: the answer on stdout is JSON, this one too
             common.emit_json(common.error_envelope(
                 [common.error_entry(message, hint=hint)],
-                in_progress=[{"stack": n, "status": s} for n, s in busy]))
+                in_progress=[{"stack": n, "status": s} for n, s in busy], not_started=untouched))
         else:
             self.console.print(escape(message), highlight=False)
             if hint:

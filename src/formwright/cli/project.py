@@ -34,15 +34,20 @@ def macro_mode(value: str | None) -> dict[str, Any]:
     return {"macros_dir": folder}
 
 
-def open_project(directory: Path | None, stacks: list[str] | None = None) -> Project:
+def open_project(directory: Path | None, stacks: list[str] | None = None, *,
+                 any_environment: bool = False) -> Project:
     """Load the project of a `[DIR]` argument with --env/--var/--region/--profile, one stack per region
-    of a `regions:` stack, and check the scopes and --stack names."""
+    of a `regions:` stack, and check the scopes and --stack names. A project with environments needs one
+    (--env or `default_environment:`) unless `any_environment` (the graph, drawn the same in each)."""
     from formwright.model.apart import check_apart
+    from formwright.model.environments import require_environment
     from formwright.model.project import load_project
 
     folder = project_dir(directory)
     options = project_flags.load_options()
     project = load_project(folder, **options)
+    if not any_environment:
+        require_environment(project.raw, project.directory, project.environment, project.file)
     check_apart(project, lambda env: load_project(folder, **{**options, "environment": env}))
     if any(config.regions for config in project.stacks.values()):
         from formwright.cloud.session import default_region

@@ -88,15 +88,34 @@ def print_removals(found: list[Any]) -> None:
         console.print(f"  [red]- remove[/] ({escape(orphan.reason)})", highlight=False)
 
 
-def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:
-    """stack, outcome, status, seconds, error."""
-    table = Table(title="summary", title_justify="left")
+UNCHANGED = ("unchanged", "no changes", "absent")
+
+
+def totals(results: dict[str, StackResult]) -> str:
+    """`40 stacks: 2 created, 3 updated, 35 unchanged, 0 failed` (the outcomes that occurred, failed
+    always), as terraform ends an apply with its counts."""
+    counts: dict[str, int] = {}
+    for r in results.values():
+        outcome = "unchanged" if r.outcome in ("unchanged", "no changes") else r.outcome
+        counts[outcome] = counts.get(outcome, 0) + 1
+    counts.setdefault("failed", 0)
+    first = ("created", "updated", "deleted", "unchanged", "absent")
+    ordered = sorted(counts.items(), key=lambda item: (item[0] in ("failed", "skipped"),
+                                                       first.index(item[0]) if item[0] in first else 9))
+    return f"{len(results)} stack(s): " + ", ".join(f"{n} {outcome}" for outcome, n in ordered)
+
+
+def summary_table(results: dict[str, StackResult], order: list[str]) -> Table | str:
+    """stack, outcome, status, seconds, error: a row per stack that changed or failed (unchanged ones are
+    counted in the totals line, not listed), then the totals."""
+    changed = [name for name in order if name in results and results[name].outcome not in UNCHANGED]
+    if not changed:
+        return totals(results)
+    table = Table(title="summary", title_justify="left", caption=totals(results), caption_justify="left")
     for column in ("stack", "outcome", "status", "time", "error"):
         table.add_column(column)
-    for name in order:
-        r = results.get(name)
-        if r is None:
-            continue
+    for name in changed:
+        r = results[name]
         style = "red" if not r.ok else "green"
         table.add_row(
             escape(name), f"[{style}]{r.outcome}[/]", r.status, f"{r.elapsed:.1f}s", escape(r.error or "")

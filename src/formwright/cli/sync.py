@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from formwright.cli.common import (
     PlainProfileOption,
     PlainRegionOption,
     TargetOption,
+    columns,
     console,
     emit_json,
     emit_json_line,
@@ -210,18 +212,14 @@ def register(app: typer.Typer) -> None:
             emit_json({"ok": True, "daemon": daemon, "objects": rows,
                        **({"events": listed} if events else {})})
             return
-        table = Table()
-        for column in ("object", "ready", "reason", "last applied revision", "last change set", "next run",
-                       "message"):
-            table.add_column(column)
-        colors = {"True": "green", "False": "red"}
-        for row in rows:
-            color = colors.get(row["ready"], "yellow")
-            table.add_row(row["object"] + (" (deleted)" if row["deleted"] else ""),
-                          f"[{color}]{row['ready']}[/]", row["reason"], row["lastAppliedRevision"] or "",
-                          row["lastAppliedChangeSet"] or "", _when(row["nextRun"], row["suspended"]),
-                          row["message"])
-        console.print(table)
+        # plain columns as `flux get` prints them: every cell whole at any width (a narrow terminal wraps
+        # the line, never cuts a revision or a name), the free-text message last; the change set is in JSON
+        sys.stdout.write(columns(
+            ["name", "ready", "reason", "revision", "next run", "message"],
+            [[row["object"] + (" (deleted)" if row["deleted"] else ""), row["ready"], row["reason"],
+              row["lastAppliedRevision"] or "", _when(row["nextRun"], row["suspended"]), row["message"]]
+             for row in rows]))
+        sys.stdout.flush()
         if events:
             log = Table(title="events")
             for column in ("time", "object", "type", "message", "revision"):

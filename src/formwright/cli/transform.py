@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from formwright.cli.common import Output, OutputOption, console, emit_json, err_console
+from formwright.cli.common import Output, OutputOption, check_region_flag, console, emit_json, err_console
 from formwright.errors import InputError
 
 # `-o` names the output folder here (as in `formwright transform tosca SRC -o OUT`), so the shared
@@ -23,7 +23,7 @@ def tosca(
                              help="Folder for the artifact (default: ./<name>-cfn)."),
     inputs: list[str] = typer.Option([], "--input", "-i", metavar="KEY=VALUE",
                                      help="A TOSCA input (repeatable)."),
-    region: str = typer.Option("us-east-1", "--region", metavar="REGION",
+    region: str = typer.Option("us-east-1", "--region", metavar="REGION", callback=check_region_flag,
                                help="Region the deploy scripts default to."),
     strict: bool = typer.Option(False, "--strict", help="Make the warnings (what TOSCAna tolerated) errors."),
     force: bool = typer.Option(False, "--force", help="Replace OUT when it holds a previous artifact."),
@@ -58,7 +58,10 @@ def tosca(
         emit_json(summary)
         return
     console.print(f"wrote {summary['template']} ({summary['resources']} resources)")
-    console.print(f"deploy with {Path(str(summary['out'])) / 'scripts' / 'deploy.sh'} or formwright deploy")
+    # OUT is an artifact, not a project (no formwright.yaml there): name the two ways that work from here
+    console.print(f"deploy it with {Path(str(summary['out'])) / 'scripts' / 'deploy.sh'}, or from a "
+                  f"formwright project whose stack names the source (stacks: {{app: {{tosca: {src}}}}}) with "
+                  "formwright deploy", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

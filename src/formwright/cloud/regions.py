@@ -11,9 +11,12 @@ from typing import Any
 
 @functools.cache
 def _partitions() -> list[dict[str, Any]]:
-    import botocore
+    import importlib.util
 
-    data = json.loads((Path(botocore.__file__).parent / "data" / "partitions.json").read_text())
+    # found, not imported: checking a --region flag must not cost botocore's ~0.1 s import (transform)
+    spec = importlib.util.find_spec("botocore")
+    assert spec is not None and spec.origin is not None
+    data = json.loads((Path(spec.origin).parent / "data" / "partitions.json").read_text())
     return list(data["partitions"])
 
 
@@ -25,6 +28,24 @@ def partition_of(region: str) -> dict[str, Any] | None:
     return None
 
 
+@functools.cache
+def known_regions() -> list[str]:
+    """Every region botocore's partition data names (all partitions; not the `aws-global` pseudo ones)."""
+    return [name for partition in _partitions() for name in partition["regions"]
+            if not name.endswith("-global")]
+
+
 def is_region(region: str) -> bool:
-    """True for a region name some AWS partition has or could have (botocore's regionRegex)."""
-    return not region.endswith("-global") and partition_of(region) is not None
+    """True for a region some AWS partition has: botocore's list, not its regionRegex, so that a typo
+    (`us-east-7`, `us-eest-1`) is refused before any call instead of reaching an endpoint that is not one."""
+    return region in known_regions()
+
+
+def nearest_regions(region: str) -> str:
+    """A hint naming the known regions nearest to a mistyped one (or a few examples)."""
+    import difflib
+
+    close = difflib.get_close_matches(region, known_regions(), n=3, cutoff=0.6)
+    if close:
+        return "did you mean " + " or ".join(close) + "?"
+    return "a region of an AWS partition, e.g. us-east-1, eu-west-1"

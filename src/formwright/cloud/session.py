@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
 from formwright.cloud import local
 from formwright.cloud.errors import remember_http_status, set_target_kind
-from formwright.cloud.regions import is_region
+from formwright.cloud.regions import is_region, nearest_regions
 from formwright.errors import InputError
 
 TARGETS = ("local", "aws")
@@ -284,8 +284,8 @@ def resolve_target(kind: str | None = None, region: str | None = None, **credent
     kind = target_kind(kind)
     region = region or default_region(credentials.get("profile"))
     if not is_region(region):
-        raise InputError(f"unknown region '{region}'", hint="a region of an AWS partition, e.g. eu-west-1 "
-                         "(from --region, the project's `region:`, AWS_REGION or the profile)")
+        raise InputError(f"unknown region '{region}' (from --region, the project's `region:`, AWS_REGION or "
+                         "the profile)", hint=nearest_regions(region))
     if kind == "local":
         return Target("local", region, local.require().endpoint, **credentials)
     return Target("aws", region, **credentials)  # boto3 honours AWS_ENDPOINT_URL and per-service endpoints

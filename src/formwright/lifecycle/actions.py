@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,25 +60,32 @@ class Redactor:
         return value
 
 
-class OperationLog:
-    """`.formwright/logs/<operation>.log`: action output and messages, secrets masked."""
+Echo = Callable[[str, str, str], None]  # (where, level, masked line): shown as the action runs
 
-    def __init__(self, path: Path, redactor: Redactor) -> None:
+
+class OperationLog:
+    """`.formwright/logs/<operation>.log`: action output and messages, secrets masked; each line also goes
+    to `echo` (the CLI shows it as it comes, as `helm install` shows a hook's output)."""
+
+    def __init__(self, path: Path, redactor: Redactor, echo: Echo | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.redactor = redactor
+        self.echo = echo
         self._lock = threading.Lock()
 
     def write(self, where: str, text: str, level: str = "info") -> None:
         """Append lines tagged with a timestamp, the place (element/event) and a level."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        lines = [
-            f"{stamp} {level:<5} [{where}] {self.redactor.text(line)}" for line in text.splitlines() if line
-        ]
-        if not lines:
+        masked = [self.redactor.text(line) for line in text.splitlines() if line]
+        if not masked:
             return
-        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
+        with self._lock:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write("".join(f"{stamp} {level:<5} [{where}] {line}\n" for line in masked))
+            if self.echo is not None:
+                for line in masked:
+                    self.echo(where, level, line)
 
 
 @dataclass
@@ -155,20 +162,66 @@ def _run_process(argv: list[str], context: dict[str, Any], *, cwd: Path, timeout
             start_new_session=True)
     except OSError as exc:
         return LAUNCH_FAILED, ActionResult(False, error=f"cannot run {argv[0]}: {exc.strerror or exc}")
+    result = ActionResult(True)
+    err_lines: list[str] = []
+    readers = [threading.Thread(target=_read_lines, args=(process.stdout, log, where, result, None),
+                                daemon=True),
+               threading.Thread(target=_read_lines, args=(process.stderr, log, where, None, err_lines),
+                                daemon=True)]
+    for reader in readers:
+        reader.start()
+    _feed(process, payload)
     try:
-        out, err = process.communicate(payload, timeout=timeout)
+        process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
-        out, err = _drain(process)
-        result = _parse_output(out, err, log, where)
+        _finish(process, readers, log, where)
         result.ok = False
         return None, result
-    result = _parse_output(out, err, log, where)
+    _finish(process, readers, log, where)
     if process.returncode != 0:
         result.ok = False
-        tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] if err else []
-        result.error = log.redactor.text(tail[0])[:200] if tail else None
+        tail = [line for line in err_lines if line.strip()][-1:]
+        result.error = log.redactor.text(tail[0].strip())[:200] if tail else None
     return process.returncode, result
+
+
+def _feed(process: subprocess.Popen, payload: bytes) -> None:
+    """The context on the action's stdin, then end of input (an action that reads nothing is fine)."""
+    assert process.stdin is not None
+    try:
+        process.stdin.write(payload)
+        process.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _read_lines(pipe: Any, log: OperationLog, where: str, result: ActionResult | None,
+                kept: list[str] | None) -> None:
+    """Each line of an action's stdout (`result`: protocol lines parsed, others logged as `out`) or stderr
+    (logged as `err`, kept for the error message) as it is written, so that it is shown while the action
+    runs."""
+    for raw in iter(pipe.readline, b""):
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if result is not None:
+            if not parse_line(line, result):
+                log.write(where, line, "out")
+        else:
+            assert kept is not None
+            kept.append(line)
+            log.write(where, line, "err")
+
+
+def _finish(process: subprocess.Popen, readers: list[threading.Thread], log: OperationLog,
+            where: str) -> None:
+    """Reap the action and read the rest of its output, without waiting for pipes that a child which left
+    its process group (a daemon) still holds open."""
+    process.wait()
+    for reader in readers:
+        reader.join(timeout=1)  # a reader still blocked past that is a daemon's pipe: left to end with it
+    if any(reader.is_alive() for reader in readers):
+        log.write(where, "(output lost: a child of the action that left its process group keeps it open)",
+                  "warn")
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -176,30 +229,6 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         process.kill()
-
-
-def _drain(process: subprocess.Popen) -> tuple[bytes, bytes]:
-    """What a killed action wrote, without waiting for pipes that a child which left its process group
-    (a daemon) still holds open: read for a moment, then close our ends and reap the process."""
-    try:
-        out, err = process.communicate(timeout=1)
-    except subprocess.TimeoutExpired:
-        out, err = b"", b"(output lost: a child of the action that left its process group keeps it open)"
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        process.wait()
-    return out or b"", err or b""
-
-
-def _parse_output(out: bytes, err: bytes, log: OperationLog, where: str) -> ActionResult:
-    result = ActionResult(True)
-    other = [line for line in out.decode("utf-8", "replace").splitlines() if not parse_line(line, result)]
-    if other:
-        log.write(where, "\n".join(other), "out")
-    if err:
-        log.write(where, err.decode("utf-8", "replace"), "err")
-    return result
 
 
 # The child side of a Python hook: argv[1] is `module:function`, argv[2] the caller's sys.path (JSON);

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from formwright.cloud.regions import is_region
+from formwright.cloud.regions import is_region, nearest_regions
 from formwright.errors import InputError
 from formwright.lifecycle.manifest import Manifest
 from formwright.model.project import Project
@@ -97,5 +97,4 @@ def check_regions(regions: list[str], where: str = "--regions", **place: Any) ->
     """Refuse a name no AWS partition has (exit 2): botocore's partition data decides."""
     for region in regions:
         if not is_region(region):
-            raise InputError(f"unknown region '{region}' in {where}", **place,
-                             hint="a region of an AWS partition, e.g. us-east-1, eu-west-1")
+            raise InputError(f"unknown region '{region}' in {where}", **place, hint=nearest_regions(region))

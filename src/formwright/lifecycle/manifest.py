@@ -139,7 +139,80 @@ def parse_manifest(project: Project) -> Manifest:
                 raise ProjectError(f"stack '{name}' cannot be both shared and per-region", file=file,
                                    line=stack.line)
             manifest.shared.add(name)
+    _check_programs(manifest, raw, Path(project.directory), file)
+    _check_property_stacks(project, file)
     return manifest
+
+
+PROPERTY_CALL = re.compile(r"""property\(\s*['"]([^'"]+)['"]\s*\)""")
+
+
+def _check_property_stacks(project: Project, file: str) -> None:
+    """Every `property('STACK.Key')` of formwright.yaml names a stack of the project: one that names no
+    stack never gets a value, and the operation would find it only when it renders that value."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    stacks = {name.split("@")[0] for name in project.stacks}
+    for number, line in enumerate(text.splitlines(), start=1):
+        for key in PROPERTY_CALL.findall(line):
+            stack = key.split(".")[0].split("@")[0] if "." in key else None
+            if stack is not None and stack not in stacks:
+                raise ProjectError(f"property('{key}'): the project has no stack '{stack}'", file=file,
+                                   line=number, hint=_hint(stack, sorted(stacks)))
+
+
+def _check_programs(manifest: Manifest, raw: Any, folder: Path, file: str) -> None:
+    """Every action's program exists and can run: found by `validate` and before an operation writes
+    anything, not when the operation reaches it (exit 1, an operation recorded)."""
+    actions = [(t.action, t.line) for t in manifest.triggers]
+    actions += [(t.action, t.line) for triggers in manifest.stack_triggers.values() for t in triggers]
+    bodies = raw.get("operations") if isinstance(raw.get("operations"), dict) else {}
+    actions += [(op.action, _line(bodies.get(name), "action") or _line(bodies, name))
+                for name, op in manifest.operations.items() if op.action is not None]
+    for action, line in actions:
+        problem = program_problem(action, folder)
+        if problem is not None:
+            raise ProjectError(problem[0], file=file, line=line, hint=problem[1])
+
+
+def program_problem(action: str | list[str], folder: Path) -> tuple[str, str] | None:
+    """(what is wrong, how to fix it) with an action's program, or None. A Python hook's module must be
+    in the project folder or importable; a program with a path must be an executable file (relative to
+    the project folder); a bare name must be on PATH. An action rendered per instance ({{ … }}) is checked
+    when it runs."""
+    import importlib.util
+    import os
+    import shlex
+    import shutil
+
+    text = action if isinstance(action, str) else " ".join(action)
+    if "{{" in text or "{%" in text:
+        return None
+    if isinstance(action, str) and PYTHON_HOOK.match(action.strip()):
+        module = action.strip().split(":")[0]
+        top = module.split(".")[0]
+        if (folder / f"{top}.py").is_file() or (folder / top).is_dir() or importlib.util.find_spec(top):
+            return None
+        return (f"Python hook module '{module}' not found",
+                f"put {top}.py in the project folder, or install the package that has it")
+    try:
+        argv = shlex.split(action) if isinstance(action, str) else list(action)
+    except ValueError as err:
+        return f"action '{action}': {err}", "quote the command as a shell would"
+    program = argv[0]
+    if "/" not in program:
+        return None if shutil.which(program) else (f"action program '{program}' is not on PATH",
+                                                   "install it, or give its path")
+    path = Path(program) if os.path.isabs(program) else folder / program
+    if not path.exists():
+        return f"action program '{program}' not found", f"looked for {path}"
+    if path.is_dir():
+        return f"action program '{program}' is a folder", "name the executable file in it"
+    if not os.access(path, os.X_OK):
+        return f"action program '{program}' is not executable", f"chmod +x {path}"
+    return None
 
 
 def _line(mapping: Any, key: str | None = None) -> int | None:

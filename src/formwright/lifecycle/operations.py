@@ -15,7 +15,7 @@ from typing import Any
 from formwright.engine.cfn import CallCounter
 from formwright.engine.results import ProgressCallback, no_progress
 from formwright.errors import FormwrightError, InputError
-from formwright.lifecycle.actions import OperationLog, Redactor
+from formwright.lifecycle.actions import Echo, OperationLog, Redactor
 from formwright.lifecycle.elements import check_regions, element_graph, elements_of, split_id
 from formwright.lifecycle.executor import Executor, drop_instance_state
 from formwright.lifecycle.homes import home_region, instance_environment
@@ -89,8 +89,10 @@ class Lifecycle:
     def __init__(self, home: Path, target: Any = None, *, target_flag: str | None = None,
                  progress: ProgressCallback = no_progress, max_concurrency: int = 1,
                  counter: CallCounter | None = None, region: str | None = None,
-                 profile: str | None = None, environment: str | None = None) -> None:
+                 profile: str | None = None, environment: str | None = None,
+                 echo: Echo | None = None) -> None:
         self.home = Path(home).resolve()
+        self.echo = echo  # each line of an action's output and each log message, as it comes
         self.state = self.home / ".formwright"
         self.journal: Journal = open_journal(self.state)
         self.secrets = SecretStore(self.state)
@@ -103,6 +105,10 @@ class Lifecycle:
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
         self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
+
+    def log_path(self, operation_id: str) -> Path:
+        """The operation's log: its actions' output and messages, secrets masked."""
+        return self.state / "logs" / f"{operation_id}.log"
 
     def close(self) -> None:
         """Close the journal."""
@@ -503,7 +509,7 @@ class Lifecycle:
 
     def _execute(self, op: Operation, loaded: _Loaded) -> Outcome:
         redactor = self._redactor(op.instance, loaded.inputs, op.params.get("secure", []))
-        log = OperationLog(self.state / "logs" / f"{op.id}.log", redactor)
+        log = OperationLog(self.log_path(op.id), redactor, self.echo)
         workspace = self._workspace(op.instance, loaded)
         workspace.redactor = redactor
         executor = Executor(

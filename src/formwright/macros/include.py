@@ -17,6 +17,7 @@ import yaml
 
 from formwright.macros.base import BuiltinMacro, MacroEnv
 from formwright.macros.errors import MacroFailed
+from formwright.template.limits import MAX_DEPTH
 
 NAME = "AWS::Include"
 _S3_URI = re.compile(r"^s3://(?P<bucket>[^/]+)/(?P<key>.+)$")
@@ -46,10 +47,19 @@ def parse_snippet(text: str, location: str) -> dict:
         data = yaml.load(text, Loader=_SnippetLoader)  # noqa: S506 - a SafeLoader subclass
     except MacroFailed:
         raise
+    except RecursionError:
+        raise MacroFailed(f"the snippet at {location} is nested more than {MAX_DEPTH} levels deep",
+                          hint="flatten the structure") from None
+    except ValueError:  # int(): a number past Python's 4,300 digits
+        raise MacroFailed(f"the snippet at {location} holds a number too long to read (over 4,300 digits)",
+                          hint="quote it to make it text") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark else ""
         raise MacroFailed(f"the snippet at {location} is not valid YAML or JSON{at}") from None
+    if _depth(data) > MAX_DEPTH:
+        raise MacroFailed(f"the snippet at {location} is nested more than {MAX_DEPTH} levels deep",
+                          hint="flatten the structure")
     if not isinstance(data, dict):
         raise MacroFailed(f"the snippet at {location} must be a key-value object",
                           hint='a snippet looks like "KeyName": value')
@@ -57,6 +67,19 @@ def parse_snippet(text: str, location: str) -> dict:
         raise MacroFailed(f"the snippet at {location} uses AWS::Include; a snippet can't include another",
                           hint="inline the inner snippet")
     return data
+
+
+def _depth(node: Any) -> int:
+    """How deep a loaded snippet nests (iteratively: a deep one must not exhaust the stack counting)."""
+    deepest, todo = 0, [(node, 1)]
+    while todo:
+        value, level = todo.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                children = value.values() if isinstance(value, dict) else value
+                todo.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _uses_include(node: Any) -> bool:

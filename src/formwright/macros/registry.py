@@ -107,6 +107,7 @@ class MacroRegistry:
 
     def __init__(self) -> None:
         self._macros: dict[str, tuple[int, Macro]] = {}
+        self.folders: list[Path] = []  # the --macros folders (a hint may point at a subfolder of one)
         #: The sandbox in force when the registry was built (formwright.sandbox); macros it expands obey it.
         self.sandbox: Sandbox | None = active()
 
@@ -165,6 +166,7 @@ class MacroRegistry:
         """
         if not folder.is_dir():
             raise InputError(f"--macros {folder}: not a folder", hint="give a folder of macro files")
+        self.folders.append(folder)
         for path in sorted(folder.iterdir()):
             if path.name.startswith((".", "_")) or not path.is_file():
                 continue
@@ -198,7 +200,17 @@ class MacroRegistry:
         return name in self._macros
 
     def unknown_hint(self, name: str) -> str:
-        """How to fix a reference to a macro nobody registered."""
+        """How to fix a reference to a macro nobody registered: a --macros subfolder holding a file of that
+        name, a name that differs only in case (names are file names, case-sensitive), a close one."""
+        for folder in self.folders:
+            inside = sorted(p.parent for p in folder.glob(f"*/{name}") if p.is_file())
+            inside += sorted(p.parent for p in folder.glob(f"*/{name}.py") if p.is_file())
+            if inside:
+                return f"{name} is in {inside[0]}: pass --macros {inside[0]}"
+        same = [known for known in self.names() if known.lower() == name.lower()]
+        if same:
+            return (f"macro names are file names and case-sensitive: '{same[0]}' is not '{name}' (name the "
+                    f"file {name}, or register it: macros: {{{name}: path}})")
         close = difflib.get_close_matches(name, self.names(), n=1)
         if close:
             return f"did you mean {close[0]}?"

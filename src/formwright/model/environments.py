@@ -34,6 +34,32 @@ def environment_names(raw: Mapping, directory: Path) -> list[str]:
     return sorted(names)
 
 
+def default_environment(raw: Mapping, directory: Path, file: str) -> str | None:
+    """`default_environment:`, the environment used without --env (checked: one the project defines)."""
+    name = raw.get("default_environment")
+    if name is None:
+        return None
+    line = raw.line_of("default_environment")
+    known = environment_names(raw, directory)
+    if not isinstance(name, str) or name not in known:
+        raise ProjectError(f"default_environment '{name}' is not one of the project's environments",
+                           file=file, line=line, hint=f"environments: {', '.join(known)}" if known
+                           else "define it under `environments:`")
+    return name
+
+
+def require_environment(raw: Mapping, directory: Path, environment: str | None, file: str) -> None:
+    """A project with environments is planned, deployed or read in one of them: without --env (and without
+    `default_environment:`) it would silently be a third, unnamed set of stacks, so it is refused, as
+    sceptre needs its config path."""
+    known = environment_names(raw, directory)
+    if environment is None and known:
+        raise ProjectError(f"the project has environments ({', '.join(known)}); name one with --env",
+                           file=file, line=raw.line_of("environments") or 1,
+                           hint=f"--env {known[0]}, FORMWRIGHT_ENV={known[0]}, or `default_environment: "
+                           f"{known[0]}` in formwright.yaml")
+
+
 def _overlay_file(name: str, directory: Path) -> Path | None:
     """environments/NAME.yaml or NAME.yml (both: an error, as one would be silently ignored)."""
     found = [sandbox.confine(directory / ENVIRONMENTS_DIR / f"{name}{suffix}", what=f"environment '{name}'",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from formwright.errors import ProjectError
+from formwright.errors import Problems, ProjectError
 from formwright.model.targets import TARGET_KEYS
 from formwright.template.document import Mapping
 
@@ -30,6 +30,8 @@ PROJECT_KEYS = {
     "stacks": "the stacks, by name",
     "groups": "groups of stacks: {name: {region, account, profile, role_arn, regions, tags, stacks}}",
     "environments": "per-environment overlays of this file: {dev: {...}, prod: {...}}",
+    "default_environment": "the environment used without --env (without it a project with environments "
+                           "needs --env)",
     "vars": "default values of {{ var.K }} (an environment, --var-file and --var override them)",
     "macros": "user macros: {Name: path} or {Name: {path, environment, timeout}}",
     "version": "the project's version",
@@ -77,7 +79,8 @@ GROUP_KEYS = {
     **TARGET_KEYS,
     **{key: help + " (default for the group's stacks)" for key, help in STACK_OPTIONS.items()},
 }
-OVERLAY_KEYS = {k: v for k, v in PROJECT_KEYS.items() if k not in ("name", "environments")}
+OVERLAY_KEYS = {k: v for k, v in PROJECT_KEYS.items() if k not in ("name", "environments",
+                                                                          "default_environment")}
 CAPABILITIES = {"CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"}
 STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 
@@ -108,10 +111,10 @@ def did_you_mean(word: str, choices: list[str]) -> str:
 
 
 def check_keys(mapping: Mapping, known: dict[str, str], file: str, what: str) -> None:
-    """Every key of `mapping` is one of `known`; an unknown one is an error at its line."""
+    """Every key of `mapping` is one of `known`; each unknown one is an error at its line (all reported)."""
+    problems = Problems()
     for key in mapping:
         if key not in known:
-            raise ProjectError(
-                f"unknown key '{key}' in {what}", file=file, line=mapping.line_of(key),
-                hint=did_you_mean(key, list(known)),
-            )
+            problems.add(ProjectError(f"unknown key '{key}' in {what}", file=file, line=mapping.line_of(key),
+                                      hint=did_you_mean(key, list(known))))
+    problems.check()

@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
-from formwright.errors import ProjectError
-from formwright.model.environments import check_variables, merge, overlay_of, read_var_file
+from formwright.errors import FormwrightError, Problems, ProjectError
+from formwright.model.environments import (
+    check_variables,
+    default_environment,
+    merge,
+    overlay_of,
+    read_var_file,
+)
 from formwright.model.keys import OVERLAY_KEYS, PROJECT_KEYS, check_keys, did_you_mean
 from formwright.model.references import OutputRef, check_references, load_yaml
 from formwright.model.render import Renderer, default_context
@@ -65,7 +71,9 @@ def load_project(
     raw = read_project_file(file_path)
     if not isinstance(raw, Mapping):
         raise ProjectError("formwright.yaml must be a mapping with `name` and `stacks`", file=file, line=1)
-    check_keys(raw, PROJECT_KEYS, file, "the project")
+    problems = Problems()  # independent mistakes are reported together (up to 20), each at its line
+    problems.attempt(check_keys, raw, PROJECT_KEYS, file, "the project")
+    environment = environment or default_environment(raw, file_path.parent, file)
     if environment:
         overlay = overlay_of(raw, environment, file_path.parent, file, load_yaml)
         _check_overlay(raw, overlay, environment, file)
@@ -78,34 +86,38 @@ def load_project(
 
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise ProjectError("the project needs a `name`", file=file, line=raw.line_of("name") or 1,
-                           hint="add `name: my-project` at the top")
-    project = Project(renderer.render(name, raw.line_of("name")), file, file_path.parent.resolve())
+        problems.add(ProjectError("the project needs a `name`", file=file, line=raw.line_of("name") or 1,
+                                  hint="add `name: my-project` at the top"))
+        name = "project"
+    project = Project(problems.attempt(renderer.render, name, raw.line_of("name"), default="project"), file,
+                      file_path.parent.resolve())
     project.raw = raw
     project.environment = environment or None
     project.variables = ctx["var"]
     ctx.setdefault("project", {"name": project.name})
     flags = {k: v for k, v in (("region", region), ("profile", profile)) if v}
-    project.target = TargetSpec(**flags).over(read_spec(raw, renderer.render, file))
+    project.target = TargetSpec(**flags).over(problems.attempt(read_spec, raw, renderer.render, file,
+                                                               default=TargetSpec()))
     project.region = project.target.region
-    project.tags = string_map(renderer.render(raw.get("tags") or Mapping(), raw.line_of("tags")), file,
-                               raw.line_of("tags"), "tags", renderer.render)
+    project.tags = problems.attempt(lambda: string_map(renderer.render(raw.get("tags") or Mapping(),
+                                                                       raw.line_of("tags")),
+                                                       file, raw.line_of("tags"), "tags", renderer.render),
+                                    default={})
     project.version = None if raw.get("version") is None else str(raw.get("version"))
-    macros = raw.get("macros") or {}
-    if not isinstance(macros, dict):
-        raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"))
-    # `Name: path` or `Name: {path, environment, timeout}` (checked when the macros are registered)
-    project.macros = {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}
-    project.options = stack_options(raw, renderer, file)
-    project.local_cloud_stub = _local_cloud_stub(raw, file)
+    project.macros = problems.attempt(_macros, raw, file, file_path.parent, problems, default={})
+    project.options = problems.attempt(stack_options, raw, renderer, file, default={})
+    project.local_cloud_stub = problems.attempt(_local_cloud_stub, raw, file, default=[])
 
-    for stack_name, (body, line, group) in stack_bodies(raw, file).items():
-        stack = load_stack(project, stack_name, body, line, renderer)
+    for stack_name, (body, line, group) in (problems.attempt(stack_bodies, raw, file) or {}).items():
+        stack = problems.attempt(load_stack, project, stack_name, body, line, renderer)
+        if stack is None:
+            continue
         stack.group_name = group
         project.stacks[stack_name] = stack
         if group is not None:
             project.groups.setdefault(group, []).append(stack_name)
     set_obsolete_apart(project)
+    problems.check()  # references between stacks are checked once every stack loaded
     check_references(project)
     check_sources(project)
     return project
@@ -147,6 +159,40 @@ def read_project_file(path: Path) -> Any:
         raise ProjectError(f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", file=file, line=line,
                            hint="save the file as UTF-8") from None
     return load_yaml(text, file)
+
+
+def _macros(raw: Mapping, file: str, folder: Path, problems: Problems) -> dict[str, Any]:
+    """`macros:` (`Name: path` or `Name: {path, environment, timeout}`), each checked now at its line, used
+    by a template or not: a name CloudFormation reserves, a path that is no text, a file that is missing or
+    not executable would otherwise pass `validate` and fail the first deploy that uses it."""
+    macros = raw.get("macros")
+    if not macros:
+        return {}
+    if not isinstance(macros, Mapping):
+        raise ProjectError("`macros` must map a macro name to a path", file=file, line=raw.line_of("macros"),
+                           hint="macros: {Count: macros/count.py}")
+    from formwright.macros.registry import DEFAULT_TIMEOUT, macro_from_path, project_entry
+
+    found: dict[str, Any] = {}
+    for name, entry in macros.items():
+        line = macros.line_of(name)
+        if str(name).startswith("AWS::"):
+            problems.add(ProjectError(f"macro name '{name}': names starting with AWS:: are CloudFormation's",
+                                      file=file, line=line, hint="name it without the AWS:: prefix"))
+            continue
+        if not isinstance(entry, (str, Mapping)):
+            problems.add(ProjectError(f"macro {name}: {entry!r} is not a path", file=file, line=line,
+                                      hint=f"macros: {{{name}: macros/{str(name).lower()}.py}}"))
+            continue
+        try:
+            path, _, _ = project_entry(name, dict(entry) if isinstance(entry, Mapping) else entry,
+                                       DEFAULT_TIMEOUT)
+            macro_from_path(str(name), folder / path, where=None)
+        except FormwrightError as err:
+            problems.add(ProjectError(err.message, file=file, line=line, hint=err.hint))
+            continue
+        found[str(name)] = dict(entry) if isinstance(entry, Mapping) else str(entry)
+    return found
 
 
 def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:

@@ -46,12 +46,8 @@ class Renderer:
             try:
                 return _compiled(value).render(self.context)
             except jinja2.UndefinedError as err:
-                raise ProjectError(
-                    f"undefined in '{value}': {err.message}",
-                    file=self.file,
-                    line=line,
-                    hint="set the variable (--var K=V, vars:) or give a default: {{ var.K | default('x') }}",
-                ) from None
+                raise ProjectError(f"undefined in '{value}': {err.message}", file=self.file, line=line,
+                                   hint=self.undefined_hint(value, err.message or "")) from None
             except jinja2.TemplateError as err:
                 raise ProjectError(f"bad expression '{value}': {err}", file=self.file, line=line) from None
             except Exception as err:  # noqa: BLE001 - {{ 1/0 }}, {{ 'a' + 1 }}: the expression failed
@@ -64,6 +60,27 @@ class Renderer:
             out.line = getattr(value, "line", line)
             return out
         return value
+
+
+    def undefined_hint(self, value: str, message: str) -> str:
+        """How to define what `value` misses: an environment variable is exported, a `var` set, and an
+        instance's names exist only in `formwright instance` commands."""
+        import re
+
+        if "'instance' is undefined" in message or "'input' is undefined" in message:
+            return ("a project of instances, whose stacks are named per instance: see them with `formwright "
+                    "instance list` and `formwright instance show NAME`; make one with `formwright instance "
+                    "create NAME`")
+        for scope, names in (("env", self.context.get("env") or {}), ("var", self.context.get("var") or {})):
+            for name in re.findall(rf"\b{scope}\.(\w+)", value):
+                if name in names:
+                    continue
+                if scope == "env":
+                    return (f"the environment variable {name} is not set: export {name}=..., or give a "
+                            f"default: {{{{ env.{name} | default('x') }}}}")
+                return (f"set it: --var {name}=..., `vars: {{{name}: ...}}`, or a default: "
+                        f"{{{{ var.{name} | default('x') }}}}")
+        return "set the variable (--var K=V, vars:) or give a default: {{ var.K | default('x') }}"
 
 
 def with_lines(original: Mapping, items: dict) -> Mapping:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from formwright import sandbox
-from formwright.cloud.regions import is_region
+from formwright.cloud.regions import is_region, nearest_regions
 from formwright.errors import ProjectError
 from formwright.model.environments import merge
 from formwright.model.keys import (
@@ -216,8 +216,8 @@ def _regions(value: Any, file: str, line: int | None) -> list[str] | None:
                            hint="regions: [us-east-1, eu-west-1]")
     for region in items:
         if not isinstance(region, str) or not is_region(region):
-            raise ProjectError(f"'{region}' is not an AWS region", file=file, line=line,
-                               hint="regions: [us-east-1, eu-west-1]")
+            raise ProjectError(f"unknown region '{region}' in `regions`", file=file, line=line,
+                               hint=nearest_regions(str(region)))
     if len(set(items)) != len(items):
         raise ProjectError("`regions` names a region twice", file=file, line=line)
     return [str(r) for r in items]

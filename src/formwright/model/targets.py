@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from formwright.cloud.regions import is_region
+from formwright.cloud.regions import is_region, nearest_regions
 from formwright.errors import ProjectError
 from formwright.template.document import Mapping
 
@@ -74,8 +74,7 @@ def read_spec(body: Mapping, render: Any, file: str) -> TargetSpec:
 
 def _check(key: str, value: str, file: str, line: int | None) -> None:
     if key == "region" and not is_region(value):
-        raise ProjectError(f"'{value}' is not an AWS region", file=file, line=line,
-                           hint="e.g. region: eu-west-1")
+        raise ProjectError(f"unknown region '{value}'", file=file, line=line, hint=nearest_regions(value))
     if key == "account" and not ACCOUNT.fullmatch(value):
         raise ProjectError(f"'{value}' is not an AWS account id", file=file, line=line,
                            hint='twelve digits, quoted: account: "123456789012"')

@@ -75,12 +75,14 @@ class WriterLock:
         os.pwrite(fd, json.dumps(me).encode("utf-8"), 0)
         os.fsync(fd)
         self._fd = fd
+        _live.add(self)
         return self.note
 
     def release(self) -> None:
         """Clear the holder's name and drop the lock."""
         if self._fd is None:
             return
+        _live.discard(self)
         try:
             os.ftruncate(self._fd, 0)
             fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -94,6 +96,16 @@ class WriterLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+_live: set[WriterLock] = set()  # the locks this process holds now
+
+
+def release_all() -> None:
+    """Release every lock this process holds: for an exit that skips `with` blocks (Ctrl-C's os._exit),
+    so that the next run finds the lock free instead of taking over a stale one."""
+    for lock in list(_live):
+        lock.release()
 
 
 _held: dict[Path, int] = {}

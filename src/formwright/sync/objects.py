@@ -342,13 +342,42 @@ def _line_for(document: Any, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _validation_error(err: ValidationError, document: Any, file: str | None, what: str) -> InputError:
+def _validation_error(err: ValidationError, document: Any, file: str | None, what: str,
+                      model: type[BaseModel]) -> InputError:
     first = err.errors()[0]
     loc = tuple(p for p in first["loc"] if p not in ("function-after[_one_source(), StackSpec]",))
     message = first["msg"].removeprefix("Value error, ")
+    hint = None
+    if first["type"] == "extra_forbidden" and loc:  # a misspelt field: kubectl's "unknown field", and ours
+        from formwright.model.keys import did_you_mean
+
+        message = f"unknown field '{loc[-1]}'"
+        known = _fields_at(model, loc[:-1])
+        hint = did_you_mean(str(loc[-1]), known) if known else None
     field_name = _loc_text(loc)
     text = f"{what}: {field_name}: {message}" if field_name else f"{what}: {message}"
-    return InputError(text, file=file, line=_line_for(document, loc) or getattr(document, "line", None))
+    return InputError(text, file=file, line=_line_for(document, loc) or getattr(document, "line", None),
+                      hint=hint)
+
+
+def _fields_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
+    """The field names (as written: aliases) of the object at `path` inside `model`, [] when unknown."""
+    import typing
+
+    current: Any = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        fields = {(f.alias or name): f for name, f in current.model_fields.items()}
+        field = fields.get(part)
+        if field is None:
+            return []
+        candidates = [field.annotation, *typing.get_args(field.annotation)]
+        candidates += [inner for c in list(candidates) for inner in typing.get_args(c)]
+        current = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if current is None:
+            return []
+    return [(f.alias or name) for name, f in current.model_fields.items()]
 
 
 def parse_document(document: Any, *, file: str | None = None) -> StackObject | GitRepository | None:
@@ -366,7 +395,7 @@ def parse_document(document: Any, *, file: str | None = None) -> StackObject | G
             doc = StackDoc.model_validate(document)
         except ValidationError as err:
             raise _validation_error(
-                err, document, file, f"CloudFormationStack {_name_of(document)}"
+                err, document, file, f"CloudFormationStack {_name_of(document)}", StackDoc
             ) from None
         spec = document.get("spec") or {}
         return StackObject(doc.metadata.namespace, doc.metadata.name, doc.spec, doc.metadata.generation,
@@ -375,7 +404,8 @@ def parse_document(document: Any, *, file: str | None = None) -> StackObject | G
         try:
             src = GitRepositoryDoc.model_validate(document)
         except ValidationError as err:
-            raise _validation_error(err, document, file, f"GitRepository {_name_of(document)}") from None
+            raise _validation_error(err, document, file, f"GitRepository {_name_of(document)}",
+                                    GitRepositoryDoc) from None
         return GitRepository(src.metadata.namespace, src.metadata.name, src.spec.url, src.spec.ref,
                              src.spec.interval, file, line,
                              secret_name=src.spec.secret_ref.name if src.spec.secret_ref else "")

@@ -21,6 +21,7 @@ from formwright import sandbox
 from formwright.errors import InputError
 
 META_PATH = "TOSCA-Metadata/TOSCA.meta"
+META_HINT = "TOSCA.meta is a text file with a line 'Entry-Definitions: <service template>'"
 MAX_ENTRIES = 10_000
 MAX_TOTAL = 256 * 1024 * 1024
 MAX_RATIO = 200
@@ -85,6 +86,8 @@ def open_source(src: Path) -> Source:
 
 def _from_folder(folder: Path) -> Source:
     meta = folder / META_PATH
+    if meta.exists() and not meta.is_file():
+        raise InputError(f"{META_PATH} is a folder, not the metadata file", file=str(meta), hint=META_HINT)
     if meta.is_file():
         entry = _entry_from_meta(meta.read_text(encoding="utf-8", errors="replace"), str(meta))
         return Source(
@@ -177,6 +180,9 @@ def _from_csar(csar: Path) -> Source:
                 raise InputError(f"not a valid CSAR (zip) archive: {type(err).__name__}: {err}",
                                  file=str(csar)) from None
             root = tempdir.resolve()
+            if (root / META_PATH).is_dir():
+                raise InputError(f"{META_PATH} is a folder in the archive, not the metadata file",
+                                 file=str(csar), hint=META_HINT)
             if META_PATH in names:
                 meta_text = (root / META_PATH).read_text(encoding="utf-8", errors="replace")
                 entry = _inside(
