@@ -13,7 +13,6 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -30,6 +29,7 @@ from formwright.engine.cfn import (
     failure_reasons,
     is_no_change,
 )
+from formwright.engine.prepared import Prepared
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -56,27 +56,6 @@ DEAD_ENDS = {
 FAILED_KEPT = ("CREATE_FAILED", "UPDATE_FAILED")
 ON_FAILURE = {"rollback": "ROLLBACK", "delete": "DELETE", "do_nothing": "DO_NOTHING"}
 MINUTE = 60.0  # seconds in a minute of `stack_timeout` (tests shorten it)
-
-
-@dataclass
-class Prepared:
-    """A stack's inputs at deploy time: resolved parameters, processed body and its hash."""
-
-    parameters: dict[str, str]
-    template: dict[str, Any]
-    body: str
-    hash: str
-    secrets: set[str]
-
-    def effective_parameters(self) -> dict[str, str]:
-        """The values the stack will have: those given, and the template's defaults for the rest."""
-        values = {}
-        for name, decl in (self.template.get("Parameters") or {}).items():
-            if isinstance(decl, dict) and "Default" in decl:
-                default = decl["Default"]
-                values[name] = ",".join(map(str, default)) if isinstance(default, list) else str(default)
-        values.update(self.parameters)
-        return values
 
 
 class StackRunner:

@@ -9,7 +9,7 @@ from formwright.engine.results import MASK, ValueChange
 
 if TYPE_CHECKING:
     from formwright.engine.cfn import StackInfo
-    from formwright.engine.runner import Prepared
+    from formwright.engine.prepared import Prepared
 
 
 def unconfirmed(tags: dict[str, str], info: StackInfo, prep: Prepared) -> str | None:
