@@ -25,9 +25,13 @@ def shown_value(value: Any) -> str:
     return str(value)
 
 
-def plan_table(plan: StackPlan) -> Table:
+PROPERTIES_SHOWN = 3  # changed properties per resource without --verbose (a 40-stack plan fits a screen)
+
+
+def plan_table(plan: StackPlan, *, verbose: bool = True) -> Table:
     """`+ add`, `~ modify … replacement …` with the changed properties (old → new), `- remove` rows for
-    one stack, then parameters and tags."""
+    one stack, `~ may change` rows for resources using a value known after apply, then parameters and
+    tags. Without `verbose` at most PROPERTIES_SHOWN properties per resource."""
     table = Table(box=None, show_header=False, pad_edge=False)
     for _ in range(4):
         table.add_column()
@@ -37,9 +41,13 @@ def plan_table(plan: StackPlan) -> Table:
         if change.action == "Modify":
             style = {"True": "bold red", "Conditional": "yellow"}.get(change.replacement, "dim")
             extra = f"[{style}]replacement {change.replacement}[/]"
-        table.add_row(f"[{c}]{change.symbol} {change.action.lower()}[/]", escape(change.logical_id),
+        action = "may change" if change.may_change else change.action.lower()
+        if change.because:
+            extra += f" [dim]({escape(change.because)})[/]"
+        table.add_row(f"[{c}]{change.symbol} {action}[/]", escape(change.logical_id),
                       escape(change.resource_type), extra)
-        for prop in change.details:
+        details = change.details if verbose else change.details[:PROPERTIES_SHOWN]
+        for prop in details:
             if prop.known:
                 old, new = escape(shown_value(prop.old)), escape(shown_value(prop.new))
                 values = f"[red]{old}[/] → [green]{new}[/]"
@@ -48,6 +56,8 @@ def plan_table(plan: StackPlan) -> Table:
             recreation = "" if prop.requires_recreation in ("Never", "") else \
                 f"[dim]recreation {prop.requires_recreation.lower()}[/]"
             table.add_row("", f"  [yellow]~[/] {escape(prop.name)}", values, recreation)
+        if len(details) < len(change.details):
+            table.add_row("", f"  [dim]… {len(change.details) - len(details)} more (--verbose)[/]", "", "")
     for title, changes in (("parameter", plan.parameters), ("tag", plan.tags)):
         for v in changes:
             symbol = "+" if v.old is None else "-" if v.new is None else "~"
@@ -57,22 +67,52 @@ def plan_table(plan: StackPlan) -> Table:
 
 
 def print_plans(plans: dict[str, StackPlan], order: list[str],
-                refs: dict[str, list[dict[str, str]]] | None = None) -> None:
-    """Every stack's plan, in dependency order, with where each of its references comes from."""
-    for name in order:
-        plan = plans.get(name)
-        if plan is None:
+                refs: dict[str, list[dict[str, str]]] | None = None, *, verbose: bool = False) -> None:
+    """The whole plan: replacements and removals first, then every changing stack's plan in dependency
+    order (with where each of its references comes from when `verbose`), the unchanged stacks on one line
+    (each in full when `verbose`), and the totals line."""
+    from formwright.engine.results import SETTLED_PLANS, PlanTotals
+
+    names = [name for name in order if name in plans]
+    print_dangers(plans, names)
+    unchanged = []
+    for name in names:
+        plan = plans[name]
+        if plan.kind in SETTLED_PLANS and not verbose:
+            unchanged.append(name)
             continue
         head = f"[bold]{escape(name)}[/] ({escape(plan.stack_name)}): {plan.kind}"
         if plan.note:
             head += f" [dim]- {escape(plan.note)}[/]"
         console.print(head)
-        for ref in (refs or {}).get(name, []):
+        for ref in (refs or {}).get(name, []) if verbose else []:
             source = f"{escape(ref['stack'])}.outputs.{escape(ref['output'])}"
             where = f"{ref['account']}/{ref['region']}"
             console.print(f"  {escape(ref['parameter'])} <- {source} [dim]({where})[/]", highlight=False)
-        if plan.kind not in ("no changes", "unchanged"):
-            console.print(plan_table(plan))
+        if plan.kind not in SETTLED_PLANS:
+            console.print(plan_table(plan, verbose=verbose))
+    if unchanged:
+        console.print(f"[dim]unchanged: {escape(', '.join(unchanged))}[/]", highlight=False)
+    console.print(f"[bold]{escape(PlanTotals.of(plans).line())}[/]", highlight=False)
+
+
+def print_dangers(plans: dict[str, StackPlan], names: list[str]) -> None:
+    """`Replacements and removals:` with every resource replaced (or maybe replaced) or removed."""
+    lines = []
+    for name in names:
+        for change in plans[name].resources:
+            where = f"{escape(name)}/{escape(change.logical_id)} [dim]({escape(change.resource_type)})[/]"
+            if change.action == "Remove":
+                lines.append(f"  [red]- remove[/]   {where}")
+            elif change.action == "Modify" and change.replacement in ("True", "Conditional"):
+                maybe = change.may_change or change.replacement == "Conditional"
+                verb = "may replace" if maybe else "replace"
+                because = f" [dim]({escape(change.because)})[/]" if change.because else ""
+                lines.append(f"  [bold red]! {verb}[/]  {where}{because}")
+    if lines:
+        console.print("[bold]Replacements and removals:[/]")
+        for line in lines:
+            console.print(line, highlight=False)
 
 
 def summary_table(results: dict[str, StackResult], order: list[str]) -> Table:

@@ -44,6 +44,11 @@ class StackInfo:
         )
 
     @property
+    def stamp(self) -> str:
+        """When the stack last changed (ISO 8601), as the applied cache and saved plans record it."""
+        return self.updated.isoformat() if self.updated else ""
+
+    @property
     def in_progress(self) -> bool:
         """True while CloudFormation is still working on the stack."""
         return self.status.endswith("_IN_PROGRESS") and self.status != "REVIEW_IN_PROGRESS"
