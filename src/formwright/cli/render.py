@@ -140,3 +140,31 @@ def outputs_table(outputs: dict[str, dict[str, str]], order: list[str]) -> Table
         for key, value in sorted(outputs.get(name, {}).items()):
             table.add_row(escape(name), escape(key), escape(value))
     return table
+
+
+def print_preview(preview: Any) -> None:
+    """An instance operation's preview (lifecycle/preview.py): its steps in order, each element's plan,
+    the events it would fire and their hooks, and the totals."""
+    from formwright.engine.results import PlanTotals
+
+    console.print(f"[bold]{escape(preview.kind)} of '{escape(preview.instance)}'[/], in this order "
+                  "(a preview: nothing was changed):", highlight=False)
+    number = 0
+    for step in preview.steps:
+        if step.action == "event" and not step.events:
+            continue
+        number += 1
+        fired = "; ".join(f"{e['event']} runs {', '.join(e['hooks'])}" for e in step.events)
+        if step.action == "event":
+            console.print(f"  {number}. project: {escape(fired)}", highlight=False)
+            continue
+        kind = f" {step.plan.kind}" if step.plan is not None and step.action == "update" else ""
+        where = " (clean-up)" if step.phase == "cleanup" else ""
+        line = f"  {number}. {step.action}{kind} {escape(step.stack_name)} [dim]({escape(step.element)})" \
+               f"{where}[/]"
+        console.print(line + (f" [dim]- {escape(fired)}[/]" if fired else ""), highlight=False)
+        if step.plan is not None and step.plan.kind not in ("unchanged", "no changes"):
+            if step.plan.note:
+                console.print(f"     [dim]{escape(step.plan.note)}[/]", highlight=False)
+            console.print(plan_table(step.plan, verbose=False))
+    console.print(f"[bold]{escape(PlanTotals.of(preview.plans).line())}[/]", highlight=False)
