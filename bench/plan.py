@@ -34,8 +34,8 @@ def head_change(project: Path) -> None:
     template["Resources"]["QueueA"]["Properties"] = {"Tags": [{"Key": "bench", "Value": "head"}]}
     (project / "head.json").write_text(json.dumps(template))
     config = project / "formwright.yaml"
-    config.write_text(config.read_text().replace("  s0:\n    template: stack.json", "  s0:\n    template: head.json",
-                                                 1))
+    head = "  s0:\n    template: "
+    config.write_text(config.read_text().replace(f"{head}stack.json", f"{head}head.json", 1))
 
 
 def precise(plan: dict[str, Any]) -> bool:

@@ -182,7 +182,8 @@ class Knowns:
         reasons: list[str] = []
         replacement = "False"
         create_only = {path[0] for path in schemas.create_only(resource_type) if path}
-        described = schemas.schema(resource_type) is not None
+        # a custom resource's provider may answer an update with a new physical id: a replacement
+        described = schemas.schema(resource_type) is not None and not _custom(resource_type)
         condition = body.get("Condition")
         if isinstance(condition, str) and (why := self._condition(condition)):
             reasons.append(why)
@@ -196,7 +197,7 @@ class Knowns:
             if name in create_only:
                 replacement = "True"
             elif not described and replacement == "False":
-                replacement = "Conditional"  # no schema (a custom resource): it may return a new id
+                replacement = "Conditional"  # no schema, or a custom resource: it may return a new id
         if not reasons:
             return None
         listed = self.changes.get(logical)
@@ -214,6 +215,10 @@ class Knowns:
             if why:
                 found[name] = why
         return found
+
+
+def _custom(resource_type: str) -> bool:
+    return resource_type.startswith("Custom::") or resource_type == "AWS::CloudFormation::CustomResource"
 
 
 def _worse(a: str, b: str) -> str:
