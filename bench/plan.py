@@ -1,8 +1,9 @@
 """Plan benchmark (issue 22): a 50-stack project, one change at the head of its DAG, planned by this tree
 and by `--baseline-rev` (today's plan), each on its own fresh local cloud.
 
-The project is bench/deploy.py's (depth 5: stack i takes an output of stack i-N/5), deployed, then the
-head stack s0 gets a tag on one of its queues (an update in place: its `Chain` output cannot change).
+The project is bench/deploy.py's stacks on a tree with one head (stack i takes an output of stack
+(i-1)//3: every stack depends on s0, 4 levels for 50), deployed; then the head s0 gets a tag on one of
+its queues (an update in place: its `Chain` output cannot change).
 Printed: each tree's plan time (process start to exit, best of `--rounds`), the ratio (target <= 1.3x
 the baseline's), and how many of the head's dependents each planned with resource detail: from a change
 set or their applied inputs, not "(known after apply)" from the template alone (today 0; goal: all
@@ -25,7 +26,21 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from deploy import FW, TEMPLATE, cloud_env, make_formwright, timed  # noqa: E402 - bench/deploy.py's project
+from deploy import FW, TEMPLATE, cloud_env, timed  # noqa: E402 - bench/deploy.py's template and helpers
+
+
+def make_project(root: Path, count: int) -> Path:
+    """`count` stacks of bench/deploy.py's template, stack i taking the `Chain` output of (i-1)//3."""
+    project = root / "formwright"
+    project.mkdir()
+    (project / "stack.json").write_text(json.dumps(TEMPLATE))
+    lines = ["name: fw", "stacks:"]
+    for i in range(count):
+        lines.append(f"  s{i}:\n    template: stack.json")
+        if i:
+            lines.append(f"    parameters:\n      Upstream: !ref s{(i - 1) // 3}.outputs.Chain")
+    (project / "formwright.yaml").write_text("\n".join(lines) + "\n")
+    return project
 
 
 def head_change(project: Path) -> None:
@@ -54,7 +69,7 @@ def one_tree(args: argparse.Namespace) -> dict[str, Any]:
         cloud, _ = local.start()
         try:
             env = cloud_env(cloud.endpoint)
-            project = make_formwright(root, args.stacks)
+            project = make_project(root, args.stacks)
             timed([*FW, "deploy", str(project), "-y", "--output", "json"], env)
             head_change(project)
             walls, plans = [], {}
