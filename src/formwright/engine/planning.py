@@ -78,11 +78,14 @@ def _plan(runner: StackRunner, stack: Stack, info: StackInfo | None, wanted: Pre
     if info is not None and (info.in_progress or info.status in UNSETTLED):
         return StackPlan(stack.name, stack.stack_name, "unknown",
                          note=f"stack is {info.status}; deploy will settle it first")
-    prep = _with_deployed_values(runner, stack, info, wanted, unknown) if unknown else wanted
+    # a REVIEW_IN_PROGRESS stack (a kept CREATE change set's) has nothing deployed: it is still a create
+    live = info if info is not None and info.status != "REVIEW_IN_PROGRESS" else None
+    prep = _with_deployed_values(runner, stack, live, wanted, unknown) if unknown else wanted
     if prep is None:
-        return _plan_from_template(stack, info, wanted, unknown)
+        return _plan_from_template(stack, live, wanted, unknown)
     stack.write_build(prep.template)
-    plan, change_set_id, plan.stack_id = runner.change_set(stack, info, prep)
+    plan, change_set_id, stack_id = runner.change_set(stack, info, prep)
+    plan.stack_id = stack_id  # a create's: the REVIEW_IN_PROGRESS stack its kept change set made
     if info is not None and runner.protection_pending(stack, info):
         plan.note = f"termination protection: {'on' if stack.config.termination_protection else 'off'}"
         plan.kind = "update" if plan.kind == "no changes" else plan.kind
