@@ -170,7 +170,7 @@ def _unknown_outputs(runner: StackRunner, stack: Stack, info: StackInfo | None, 
                      unknown: dict[str, str], plan: StackPlan) -> dict[str, str]:
     """The stack's outputs a dependent cannot know before this stack is applied, each with why."""
     declared = wanted.template.get("Outputs") or {}
-    if info is None:
+    if info is None or plan.kind == "create":
         return {name: f"stack {stack.name} is created by this deploy" for name in declared}
     if plan.kind == "unknown":
         return {name: f"stack {stack.name} is {info.status}" for name in declared}
