@@ -103,6 +103,15 @@ def test_a_saved_plan_is_refused_after_a_template_edit(tmp_path: Path, run_cli, 
     plan_then(folder, run_cli, saved)
     write(folder, app_timeout=50)  # edited after the review
     refused(folder, saved, run_cli, cloud, "app: its inputs changed since the plan")
+    # not a plan file at all, or one of another project: bad input naming the file, nothing executed
+    wrong = run_cli("deploy", str(folder), "--plan", str(folder / "formwright.yaml"))
+    assert wrong.code == 2 and f"{folder / 'formwright.yaml'}:1: not a plan file" in wrong.err
+    other = json.loads(saved.read_text())
+    other["project"] = "elsewhere"
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    elsewhere = run_cli("deploy", str(folder), "--plan", str(tmp_path / "other.json"))
+    assert elsewhere.code == 2 and "made for elsewhere, not sp" in elsewhere.err
+    assert attributes(cloud, "sp-app", "Jobs")["VisibilityTimeout"] == "30"
 
 
 def test_a_saved_plan_is_refused_after_an_out_of_band_update(tmp_path: Path, run_cli, cloud) -> None:
