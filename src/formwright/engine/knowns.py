@@ -110,7 +110,7 @@ class Knowns:
         self.conditions = template.get("Conditions") or {}
         self.changes = changes
         self.unknown = dict(unknown)
-        self.may_change: dict[str, ResourceChange] = {}  # found by `spread`, not in the change set
+        self.may_change: dict[str, ResourceChange] = {}  # found by `spread`
         self._condition_memo: dict[str, str | None] = {}
 
     # ---- one use ----------------------------------------------------------------------------------
@@ -157,7 +157,8 @@ class Knowns:
     # ---- the template -----------------------------------------------------------------------------
     def spread(self) -> list[ResourceChange]:
         """Mark every resource whose properties use a value that may change, until nothing more does;
-        return the ones the change set did not list (each a `may change` Modify)."""
+        return them, each a `may change` Modify (one the change set lists keeps its details and takes the
+        worse of both replacements)."""
         if not self.unknown:
             return []
         moved = True
