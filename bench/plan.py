@@ -26,21 +26,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from deploy import FW, TEMPLATE, cloud_env, timed  # noqa: E402 - bench/deploy.py's template and helpers
+from deploy import FW, TEMPLATE, cloud_env, make_formwright, timed  # noqa: E402 - bench/deploy.py's
 
 
-def make_project(root: Path, count: int) -> Path:
-    """`count` stacks of bench/deploy.py's template, stack i taking the `Chain` output of (i-1)//3."""
-    project = root / "formwright"
-    project.mkdir()
-    (project / "stack.json").write_text(json.dumps(TEMPLATE))
-    lines = ["name: fw", "stacks:"]
-    for i in range(count):
-        lines.append(f"  s{i}:\n    template: stack.json")
-        if i:
-            lines.append(f"    parameters:\n      Upstream: !ref s{(i - 1) // 3}.outputs.Chain")
-    (project / "formwright.yaml").write_text("\n".join(lines) + "\n")
-    return project
+def tree(i: int) -> int | None:
+    """The stack whose output stack i takes: (i-1)//3, so that every stack depends on s0."""
+    return (i - 1) // 3 if i else None
 
 
 def head_change(project: Path) -> None:
@@ -69,7 +60,7 @@ def one_tree(args: argparse.Namespace) -> dict[str, Any]:
         cloud, _ = local.start()
         try:
             env = cloud_env(cloud.endpoint)
-            project = make_project(root, args.stacks)
+            project = make_formwright(root, args.stacks, tree)
             timed([*FW, "deploy", str(project), "-y", "--output", "json"], env)
             head_change(project)
             walls, plans = [], {}

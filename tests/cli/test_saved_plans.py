@@ -82,9 +82,14 @@ def test_a_saved_plan_is_applied_exactly(tmp_path: Path, run_cli, cloud) -> None
     assert again.code == 2 and "no longer holds" in again.err
 
 
-def plan_then(folder: Path, run_cli, saved: Path) -> None:
+def deployed_and_planned(tmp_path: Path, run_cli) -> tuple[Path, Path]:
+    """The project deployed, then a change (Jobs' VisibilityTimeout 30 -> 45) saved as a plan."""
+    folder = write(tmp_path)
+    assert run_cli("deploy", str(folder), "-y").code == 0
+    saved = tmp_path / "plan.json"
     write(folder, app_timeout=45)
     assert run_cli("plan", str(folder), "-o", str(saved)).code == 0
+    return folder, saved
 
 
 def refused(folder: Path, saved: Path, run_cli, cloud, why: str) -> None:
@@ -97,10 +102,7 @@ def refused(folder: Path, saved: Path, run_cli, cloud, why: str) -> None:
 
 
 def test_a_saved_plan_is_refused_after_a_template_edit(tmp_path: Path, run_cli, cloud) -> None:
-    folder = write(tmp_path)
-    assert run_cli("deploy", str(folder), "-y").code == 0
-    saved = tmp_path / "plan.json"
-    plan_then(folder, run_cli, saved)
+    folder, saved = deployed_and_planned(tmp_path, run_cli)
     write(folder, app_timeout=50)  # edited after the review
     refused(folder, saved, run_cli, cloud, "app: its inputs changed since the plan")
     # not a plan file at all, or one of another project: bad input naming the file, nothing executed
@@ -115,10 +117,7 @@ def test_a_saved_plan_is_refused_after_a_template_edit(tmp_path: Path, run_cli, 
 
 
 def test_a_saved_plan_is_refused_after_an_out_of_band_update(tmp_path: Path, run_cli, cloud) -> None:
-    folder = write(tmp_path)
-    assert run_cli("deploy", str(folder), "-y").code == 0
-    saved = tmp_path / "plan.json"
-    plan_then(folder, run_cli, saved)
+    folder, saved = deployed_and_planned(tmp_path, run_cli)
     cfn = cloud.client("cloudformation")  # someone updates the stack outside formwright
     current = cfn.describe_stacks(StackName="sp-app")["Stacks"][0]
     cfn.update_stack(StackName="sp-app", UsePreviousTemplate=True, Parameters=[
