@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,15 +88,16 @@ def longest_chain(count: int) -> int:
     return max(depth.values(), default=0)
 
 
-def make_formwright(root: Path, count: int) -> Path:
-    """A formwright project of `count` stacks."""
+def make_formwright(root: Path, count: int, upstream_of: Callable[[int], int | None] | None = None) -> Path:
+    """A formwright project of `count` stacks, stack i taking the output of `upstream_of(i)` (default:
+    `upstream`, the depth-5 DAG)."""
     project = root / "formwright"
     project.mkdir()
     (project / "stack.json").write_text(json.dumps(TEMPLATE))
     lines = ["name: fw", "stacks:"]
     for i in range(count):
         lines.append(f"  s{i}:\n    template: stack.json")
-        up = upstream(i, count)
+        up = upstream_of(i) if upstream_of else upstream(i, count)
         if up is not None:
             lines.append(f"    parameters:\n      Upstream: !ref s{up}.outputs.Chain")
     (project / "formwright.yaml").write_text("\n".join(lines) + "\n")
@@ -133,7 +135,8 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tupl
     proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        said = proc.stderr[-3000:] or proc.stdout[-3000:]  # --output json answers on stdout
+        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{said}")
     return wall, proc.stdout
 
 

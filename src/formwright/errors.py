@@ -14,6 +14,7 @@ EXIT_CLOUD_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_LOCKED = 3
 EXIT_CANCELLED = 4  # a confirmation prompt was declined: nothing changed
+EXIT_CHANGES = 5  # `plan --exit-code`: the plan changes something (Terraform's 2 is bad input here)
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 

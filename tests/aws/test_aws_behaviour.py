@@ -311,10 +311,11 @@ def test_termination_protection_set_out_of_band_is_kept_and_the_plan_says_so(tmp
                                                  "changes."}, {"ChangeSetName": CS})
     stubber.add_response("delete_change_set", {}, {"ChangeSetName": CS})
     from formwright.engine.cfn import StackInfo
+    from formwright.engine.planning import plan_stack
 
     info = StackInfo.from_api(info_response["Stacks"][0])
     with stubber:
-        plan = runner.plan(stack, {}, info)
+        plan = plan_stack(runner, stack, {}, info)
     stubber.assert_no_pending_responses()  # no update_termination_protection call
     assert plan.kind == "no changes" and "kept" in plan.note
 

@@ -23,3 +23,25 @@ def run_in_terminal(*args: str, columns: int = 120, cwd: Path | None = None) -> 
         pass
     os.close(primary)
     return proc.wait(timeout=120), seen.decode(errors="replace")
+
+
+def answer_in_terminal(*args: str, answer: str, prompt: str = "[y/N]", cwd: Path | None = None
+                       ) -> tuple[int, str]:
+    """Run with a terminal as stdin too (a prompt asks there); type `answer` once `prompt` is shown.
+    The exit code and everything written."""
+    primary, secondary = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "formwright", *args], cwd=cwd, stdin=secondary,
+                            stdout=secondary, stderr=secondary,
+                            env={**os.environ, "TERM": "dumb", "COLUMNS": "200"})
+    os.close(secondary)
+    seen, answered = b"", False
+    try:
+        while chunk := os.read(primary, 4096):
+            seen += chunk
+            if not answered and prompt.encode() in seen:
+                os.write(primary, answer.encode() + b"\n")
+                answered = True
+    except OSError:  # EIO: the child closed the terminal
+        pass
+    os.close(primary)
+    return proc.wait(timeout=300), seen.decode(errors="replace")

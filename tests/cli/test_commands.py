@@ -22,7 +22,7 @@ from .workspace import QUEUE, Workspace
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 # formwright.cli.main's docstring (70 is a bug, never documented)
-DOCUMENTED_EXIT_CODES = {0, 1, 2, 3, 4, 130}
+DOCUMENTED_EXIT_CODES = {0, 1, 2, 3, 4, 5, 130}
 
 
 @functools.cache
@@ -92,6 +92,8 @@ RECIPES: dict[str, Recipe] = {
     "build": project_command("build"),
     "graph": project_command("graph"),
     "plan": project_command("plan"),
+    "show-plan": Recipe(lambda ws, d: ["show-plan", str(ws.saved_plan())],
+                        bad=lambda ws: ["show-plan", str(ws.project / "formwright.yaml")]),
     "deploy": project_command("deploy", "-y"),
     "delete": project_command("delete", "-y", deployed=True),
     "ls": Recipe(lambda ws, d: ["ls"], bad=lambda ws: ["ls", "--region", "us-east-7"]),

@@ -113,6 +113,13 @@ class Workspace:
             self.made.add("life")
         return folder
 
+    def saved_plan(self) -> Path:
+        """A plan of the project saved by `plan -o`."""
+        path = self.root / "saved-plan.json"
+        if not path.is_file():
+            self.must("plan", str(self.project), "-o", str(path))
+        return path
+
     def instance(self, name: str = "demo") -> str:
         """An instance of `life`, created once."""
         if f"instance {name}" not in self.made:

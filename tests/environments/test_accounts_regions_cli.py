@@ -130,8 +130,9 @@ def test_dev_and_prod_side_by_side_across_accounts_and_regions(estate: Path, run
     assert cached("prod", PROD, "eu-west-1") == {"queue@eu-west-1.json"}
     assert cached("prod", DEV, "eu-west-1") == set()
 
-    # a second deploy of dev changes nothing; the plan says where each reference comes from
-    plan = run_cli("plan", str(estate), "--env", "dev")
+    # a second deploy of dev changes nothing; the plan says where each reference comes from (--verbose:
+    # by default unchanged stacks share one line)
+    plan = run_cli("plan", str(estate), "--env", "dev", "--verbose")
     assert plan.code == 0, plan.err
     assert f"Upstream <- registry.outputs.QueueName ({SHARED}/eu-west-1)" in plan.out
     assert f"Upstream <- queue@eu-west-1.outputs.Echo ({DEV}/eu-west-1)" in plan.out

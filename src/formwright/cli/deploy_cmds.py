@@ -1,4 +1,4 @@
-"""Project commands that change or preview the cloud: plan, deploy, delete."""
+"""Project commands that change the cloud: deploy (of a saved plan too) and delete."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from formwright.cli.common import (
     emit_json,
     with_project_flags,
 )
+from formwright.cli.plan_cmds import AllowReplacementOption, MaxConcurrencyOption, fill_values, to_remove
 from formwright.cli.project import (
     confirm,
     connect,
@@ -33,35 +34,6 @@ from formwright.cli.project import (
     references,
     selection,
 )
-
-MaxConcurrencyOption = typer.Option(8, "--max-concurrency", metavar="N", help="Stacks worked on at once.")
-
-
-def fill_values(plans: dict[str, Any], group: Any) -> None:
-    """Old -> new values of each changed property the change set names without values, from the
-    deployed processed template (get_template) and the local one the plan wrote to the build folder."""
-    from botocore.exceptions import ClientError
-
-    from formwright.engine.nested import fill_nested_values
-    from formwright.template import loads
-
-    for name, plan in plans.items():
-        if name in group.stacks and getattr(group.stacks[name], "nested", None):
-            fill_nested_values(group.runner_for(group.stacks[name]).cfn, plan, group.stacks[name])
-        changes = [c for c in plan.resources
-                   if c.action == "Modify" and (not c.details or any(not p.known for p in c.details))]
-        if not changes or name not in group.stacks:
-            continue
-        try:
-            body = group.runner_for(group.stacks[name]).cfn.call("get_template", StackName=plan.stack_name,
-                                  TemplateStage="Processed")["TemplateBody"]
-            old = loads(body) if isinstance(body, str) else body
-        except ClientError:
-            old = None
-        built = group.stacks[name].build_dir / "processed.json"
-        new = loads(built.read_text(encoding="utf-8")) if built.is_file() else None
-        for change in changes:
-            change.fill_values(old, new)
 
 
 def check_protection(project: Any, targets: Any, names: list[str]) -> None:
@@ -81,54 +53,41 @@ def check_protection(project: Any, targets: Any, names: list[str]) -> None:
         )
 
 
-def to_remove(project: Any, targets: Any, only: list[str] | None) -> list[Any]:
-    """The project's stacks to remove (engine.prune.Orphan); none for a scoped command (a scope names
-    stacks of formwright.yaml, which these are not)."""
-    if only is not None:
-        return []
-    from formwright.engine.prune import orphans
+def saved_plan(path: Path, project: Any) -> Any:
+    """The plan file, refused (exit 2) when it was made for another project or environment."""
+    from formwright.engine.plan_file import read_plan
+    from formwright.errors import InputError
 
-    return orphans(project, targets)
+    saved = read_plan(path)
+    if saved.project != project.name or (saved.environment or None) != (project.environment or None):
+        made = saved.project + (f" --env {saved.environment}" if saved.environment else "")
+        this = project.name + (f" --env {project.environment}" if project.environment else "")
+        raise InputError(f"the plan was made for {made}, not {this}", file=str(path),
+                         hint="deploy it with the project and --env it was made for")
+    missing = [n for n in saved.order if n not in project.stacks]
+    if missing:
+        raise InputError(f"the plan names stacks the project no longer has: {', '.join(missing)}; "
+                         "nothing was executed", file=str(path), hint="plan again")
+    return saved
+
+
+def check_saved(project: Any, stacks: dict[str, Any], tgt: Any, targets: Any, saved: Any, allowed: set[str],
+                output: Output) -> None:
+    """Refuse (exit 2, nothing executed) a saved plan of which anything moved, or one a guard denies."""
+    from formwright.cli.plan_cmds import refuse_denied
+    from formwright.engine.group import StackGroup
+    from formwright.engine.saved_plans import PLAN_AGAIN, moved_since
+    from formwright.errors import InputError
+
+    moved = moved_since(StackGroup(project, stacks, tgt, targets=targets), saved)
+    if moved:
+        raise InputError("the saved plan no longer holds, nothing was executed: " + "; ".join(moved),
+                         file=saved.file, hint=PLAN_AGAIN)
+    refuse_denied(saved.plans, project, sorted(allowed), Output.text)
 
 
 def register(app: typer.Typer) -> None:
-    """Add plan, deploy and delete to the application."""
-
-    @app.command()
-    @with_project_flags
-    def plan(
-        directory: Path | None = DirArgument,
-        scope: list[str] | None = ScopeArgument,
-        stack: list[str] | None = StackOption,
-        keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
-        target: str | None = TargetOption,
-        output: Output = OutputOption,
-        macros: str | None = MacrosOption,
-        max_concurrency: int = MaxConcurrencyOption,
-    ) -> None:
-        """Show what deploy would change, per stack, from real change sets. Never executes."""
-        from formwright.cli.progress import Progress
-        from formwright.cli.render import print_plans, print_removals
-
-        directory, scopes = dir_and_scopes(directory, scope)
-        wanted = [*scopes, *(stack or [])]
-        project = open_project(directory, wanted)
-        only = selection(project, wanted)
-        targets = connect(project, target, only)
-        with Progress(list(only or project.order()), enabled=output is Output.text,
-                      interruptible=True) as progress:
-            group = make_group(project, targets, only, max_concurrency, progress, macros=macros)
-            plans = group.plan(keep=keep)
-        fill_values(plans, group)
-        refs = {n: references(project, targets, n) for n in plans}
-        removals = to_remove(project, targets, only)
-        if output is Output.json:
-            emit_json({"ok": True,
-                       "plans": {n: {**p.to_json(), "references": refs[n]} for n, p in plans.items()},
-                       "remove": [o.to_json() for o in removals]})
-        else:
-            print_plans(plans, project.order(), refs)
-            print_removals(removals)
+    """Add deploy and delete to the application (plan: cli/plan_cmds.py)."""
 
     @app.command()
     @with_project_flags
@@ -148,42 +107,54 @@ def register(app: typer.Typer) -> None:
         revert_drift: bool = typer.Option(False, "--revert-drift", help="Drift-aware change sets "
                                           "(DeploymentMode REVERT_DRIFT): drifted properties are set back to "
                                           "the template's; every stack is planned (no applied-cache skip)."),
+        plan_file: Path | None = typer.Option(
+            None, "--plan", metavar="FILE", help="Execute exactly the change sets of a plan saved by "
+            "`formwright plan -o FILE`, or nothing (exit 2) if anything moved since."),
+        allow_replacement: list[str] | None = AllowReplacementOption,
     ) -> None:
         """Plan and execute in dependency order, stacks in parallel; outputs at the end. \
 --stack adds its dependencies. Exit 1 if any stack failed."""
+        from formwright.cli.plan_cmds import refuse_denied
         from formwright.cli.progress import Progress
         from formwright.engine.cfn import CallCounter
         from formwright.engine.group import StackGroup
-        from formwright.engine.results import exit_code_of
+        from formwright.engine.results import SETTLED_PLANS, exit_code_of
         from formwright.engine.stack import prepare_stacks
         from formwright.lifecycle.actions import Redactor
 
         directory, scopes = dir_and_scopes(directory, scope)
         wanted = [*scopes, *(stack or [])]
         project = open_project(directory, wanted)
-        only = selection(project, wanted, dependencies=True)
+        saved = saved_plan(plan_file, project) if plan_file is not None else None
+        only = saved.order if saved is not None else selection(project, wanted, dependencies=True)
         names = list(only or project.order())
-        if not yes and (output is Output.json or not sys.stdin.isatty()):
+        if saved is None and not yes and (output is Output.json or not sys.stdin.isatty()):
             confirm("Deploy these changes?", yes, output)  # nobody can answer: say so before any work
         targets = connect(project, target, only)
         tgt = home(project, targets)
+        allowed = set(allow_replacement or ())
+        guarded = any(project.stacks[n].deny for n in names)
         with lock_project(project, tgt, "deploy"):  # the plan shown must still hold when it is executed
             # prepared once: the plan and the deploy share templates, TOSCA transforms and uploads
             stacks = prepare_stacks(project, targets=targets, only=only, **macro_mode(macros))
             removals = to_remove(project, targets, only) if prune or not yes else []
-            if not yes:
+            if saved is not None:
+                check_saved(project, stacks, tgt, targets, saved, allowed, output)
+            elif not yes or guarded:  # a guard is checked on the whole plan before anything executes
                 from formwright.cli.render import print_plans, print_removals
 
                 planner = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, targets=targets,
                                      revert_drift=revert_drift)
                 plans = planner.plan()
-                fill_values(plans, planner)
-                print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
-                print_removals(removals)
-                if removals and not prune:
-                    common.console.print(f"{len(removals)} stack(s) to remove: `formwright deploy --prune` "
-                                         "deletes them", highlight=False)
-                if all(p.kind in ("unchanged", "no changes") for p in plans.values()) and not (
+                if not yes:
+                    fill_values(plans, planner)
+                    print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
+                    print_removals(removals)
+                    if removals and not prune:
+                        common.console.print(f"{len(removals)} stack(s) to remove: `formwright deploy --prune` "
+                                             "deletes them", highlight=False)
+                refuse_denied(plans, project, allow_replacement, Output.text)
+                if not yes and all(p.kind in SETTLED_PLANS for p in plans.values()) and not (
                         prune and removals):
                     common.console.print("nothing to deploy")
                     return
@@ -191,8 +162,14 @@ def register(app: typer.Typer) -> None:
             counter = CallCounter()
             with Progress(names, enabled=output is Output.text, interruptible=True) as progress:
                 group = StackGroup(project, stacks, tgt, max_concurrency=max_concurrency, progress=progress,
-                                   counter=counter, targets=targets, revert_drift=revert_drift)
-                results = group.deploy(force=force)
+                                   counter=counter, targets=targets, allowed=allowed,
+                                   revert_drift=revert_drift)
+                if saved is not None:
+                    from formwright.engine.saved_plans import apply_saved
+
+                    results = apply_saved(group, saved)
+                else:
+                    results = group.deploy(force=force)
                 if prune and removals and all(r.ok for r in results.values()):
                     from formwright.engine.prune import prune_group
 
@@ -255,7 +232,8 @@ def register(app: typer.Typer) -> None:
         confirm(f"Delete {len(names)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
                 Progress(names, enabled=output is Output.text, interruptible=True) as progress:
-            group = make_group(project, targets, only, max_concurrency, progress, package=False, resolve=False)
+            group = make_group(project, targets, only, max_concurrency, progress, package=False,
+                               resolve=False)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]
         order = [n for n in reversed(project.order()) if n in results]

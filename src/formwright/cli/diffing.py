@@ -3,7 +3,6 @@ unified diff in the template's own format (YAML for a YAML template)."""
 
 from __future__ import annotations
 
-import ast
 import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +11,7 @@ from rich.text import Text
 
 from formwright.cli.common import console
 from formwright.cli.project import deployed, make_group
+from formwright.engine.values import as_list_text
 
 if TYPE_CHECKING:
     from formwright.cloud.session import Targets
@@ -76,19 +76,6 @@ def effective_parameters(stack: Stack, template: dict[str, Any], given: dict[str
               if isinstance(decl, dict) and "Default" in decl}
     values.update(given)
     return values
-
-
-def as_list_text(value: str) -> str:
-    """A list parameter's value as CloudFormation reports it, comma-separated. moto's server reports it
-    as a Python list (`['a', 'b']`); real CloudFormation as given (`a,b`): both diff as `a,b`."""
-    if value.startswith("[") and value.endswith("]"):
-        try:
-            items = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            return value
-        if isinstance(items, list):
-            return ",".join(str(item) for item in items)
-    return value
 
 
 def values_block(parameters: dict[str, str], tags: dict[str, str], secrets: set[str]) -> str:

@@ -7,6 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -66,12 +67,28 @@ def _stamp(value: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(value)) if value else ""
 
 
+DryRunOption = typer.Option(False, "--dry-run", help="Show what the operation would do, in order (stacks "
+                            "created, updated with their resource changes, deleted; the events and hooks it "
+                            "would fire), and change nothing.")
+YesOption = typer.Option(False, "--yes", "-y", help="Do not ask (at a terminal the preview is shown and "
+                         "confirmed first).")
+
+
 def _operate(project: Path, cloud: tuple[str | None, str | None, str | None, str | None], output: Output,
              name: str, unlock: str | None, work: Callable[[Lifecycle], Outcome],
-             concurrency: int = 1, quiet: bool = False) -> None:
+             concurrency: int = 1, quiet: bool = False, *, dry_run: bool = False,
+             ask: str | None = None) -> None:
     """Run one operation with progress, print its outcome (text or JSON); `cloud` is (--target, --region,
     --profile, --env). In text mode each line the actions print is shown as it comes (`[where] line`),
-    unless `quiet`; it is in the operation's log either way."""
+    unless `quiet`; it is in the operation's log either way. With `dry_run` only its preview; with `ask` (a
+    question) the preview first, then the question (declined: exit 4, nothing changed)."""
+    if dry_run or ask:
+        _preview(project, cloud, output, work, concurrency)
+        if dry_run:
+            return
+        from formwright.cli.project import confirm
+
+        confirm(ask or "", False, output)
     target, region, profile, environment = cloud
     with Progress([], enabled=output is Output.text) as progress:
         echo = None if quiet or output is Output.json else _echo_to(progress)
@@ -112,6 +129,31 @@ def _echo_to(progress: Progress) -> Callable[[str, str, str], None]:
     return echo
 
 
+def _preview(project: Path, cloud: tuple[str | None, str | None, str | None, str | None], output: Output,
+             work: Callable[[Lifecycle], Any], concurrency: int) -> None:
+    """Print what the operation would do (lifecycle/preview.py); nothing is changed."""
+    from formwright.cli.render import print_preview
+
+    target, region, profile, environment = cloud
+    lifecycle = Lifecycle(project, target_flag=target, max_concurrency=concurrency, region=region,
+                          profile=profile, environment=environment)
+    lifecycle.dry_run = True
+    try:
+        preview = work(lifecycle)
+    finally:
+        lifecycle.close()
+    if output is Output.json:
+        emit_json({"ok": True, **preview.to_json()})
+    else:
+        print_preview(preview)
+
+
+def _question(yes: bool, output: Output, question: str) -> str | None:
+    """The question to ask before the operation: only at a terminal, without --yes, in text mode (off a
+    terminal the operation runs as it always has: scripts and CI are not asked)."""
+    return question if not yes and output is Output.text and sys.stdin.isatty() else None
+
+
 def register(app: typer.Typer) -> None:
     """Add `instance` and `history` to the application."""
     group = typer.Typer(help="Deployment instances: create, upgrade, roll back, retry, run day-2 operations.",
@@ -142,11 +184,13 @@ def register(app: typer.Typer) -> None:
         region: str | None = RegionOption, profile: str | None = ProfileOption,
         env: str | None = EnvOption,
                output: Output = OutputOption, quiet: bool = QuietOption,
-        max_concurrency: int = ConcurrencyOption) -> None:
+        max_concurrency: int = ConcurrencyOption, dry_run: bool = DryRunOption,
+               yes: bool = YesOption) -> None:
         """Apply new input values; only stacks that change are updated."""
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.update(name, parse_pairs(inputs)),
-                 concurrency=max_concurrency, quiet=quiet)
+                 concurrency=max_concurrency, quiet=quiet, dry_run=dry_run,
+                 ask=_question(yes, output, f"Update instance '{name}'?"))
 
     @group.command()
     def upgrade(
@@ -164,6 +208,8 @@ def register(app: typer.Typer) -> None:
         env: str | None = EnvOption,
         output: Output = OutputOption, quiet: bool = QuietOption,
         max_concurrency: int = ConcurrencyOption,
+        dry_run: bool = DryRunOption,
+        yes: bool = YesOption,
     ) -> None:
         """Upgrade by drift: new stacks created, changed ones updated (or replaced), \
 removed ones deleted last."""
@@ -175,7 +221,8 @@ removed ones deleted last."""
         assert new_version is not None
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.upgrade(name, new_version, parse_pairs(inputs), repair=repair),
-                 concurrency=max_concurrency, quiet=quiet)
+                 concurrency=max_concurrency, quiet=quiet, dry_run=dry_run,
+                 ask=_question(yes, output, f"Upgrade instance '{name}'?"))
 
     @group.command()
     def rollback(name: str = InstanceArgument,
@@ -184,12 +231,14 @@ removed ones deleted last."""
                  target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
         env: str | None = EnvOption, output: Output = OutputOption, quiet: bool = QuietOption,
-        max_concurrency: int = ConcurrencyOption) -> None:
+        max_concurrency: int = ConcurrencyOption, dry_run: bool = DryRunOption,
+                 yes: bool = YesOption) -> None:
         """Return to revision N exactly (default: undo the last change or a failed one); \
 makes a new revision."""
         _operate(project, (target, region, profile, env), output, name, force_unlock,
                  lambda lc: lc.rollback(name, to_revision),
-                 concurrency=max_concurrency, quiet=quiet)
+                 concurrency=max_concurrency, quiet=quiet, dry_run=dry_run,
+                 ask=_question(yes, output, f"Roll back instance '{name}'?"))
 
     @group.command()
     def retry(name: str = InstanceArgument,
@@ -237,7 +286,7 @@ makes a new revision."""
 
     @group.command()
     def delete(name: str = InstanceArgument,
-               yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask."),
+               yes: bool = YesOption, dry_run: bool = DryRunOption,
                project: Path = ProjectOption, force_unlock: str | None = UnlockOption,
                target: str | None = TargetOption,
         region: str | None = RegionOption, profile: str | None = ProfileOption,
@@ -246,9 +295,13 @@ makes a new revision."""
         """Delete the instance's stacks in reverse order (PreDelete … PostDelete)."""
         from formwright.cli.project import confirm
 
-        confirm(f"Delete instance '{name}' and its stacks?", yes)
+        question = f"Delete instance '{name}' and its stacks?"
+        asking = _question(yes, output, question)
+        if not yes and not dry_run and not asking:
+            confirm(question, yes, output)  # nobody can answer: refused, as before any work
         _operate(project, (target, region, profile, env), output, name, force_unlock,
-                 lambda lc: lc.delete(name), concurrency=max_concurrency, quiet=quiet)
+                 lambda lc: lc.delete(name), concurrency=max_concurrency, quiet=quiet, dry_run=dry_run,
+                 ask=asking)
 
     @group.command("list")
     def list_instances(project: Path = ProjectOption, output: Output = OutputOption) -> None:

@@ -2,7 +2,8 @@
 
 Exit codes: 0 fine, 1 the cloud said no (a stack failed; `diff --exit-code`: differences), 2 bad input
 (one line with file:line and a hint), 3 a lock is held, 4 a confirmation prompt was declined ("Cancelled;
-nothing changed."), 130 interrupted (Ctrl-C), 70 a bug (one line; FORMWRIGHT_DEBUG=1 shows the traceback).
+nothing changed."), 5 `plan --exit-code`: the plan changes something, 130 interrupted (Ctrl-C),
+70 a bug (one line; FORMWRIGHT_DEBUG=1 shows the traceback).
 With `--output json` every answer on stdout is JSON, errors too (see formwright.cli.common).
 """
 
@@ -115,7 +116,8 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "build": ("formwright.cli.author_cmds", "Write each stack's packaged and processed template and its "
                                             "artifacts to .formwright/build/."),
     "graph": ("formwright.cli.author_cmds", "The stacks' dependency graph (DOT, SVG, PNG or JSON)."),
-    "plan": ("formwright.cli.deploy_cmds", "Show what deploy would change, from real change sets."),
+    "plan": ("formwright.cli.plan_cmds", "Show what deploy would change, from real change sets."),
+    "show-plan": ("formwright.cli.plan_cmds", "Print a plan saved by `plan -o FILE` as the text plan."),
     "deploy": ("formwright.cli.deploy_cmds", "Plan and execute in dependency order, stacks in parallel."),
     "delete": ("formwright.cli.deploy_cmds", "Delete stacks in reverse dependency order."),
     "drift": ("formwright.cli.operate_cmds", "Detect drift: what changed in the cloud outside formwright."),

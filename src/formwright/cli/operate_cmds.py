@@ -152,7 +152,7 @@ counted. Exit 1 when any stack drifted."""
 of the stack's template (with a DeletionPolicy) and IDENTIFIER the existing resource's primary identifier \
 (a bucket's name, a queue's URL). Nothing else may change in the same deploy; `import:` on the stack in \
 formwright.yaml does the same on every deploy until imported."""
-        from formwright.cli.deploy_cmds import fill_values
+        from formwright.cli.plan_cmds import fill_values
         from formwright.cli.project import confirm, home, lock_project, macro_mode, references
         from formwright.engine.adopt import parse_pairs
         from formwright.engine.group import StackGroup

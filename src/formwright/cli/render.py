@@ -25,9 +25,13 @@ def shown_value(value: Any) -> str:
     return str(value)
 
 
-def plan_table(plan: StackPlan) -> Table:
+PROPERTIES_SHOWN = 3  # changed properties per resource without --verbose (a 40-stack plan fits a screen)
+
+
+def plan_table(plan: StackPlan, *, verbose: bool = True) -> Table:
     """`+ add`, `~ modify … replacement …` with the changed properties (old → new), `- remove` rows for
-    one stack, then parameters and tags."""
+    one stack, `~ may change` rows for resources using a value known after apply, then parameters and
+    tags. Without `verbose` at most PROPERTIES_SHOWN properties per resource."""
     table = Table(box=None, show_header=False, pad_edge=False)
     for _ in range(4):
         table.add_column()
@@ -37,9 +41,13 @@ def plan_table(plan: StackPlan) -> Table:
         if change.action == "Modify":
             style = {"True": "bold red", "Conditional": "yellow"}.get(change.replacement, "dim")
             extra = f"[{style}]replacement {change.replacement}[/]"
-        table.add_row(f"[{c}]{change.symbol} {change.action.lower()}[/]", escape(change.logical_id),
+        action = "may change" if change.may_change else change.action.lower()
+        if change.because:
+            extra += f" [dim]({escape(change.because)})[/]"
+        table.add_row(f"[{c}]{change.symbol} {action}[/]", escape(change.logical_id),
                       escape(change.resource_type), extra)
-        for prop in change.details:
+        details = change.details if verbose else change.details[:PROPERTIES_SHOWN]
+        for prop in details:
             if prop.known:
                 old, new = escape(shown_value(prop.old)), escape(shown_value(prop.new))
                 values = f"[red]{old}[/] → [green]{new}[/]"
@@ -50,6 +58,8 @@ def plan_table(plan: StackPlan) -> Table:
             if prop.drifted:
                 recreation = " ".join(p for p in ("[dim](drifted → template)[/]", recreation) if p)
             table.add_row("", f"  [yellow]~[/] {escape(prop.name)}", values, recreation)
+        if len(details) < len(change.details):
+            table.add_row("", f"  [dim]… {len(change.details) - len(details)} more (--verbose)[/]", "", "")
     for title, changes in (("parameter", plan.parameters), ("tag", plan.tags)):
         for v in changes:
             symbol = "+" if v.old is None else "-" if v.new is None else "~"
@@ -59,11 +69,19 @@ def plan_table(plan: StackPlan) -> Table:
 
 
 def print_plans(plans: dict[str, StackPlan], order: list[str],
-                refs: dict[str, list[dict[str, str]]] | None = None) -> None:
-    """Every stack's plan, in dependency order, with where each of its references comes from."""
-    for name in order:
-        plan = plans.get(name)
-        if plan is None:
+                refs: dict[str, list[dict[str, str]]] | None = None, *, verbose: bool = False) -> None:
+    """The whole plan: replacements and removals first, then every changing stack's plan in dependency
+    order (with where each of its references comes from when `verbose`), the unchanged stacks on one line
+    (each in full when `verbose`), and the totals line."""
+    from formwright.engine.results import SETTLED_PLANS, PlanTotals
+
+    names = [name for name in order if name in plans]
+    print_dangers(plans, names)
+    unchanged = []
+    for name in names:
+        plan = plans[name]
+        if plan.kind in SETTLED_PLANS and not verbose:
+            unchanged.append(name)
             continue
         head = f"[bold]{escape(name)}[/] ({escape(plan.stack_name)}): {plan.kind}"
         if plan.note:
@@ -74,11 +92,35 @@ def print_plans(plans: dict[str, StackPlan], order: list[str],
                 what = ref["parameter"] if "parameter" in ref else f"tag {ref['tag']}"
                 console.print(f"  {escape(what)} <- {escape(ref['source'])}", highlight=False)
                 continue
+            if not verbose:  # where each `!ref` comes from: with --verbose
+                continue
             source = f"{escape(ref['stack'])}.outputs.{escape(ref['output'])}"
             where = f"{ref['account']}/{ref['region']}"
             console.print(f"  {escape(ref['parameter'])} <- {source} [dim]({where})[/]", highlight=False)
-        if plan.kind not in ("no changes", "unchanged"):
-            console.print(plan_table(plan))
+        if plan.kind not in SETTLED_PLANS:
+            console.print(plan_table(plan, verbose=verbose))
+    if unchanged:
+        console.print(f"[dim]unchanged: {escape(', '.join(unchanged))}[/]", highlight=False)
+    console.print(f"[bold]{escape(PlanTotals.of(plans).line())}[/]", highlight=False)
+
+
+def print_dangers(plans: dict[str, StackPlan], names: list[str]) -> None:
+    """`Replacements and removals:` with every resource replaced (or maybe replaced) or removed."""
+    lines = []
+    for name in names:
+        for change in plans[name].resources:
+            where = f"{escape(name)}/{escape(change.logical_id)} [dim]({escape(change.resource_type)})[/]"
+            if change.action == "Remove":
+                lines.append(f"  [red]- remove[/]   {where}")
+            elif change.action == "Modify" and change.replacement in ("True", "Conditional"):
+                maybe = change.may_change or change.replacement == "Conditional"
+                verb = "may replace" if maybe else "replace"
+                because = f" [dim]({escape(change.because)})[/]" if change.because else ""
+                lines.append(f"  [bold red]! {verb}[/]  {where}{because}")
+    if lines:
+        console.print("[bold]Replacements and removals:[/]")
+        for line in lines:
+            console.print(line, highlight=False)
 
 
 def print_removals(found: list[Any]) -> None:
@@ -132,3 +174,31 @@ def outputs_table(outputs: dict[str, dict[str, str]], order: list[str]) -> Table
         for key, value in sorted(outputs.get(name, {}).items()):
             table.add_row(escape(name), escape(key), escape(value))
     return table
+
+
+def print_preview(preview: Any) -> None:
+    """An instance operation's preview (lifecycle/preview.py): its steps in order, each element's plan,
+    the events it would fire and their hooks, and the totals."""
+    from formwright.engine.results import PlanTotals
+
+    console.print(f"[bold]{escape(preview.kind)} of '{escape(preview.instance)}'[/], in this order "
+                  "(a preview: nothing was changed):", highlight=False)
+    number = 0
+    for step in preview.steps:
+        if step.action == "event" and not step.events:
+            continue
+        number += 1
+        fired = "; ".join(f"{e['event']} runs {', '.join(e['hooks'])}" for e in step.events)
+        if step.action == "event":
+            console.print(f"  {number}. project: {escape(fired)}", highlight=False)
+            continue
+        kind = f" {step.plan.kind}" if step.plan is not None and step.action == "update" else ""
+        where = " (clean-up)" if step.phase == "cleanup" else ""
+        line = f"  {number}. {step.action}{kind} {escape(step.stack_name)} [dim]({escape(step.element)})" \
+               f"{where}[/]"
+        console.print(line + (f" [dim]- {escape(fired)}[/]" if fired else ""), highlight=False)
+        if step.plan is not None and step.plan.kind not in ("unchanged", "no changes"):
+            if step.plan.note:
+                console.print(f"     [dim]{escape(step.plan.note)}[/]", highlight=False)
+            console.print(plan_table(step.plan, verbose=False))
+    console.print(f"[bold]{escape(PlanTotals.of(preview.plans).line())}[/]", highlight=False)

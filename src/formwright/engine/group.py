@@ -20,8 +20,8 @@ from botocore.exceptions import ClientError
 from formwright.cloud.errors import translate
 from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
 from formwright.engine.imports import import_edges
+from formwright.engine.planning import plan_stack
 from formwright.engine.results import (
-    SETTLED_PLANS,
     ProgressCallback,
     ProgressEvent,
     StackPlan,
@@ -30,7 +30,7 @@ from formwright.engine.results import (
     no_progress,
 )
 from formwright.engine.runner import StackRunner
-from formwright.engine.stack import Stack, check_output_references
+from formwright.engine.stack import UNKNOWN, Stack, check_output_references
 from formwright.errors import CloudError, InputError
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache
@@ -90,7 +90,7 @@ class StackGroup:
 
     def __init__(self, project: Project, stacks: dict[str, Stack], target: Any, *, max_concurrency: int = 8,
                  progress: ProgressCallback = no_progress, counter: CallCounter | None = None,
-                 targets: Any = None, revert_drift: bool = False) -> None:
+                 targets: Any = None, revert_drift: bool = False, allowed: set[str] | None = None) -> None:
         if max_concurrency < 1:
             raise InputError("--max-concurrency must be at least 1")
         self.project = project
@@ -103,6 +103,7 @@ class StackGroup:
         self._runners_lock = threading.Lock()
         self.targets = targets  # a cloud.session.Targets for stacks outside the selection (references)
         self.revert_drift = revert_drift  # drift-aware change sets (deploy --revert-drift)
+        self.allowed = set(allowed or ())  # --allow-replacement: what the `deny:` guards let by
         check_output_references(stacks, project)
         self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
         for warning in self.warnings:
@@ -140,6 +141,7 @@ class StackGroup:
         cache = AppliedCache(self.project.state_dir, cache_key(self.project, target))
         runner = StackRunner(self.project, target, cfn, cache, self.progress)
         runner.revert_drift = self.revert_drift
+        runner.allowed = self.allowed
         self._runners[id(target)] = runner
         return runner
 
@@ -221,23 +223,29 @@ class StackGroup:
     # ---- operations ---------------------------------------------------------------------------
     def deploy(self, *, force: bool = False) -> dict[str, StackResult]:
         """Deploy every stack in dependency order; outputs of finished stacks feed waiting ones."""
+        return self.apply(lambda runner, stack, outputs: runner.deploy(stack, outputs, force=force))
+
+    def apply(self, step: Callable[[StackRunner, Stack, dict[str, dict[str, str]]], StackResult]
+              ) -> dict[str, StackResult]:
+        """Run `step(runner, stack, outputs)` on every stack in dependency order under the writer lock;
+        the outputs of finished stacks feed waiting ones (a deploy, a saved plan's execution)."""
         outputs: dict[str, dict[str, str]] = {}
 
         def work(stack: Stack) -> StackResult:
-            result = self.runner_for(stack).deploy(stack, outputs, force=force)
+            result = step(self.runner_for(stack), stack, outputs)
             if result.ok:
                 outputs[stack.name] = result.outputs
             return result
 
         with self.lock("deploy"):
-            self._seed_outputs(outputs)
+            self.seed_outputs(outputs)
             return self.walk(self.graph(), work)
 
     def lock(self, operation: str):
         """The project's writer lock on this target (exit 3 for a second writer)."""
         return project_lock(self.project.state_dir, lock_key(self.project, self.target), operation)
 
-    def _seed_outputs(self, outputs: dict[str, dict[str, str]]) -> None:
+    def seed_outputs(self, outputs: dict[str, dict[str, str]]) -> None:
         """Outputs of referenced stacks outside the selection, read from the cloud."""
         wanted = {ref.stack for s in self.stacks.values() for ref in s.config.references()} - set(self.stacks)
         for name in wanted:
@@ -248,21 +256,26 @@ class StackGroup:
     def plan(self, *, keep: bool = False) -> dict[str, StackPlan]:
         """A plan per stack, in dependency order; outputs come from what is deployed now.
 
-        The outputs of a stack the plan changes are known only after it is applied: a stack taking
-        them is planned with those parameters "(known after apply)", never as unchanged on their old
-        values (a replaced VPC gets a new id its dependents will receive)."""
+        An output of a stack the plan changes keeps its deployed value unless something it is made of
+        changes (engine/knowns.py); one that may is "(known after apply)" in its dependents, which are
+        still planned with real change sets on their deployed values, the resources using it listed as
+        "may change" (engine/planning.py). Transitively: each stack's unknown outputs come from its plan."""
         outputs: dict[str, dict[str, str]] = {}
-        self._seed_outputs(outputs)
+        self.seed_outputs(outputs)
         plans: dict[str, StackPlan] = {}
+        dependents = self.graph(reverse=True)
 
         def work(stack: Stack) -> StackResult:
             try:
                 info = self.runner_for(stack).cfn.describe(stack.stack_name)
                 if info is not None:
                     outputs[stack.name] = info.outputs
-                changing = {name for name, plan in list(plans.items()) if plan.kind not in SETTLED_PLANS}
-                known = {name: values for name, values in outputs.items() if name not in changing}
-                plan = self.runner_for(stack).plan(stack, known, info, keep=keep)
+                upstream = {name: plans[name].unknown_outputs for name in stack.dependencies if name in plans}
+                known = {name: {key: UNKNOWN if key in upstream.get(name, {}) else value
+                                for key, value in values.items()}
+                         for name, values in list(outputs.items())}
+                plan = plan_stack(self.runner_for(stack), stack, known, info, keep=keep, upstream=upstream,
+                                  want_outputs=bool(dependents.get(stack.name)))
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
                 error = translate(err, where=stack.name, target=getattr(self.target, "kind", None))
                 self.progress(ProgressEvent(stack.name, "failed", "", str(error)))

@@ -44,6 +44,16 @@ class ResourceChange:
     resource_type: str
     replacement: str = "False"  # True | False | Conditional; never None (False where not applicable)
     details: list[PropertyChange] = field(default_factory=list)
+    # a value it uses is known only after an upstream stack is applied: it may change (`because` says
+    # which), replaced at worst as `replacement` says
+    may_change: bool = False
+    because: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ResourceChange:
+        """The change from its plain data (asdict)."""
+        details = [PropertyChange(**d) for d in data.get("details") or []]
+        return cls(**{**{k: v for k, v in data.items() if k in cls.__dataclass_fields__}, "details": details})
 
     @property
     def symbol(self) -> str:
@@ -135,10 +145,28 @@ class StackPlan:
     tags: list[ValueChange] = field(default_factory=list)
     change_set_id: str | None = None
     note: str = ""
+    # known only after upstream stacks are applied: parameter -> why, and this stack's outputs a
+    # dependent cannot know yet -> why (engine/knowns.py)
+    unknown_parameters: dict[str, str] = field(default_factory=dict)
+    unknown_outputs: dict[str, str] = field(default_factory=dict)
+    # what a saved plan checks before it executes the change set (engine/plan_file.py)
+    stack_id: str = ""
+    inputs_hash: str = ""  # of the stack's inputs as planned ("" when some are known only after apply)
+    updated: str = ""  # the stack's last-updated stamp when planned
 
     def to_json(self) -> dict[str, Any]:
         """The plan as plain data."""
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StackPlan:
+        """The plan from `to_json`'s data (a saved plan read back); unknown keys are ignored."""
+        fields = {f for f in cls.__dataclass_fields__ if f not in ("resources", "parameters", "tags")}
+        plan = cls(**{k: v for k, v in data.items() if k in fields})
+        plan.resources = [ResourceChange.from_json(r) for r in data.get("resources") or []]
+        plan.parameters = [ValueChange(**v) for v in data.get("parameters") or []]
+        plan.tags = [ValueChange(**v) for v in data.get("tags") or []]
+        return plan
 
 
 @dataclass
@@ -184,3 +212,56 @@ ProgressCallback = Callable[[ProgressEvent], None]
 
 def no_progress(_event: ProgressEvent) -> None:
     """A progress callback that ignores everything."""
+
+
+@dataclass
+class PlanTotals:
+    """What a whole plan does, counted over its stacks' resource changes."""
+
+    add: int = 0
+    change: int = 0
+    replacement: int = 0  # of `change`: Replacement True or Conditional
+    remove: int = 0
+    may_change: int = 0  # of `change`: known only after an upstream stack is applied
+    unchanged_stacks: int = 0
+    unsettled_stacks: int = 0  # planned as "unknown": the deploy settles them first
+
+    @classmethod
+    def of(cls, plans: dict[str, StackPlan]) -> PlanTotals:
+        """Count every resource change of `plans`."""
+        totals = cls()
+        for plan in plans.values():
+            totals.unchanged_stacks += plan.kind in SETTLED_PLANS
+            totals.unsettled_stacks += plan.kind == "unknown"
+            for change in plan.resources:
+                if change.action in ("Add", "Import"):
+                    totals.add += 1
+                elif change.action == "Remove":
+                    totals.remove += 1
+                else:
+                    totals.change += 1
+                    totals.replacement += change.replacement in ("True", "Conditional")
+                    totals.may_change += change.may_change
+        return totals
+
+    @property
+    def changes(self) -> bool:
+        """True when applying the plan would change anything."""
+        return bool(self.add or self.change or self.remove or self.unsettled_stacks)
+
+    def line(self) -> str:
+        """`Plan: 3 to add, 2 to change (1 replacement), 1 to remove; 4 stacks unchanged`"""
+        plural = "s" if self.replacement != 1 else ""
+        inside = [f"{self.replacement} replacement{plural}"] if self.replacement else []
+        if self.may_change:
+            inside.append(f"{self.may_change} may change")
+        change = f"{self.change} to change" + (f" ({', '.join(inside)})" if inside else "")
+        text = f"Plan: {self.add} to add, {change}, {self.remove} to remove"
+        stacks = f"{self.unchanged_stacks} stack{'s' if self.unchanged_stacks != 1 else ''} unchanged"
+        if self.unsettled_stacks:
+            stacks += f", {self.unsettled_stacks} to settle first"
+        return f"{text}; {stacks}"
+
+    def to_json(self) -> dict[str, int]:
+        """The counts as plain data."""
+        return asdict(self)

@@ -13,7 +13,6 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -32,8 +31,10 @@ from formwright.engine.cfn import (
     is_no_change,
 )
 from formwright.engine.drift import drift_note, join_notes
+from formwright.engine.guards import ALLOW_HINT, violations
 from formwright.engine.hooks import HookSteps
 from formwright.engine.nested import deep_failure_reasons, nested_changes, nested_stacks
+from formwright.engine.prepared import Prepared
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -41,11 +42,10 @@ from formwright.engine.results import (
     StackPlan,
     StackResult,
 )
-from formwright.engine.stack import UNKNOWN, Stack, managed_bucket_name
+from formwright.engine.stack import Stack, managed_bucket_name
 from formwright.engine.values import masked_outputs, unconfirmed, value_changes
 from formwright.engine.watch import OperationPolls
-from formwright.errors import CloudError, FormwrightError
-from formwright.model import OutputRef
+from formwright.errors import CloudError, FormwrightError, InputError
 from formwright.model.project import Project
 from formwright.state.applied import AppliedCache, AppliedRecord, inputs_hash
 from formwright.template import check_size, needs_upload
@@ -60,27 +60,6 @@ DEAD_ENDS = {
 FAILED_KEPT = ("CREATE_FAILED", "UPDATE_FAILED")
 ON_FAILURE = {"rollback": "ROLLBACK", "delete": "DELETE", "do_nothing": "DO_NOTHING"}
 MINUTE = 60.0  # seconds in a minute of `stack_timeout` (tests shorten it)
-
-
-@dataclass
-class Prepared:
-    """A stack's inputs at deploy time: resolved parameters, processed body and its hash."""
-
-    parameters: dict[str, str]
-    template: dict[str, Any]
-    body: str
-    hash: str
-    secrets: set[str]
-
-    def effective_parameters(self) -> dict[str, str]:
-        """The values the stack will have: those given, and the template's defaults for the rest."""
-        values = {}
-        for name, decl in (self.template.get("Parameters") or {}).items():
-            if isinstance(decl, dict) and "Default" in decl:
-                default = decl["Default"]
-                values[name] = ",".join(map(str, default)) if isinstance(default, list) else str(default)
-        values.update(self.parameters)
-        return values
 
 
 class StackRunner(HookSteps):
@@ -98,6 +77,7 @@ class StackRunner(HookSteps):
         # deploy --revert-drift: change sets of existing stacks are drift-aware (DeploymentMode REVERT_DRIFT),
         # so the drifted properties are set back; the applied cache cannot tell drift: every stack is planned
         self.revert_drift = False
+        self.allowed: set[str] = set()  # --allow-replacement: logical ids (or stack/logical) a guard lets by
 
     # ---- inputs -------------------------------------------------------------------------------
     def prepare(self, stack: Stack, outputs: dict[str, dict[str, str]], *, partial: bool = False) -> Prepared:
@@ -276,7 +256,7 @@ class StackRunner(HookSteps):
         if desc["Status"] == "FAILED":
             self.cfn.delete_change_set(change_set_id)
             if create:
-                self._drop_review_stack(stack)
+                self.drop_review_stack(stack)
             raise CloudError(
                 f"change set failed: {desc.get('StatusReason', 'no reason given')}", where=stack.name
             )
@@ -285,69 +265,31 @@ class StackRunner(HookSteps):
             plan.resources = nested_changes(self.cfn, desc, prep.template, getattr(stack, "nested", []))
         return plan, change_set_id, stack_id
 
-    def _drop_review_stack(self, stack: Stack) -> None:
+    def drop_review_stack(self, stack: Stack) -> None:
         """Delete the empty REVIEW_IN_PROGRESS stack a CREATE change set leaves behind."""
         info = self.cfn.describe(stack.stack_name)
         if info is not None and info.status == "REVIEW_IN_PROGRESS":
             self.cfn.call("delete_stack", StackName=info.stack_id)
 
-    def plan(self, stack: Stack, outputs: dict[str, dict[str, str]], info: StackInfo | None, *,
-             keep: bool = False) -> StackPlan:
-        """What a deploy of this stack (described as `info`) would do; change sets removed unless `keep`."""
-        prep = self.prepare(stack, outputs, partial=True)
-        if UNKNOWN in prep.parameters.values():
-            return self._plan_from_template(stack, info, prep)
-        if info is not None and info.settled_ok and not self.revert_drift \
-                and self._unchanged(stack, info, prep):
-            return StackPlan(stack.name, stack.stack_name, "unchanged",
-                             note=join_notes("same inputs as last applied", drift_note(info)))
-        if info is not None and (info.in_progress or info.status in DEAD_ENDS or info.status in (
-                "ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED", *FAILED_KEPT, "IMPORT_ROLLBACK_FAILED")):
-            return StackPlan(stack.name, stack.stack_name, "unknown",
-                             note=f"stack is {info.status}; deploy will settle it first")
-        stack.write_build(prep.template)
-        plan, change_set_id, _ = self.change_set(stack, info, prep)
-        if info is not None and self._protection_pending(stack, info):
-            plan.note = f"termination protection: {'on' if stack.config.termination_protection else 'off'}"
-            plan.kind = "update" if plan.kind == "no changes" else plan.kind
-        elif info is not None and info.termination_protection and stack.config.termination_protection is None:
-            plan.note = "termination protection: on (set outside formwright; kept)"
-        if info is not None:
-            plan.note = join_notes(plan.note, drift_note(info))
-        if change_set_id and not keep:
-            self.cfn.delete_change_set(change_set_id)
-            plan.change_set_id = None
-            if info is None or info.status == "REVIEW_IN_PROGRESS":
-                self._drop_review_stack(stack)
-        return plan
+    def deployed_template(self, stack: Stack) -> dict[str, Any] | None:
+        """The stack's deployed processed template, or None when it cannot be read."""
+        from formwright.template import loads
 
-    def _plan_from_template(self, stack: Stack, info: StackInfo | None, prep: Prepared) -> StackPlan:
-        unknown = sorted(k for k, v in prep.parameters.items() if v == UNKNOWN)
-        sources = {key: stack.config.parameters.get(key) for key in unknown}
-        note = "parameters known after apply: " + ", ".join(
-            f"{key} ({source})" if isinstance(source, OutputRef) else key for key, source in sources.items())
-        if info is not None:
-            return StackPlan(
-                stack.name,
-                stack.stack_name,
-                "update",
-                parameters=value_changes(info.parameters, prep.effective_parameters(), prep.secrets),
-                note=note,
-            )
-        resources = prep.template.get("Resources") or {}
-        changes = [ResourceChange("Add", logical, str(body.get("Type", "")))
-                   for logical, body in resources.items() if isinstance(body, dict)]
-        return StackPlan(stack.name, stack.stack_name, "create", resources=changes,
-                         parameters=value_changes({}, prep.parameters, prep.secrets), note=note)
+        try:
+            body = self.cfn.call("get_template", StackName=stack.stack_name,
+                                 TemplateStage="Processed")["TemplateBody"]
+        except ClientError:
+            return None
+        return loads(body) if isinstance(body, str) else body
 
-    def _unchanged(self, stack: Stack, info: StackInfo, prep: Prepared) -> bool:
+    def unchanged(self, stack: Stack, info: StackInfo, prep: Prepared) -> bool:
         """Same inputs as last applied, to this very stack, not updated since by anyone else."""
         record = self.cache.get(stack.name)
         return (record is not None and record.hash == prep.hash and record.stack_id == info.stack_id
-                and record.updated == _stamp(info) and not self._protection_pending(stack, info))
+                and record.updated == info.stamp and not self.protection_pending(stack, info))
 
     @staticmethod
-    def _protection_pending(stack: Stack, info: StackInfo) -> bool:
+    def protection_pending(stack: Stack, info: StackInfo) -> bool:
         """Termination protection is not part of a change set: a difference is a change of its own.
         Unset in the project, the stack's own setting is kept (never switched off by default)."""
         wanted = stack.config.termination_protection
@@ -360,9 +302,9 @@ class StackRunner(HookSteps):
 
         `request_token` (optional) is passed as ClientRequestToken so a retried execution is recognised.
         """
-        return self._guarded(stack, lambda: self._deploy(stack, outputs, force, request_token))
+        return self.guarded(stack, lambda: self._deploy(stack, outputs, force, request_token))
 
-    def _guarded(self, stack: Stack, work: Callable[[], StackResult]) -> StackResult:
+    def guarded(self, stack: Stack, work: Callable[[], StackResult]) -> StackResult:
         """Run one stack's work, its waits bounded by its `stack_timeout`, turning every error into a
         failed result (one line, never a traceback)."""
         started = time.monotonic()
@@ -395,7 +337,7 @@ class StackRunner(HookSteps):
         prep = self.prepare(stack, outputs)
         info, listed = self.cfn.describe_known(stack.stack_name)
         if not force and not self.revert_drift and info is not None and info.settled_ok \
-                and self._unchanged(stack, info, prep):
+                and self.unchanged(stack, info, prep):
             result = StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)
             return self._around(stack, prep, None, result)  # only hooks marked `always`
         info, note = self.settle(stack, info)
@@ -414,14 +356,29 @@ class StackRunner(HookSteps):
             self._remember(stack, info, prep)
             return self._around(stack, prep, plan, StackResult(stack.name, stack.stack_name, "no changes",
                                                                info.status, outputs=info.outputs, plan=plan))
+        self.refuse_denied(stack, plan, change_set_id)
         failed = self._hook(stack, "before_deploy", prep, plan)
         if failed is not None:  # nothing executed: the change set (and a new stack's review) goes
             self.cfn.delete_change_set(change_set_id)
             if plan.kind == "create":
-                self._drop_review_stack(stack)
+                self.drop_review_stack(stack)
             return self._failed(stack, prep, plan, StackResult(stack.name, stack.stack_name, "failed",
                                                                info.status if info else "", error=failed,
                                                                plan=plan, exit_code=1))
+        return self.execute(stack, info, prep, plan, change_set_id, stack_id, request_token)
+
+    def refuse_denied(self, stack: Stack, plan: StackPlan, change_set_id: str) -> None:
+        """Stop before executing a change set that replaces or removes what a `deny:` guard protects
+        (its change set deleted, exit 2), unless --allow-replacement names the resource."""
+        denied = violations({stack.name: plan}, {stack.name: stack.config}, self.allowed)
+        if denied:
+            self.cfn.delete_change_set(change_set_id)
+            raise InputError("; ".join(denied), where=stack.name, hint=ALLOW_HINT)
+
+    def execute(self, stack: Stack, info: StackInfo | None, prep: Prepared, plan: StackPlan,
+                change_set_id: str, stack_id: str, request_token: str | None = None) -> StackResult:
+        """Execute the change set `change_set_id` made from `prep` (shown as `plan`), wait for its end and
+        record the inputs as applied."""
         phase = "creating" if plan.kind == "create" else "updating"
         self._say(stack, phase, "", f"executing {len(plan.resources)} change(s)")
         # every execution carries a token: its events are told from any other operation's by it
@@ -448,7 +405,7 @@ class StackRunner(HookSteps):
         return self._after(stack, prep, plan, result, "after_deploy")
 
     def _protect(self, stack: Stack, info: StackInfo) -> None:
-        if self._protection_pending(stack, info):
+        if self.protection_pending(stack, info):
             self.cfn.call("update_termination_protection", StackName=stack.stack_name,
                           EnableTerminationProtection=bool(stack.config.termination_protection))
 
@@ -465,7 +422,7 @@ class StackRunner(HookSteps):
             stack.name,
             AppliedRecord(
                 stack.stack_name, prep.hash, info.stack_id, masked_outputs(info.outputs, secrets),
-                updated=_stamp(info),
+                updated=info.stamp,
             ),
         )
 
@@ -474,7 +431,7 @@ class StackRunner(HookSteps):
                request_token: str | None = None) -> StackResult:
         """Delete one stack, refusing while another stack imports its exports
         (optional ClientRequestToken)."""
-        return self._guarded(stack, lambda: self._delete(stack, importers, request_token))
+        return self.guarded(stack, lambda: self._delete(stack, importers, request_token))
 
     def _delete(self, stack: Stack, importers: dict[str, list[str]],
                 request_token: str | None = None) -> StackResult:
@@ -547,11 +504,6 @@ def deploy_options(stack: Stack) -> dict[str, Any]:
     config = stack.config
     return {"on_failure": config.on_failure, "service_role": config.service_role,
             "notification_arns": sorted(config.notification_arns), "artifact_bucket": config.artifact_bucket}
-
-
-def _stamp(info: StackInfo) -> str:
-    """When the stack last changed, as recorded in the applied cache."""
-    return info.updated.isoformat() if info.updated else ""
 
 
 def resource_change(change: dict[str, Any]) -> ResourceChange:

@@ -3,13 +3,14 @@ masked for records on disk, and the check that a described stack holds what was 
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from formwright.engine.results import MASK, ValueChange
 
 if TYPE_CHECKING:
     from formwright.engine.cfn import StackInfo
-    from formwright.engine.runner import Prepared
+    from formwright.engine.prepared import Prepared
 
 
 def unconfirmed(tags: dict[str, str], info: StackInfo, prep: Prepared) -> str | None:
@@ -47,3 +48,16 @@ def value_changes(old: dict[str, str], new: dict[str, str], secrets: set[str]) -
             after = MASK if after is not None else None
         changes.append(ValueChange(key, before, after))
     return changes
+
+
+def as_list_text(value: str) -> str:
+    """A list parameter's value as CloudFormation reports it, comma-separated. moto's server reports it
+    as a Python list (`['a', 'b']`); real CloudFormation as given (`a,b`): both diff as `a,b`."""
+    if value.startswith("[") and value.endswith("]"):
+        try:
+            items = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return value
+        if isinstance(items, list):
+            return ",".join(str(item) for item in items)
+    return value

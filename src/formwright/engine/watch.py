@@ -19,14 +19,30 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from formwright.engine.cadence import TOLERANCE
 from formwright.engine.results import ProgressEvent
+from formwright.engine.stack_info import StackInfo
 
 if TYPE_CHECKING:
-    from formwright.engine.cadence import Durations
-    from formwright.engine.cfn import CloudFormation, StackInfo
+    from formwright.engine.cadence import Cadence, Durations
+
+
+class StackCalls(Protocol):
+    """What the reads of a wait need of the CloudFormation layer (engine/cfn.py's CloudFormation), named
+    here so that this module does not import the one that imports it."""
+
+    cadence: Cadence
+    watch: StackWatch | None
+    sleep: Callable[[float], None]
+
+    def read(self, operation: str, **kwargs: Any) -> Any: ...
+
+    def describe(self, stack_name: str, *, polling: bool = False) -> StackInfo | None: ...
+
+    def operation_events(self, stack_name: str, token: str | None = None, *, polling: bool = False,
+                         limit_pages: int = 3) -> list[dict]: ...
 
 
 PATIENCE = 2  # failed listings in a row that waits sit out before they back off as failed reads
@@ -46,7 +62,7 @@ class Listing:
 class StackWatch:
     """The shared listing of one CloudFormation client; thread-safe."""
 
-    def __init__(self, cfn: CloudFormation) -> None:
+    def __init__(self, cfn: StackCalls) -> None:
         self.cfn = cfn
         self._cond = threading.Condition()
         self._waits: dict[int, float] = {}  # wait -> when it began (monotonic)
@@ -129,8 +145,6 @@ class StackWatch:
 
     def _list(self) -> None:
         """Read every page of DescribeStacks (this thread was chosen to)."""
-        from formwright.engine.cfn import StackInfo
-
         started = time.monotonic()
         stacks: dict[str, StackInfo] = {}
         error: Exception | None = None
@@ -182,7 +196,7 @@ class StackReads:
     id, often, inside the window where they ended (`Cadence.expecting`), and `record` adds this one.
     """
 
-    def __init__(self, cfn: CloudFormation, stack_id: str, until: float,
+    def __init__(self, cfn: StackCalls, stack_id: str, until: float,
                  durations: Durations | None = None) -> None:
         self.cfn, self.stack_id, self.until, self.durations = cfn, stack_id, until, durations
         self.watch = cfn.watch
@@ -261,7 +275,7 @@ class OperationPolls:
     this operation (by its token) only on every `events_every`-th poll while it is in progress, and
     `events_interval` seconds after the wait began or the last events read at the soonest."""
 
-    def __init__(self, cfn: CloudFormation, stack: str, phase: str, token: str,
+    def __init__(self, cfn: StackCalls, stack: str, phase: str, token: str,
                  progress: Callable[[ProgressEvent], None]) -> None:
         self.cfn, self.stack, self.phase, self.token, self.progress = cfn, stack, phase, token, progress
         self.count = 0

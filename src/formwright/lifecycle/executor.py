@@ -96,11 +96,7 @@ class Executor:
         # their manifests own those stacks' hooks
         self.cleanup_sources = [str(s) for s in op.params.get("cleanup_sources", [])]
         self.owners: list[tuple[Manifest, Path]] = []
-        if op.params.get("target_revision"):
-            pinned = journal.revision(op.instance, int(op.params["target_revision"]))
-            workspace.pinned = {
-                e: dict(rec.get("parameters", {})) for e, rec in (pinned.elements if pinned else {}).items()
-            }
+        workspace.pinned = pinned_parameters(journal, op.instance, op.params)
 
     # ---- the whole operation ------------------------------------------------------------------
     def run(self) -> Revision | None:
@@ -448,6 +444,15 @@ class Executor:
         }
         return self.journal.add_revision(self.op, version=self.ws.version, source=self.source, inputs=inputs,
                                          regions=self.regions, elements=elements, blobs=blobs)
+
+
+def pinned_parameters(journal: Journal, instance: str, params: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """A rollback's parameters per element, exactly as its target revision recorded them (none for
+    other operations)."""
+    if not params.get("target_revision"):
+        return {}
+    pinned = journal.revision(instance, int(params["target_revision"]))
+    return {e: dict(rec.get("parameters", {})) for e, rec in (pinned.elements if pinned else {}).items()}
 
 
 def drop_instance_state(home_state: Path, instance: str) -> None:

@@ -105,6 +105,7 @@ class Lifecycle:
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
         self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
+        self.dry_run = False  # operations return a lifecycle.preview.Preview and change nothing
 
     def log_path(self, operation_id: str) -> Path:
         """The operation's log: its actions' output and messages, secrets masked."""
@@ -472,7 +473,14 @@ class Lifecycle:
                cleanup: list[Planned], graph: dict[str, list[str]], cleanup_graph: dict[str, list[str]], *,
                new_instance: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
                action: bool = False) -> Outcome:
-        """Write the operation and its planned steps, take the lock, run it."""
+        """Write the operation and its planned steps, take the lock, run it (with `dry_run`: preview it)."""
+        if self.dry_run:
+            from formwright.lifecycle.executor import pinned_parameters
+            from formwright.lifecycle.preview import preview
+
+            workspace = self._workspace(name, loaded)
+            workspace.pinned = pinned_parameters(self.journal, name, extra or {})
+            return preview(workspace, loaded.manifest, kind, EVENTS[kind], main, cleanup, graph)
         steps = [Step(0, "", "hook", "pre")]
         if action:
             steps.append(Step(len(steps), "", "operation", "action"))

@@ -20,8 +20,11 @@ STACK_OPTIONS = {
     "artifact_bucket": "S3 bucket for large templates and artifacts (default: formwright's managed one)",
     "stack_timeout": "minutes to wait for the stack's deploy or delete before reporting it timed out "
                      "(as sceptre's; 0 or unset: no limit)",
+    "deny": "guards: {replacement: [TYPE, ...], removal: [TYPE, ...]} (`AWS::RDS::*` patterns): a plan "
+            "replacing or removing a matching resource fails unless --allow-replacement names it",
 }
 ON_FAILURE = ("rollback", "delete", "do_nothing")
+GUARDS = ("replacement", "removal")  # the keys of `deny:`
 
 PROJECT_KEYS = {
     "name": "the project's name; stack names default to <name>-<stack> (<name>-<env>-<stack> with --env)",

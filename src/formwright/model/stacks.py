@@ -12,6 +12,7 @@ from formwright.model.environments import merge
 from formwright.model.keys import (
     CAPABILITIES,
     GROUP_KEYS,
+    GUARDS,
     ON_FAILURE,
     STACK_KEYS,
     STACK_NAME,
@@ -166,7 +167,10 @@ def load_stack(
             raise ProjectError(f"unknown capability '{cap}'", file=file, line=body.line_of("capabilities"),
                                hint=did_you_mean(str(cap), sorted(CAPABILITIES)))
     stack.capabilities = [str(c) for c in caps]
-    options = {**project.options, **stack_options(body, renderer, file)}
+    own = stack_options(body, renderer, file)
+    options = {**project.options, **own}
+    # a stack's (or its group's) guards add to the project's: a stack cannot lift the project's guard
+    options["deny"] = merged_guards(project.options.get("deny") or {}, own.get("deny") or {})
     for key, value in options.items():
         setattr(stack, key, value)
     stack.immutable = _flag(body, "immutable", renderer, file)
@@ -259,7 +263,41 @@ def stack_options(body: Mapping, renderer: Renderer, file: str) -> dict[str, Any
         options["notification_arns"] = list(arns)
     if "stack_timeout" in body:
         options["stack_timeout"] = _minutes(body, "stack_timeout", renderer, file)
+    if "deny" in body:
+        options["deny"] = _guards(body, renderer, file)
     return options
+
+
+def _guards(body: Mapping, renderer: Renderer, file: str) -> dict[str, list[str]]:
+    """`deny: {replacement: [...], removal: [...]}`: resource type patterns per guard."""
+    line = body.line_of("deny")
+    value = renderer.render(body.get("deny"), line)
+    example = 'deny: {replacement: ["AWS::RDS::*", "AWS::DynamoDB::Table"], removal: ["AWS::S3::Bucket"]}'
+    if not isinstance(value, dict):
+        raise ProjectError("`deny` must be a mapping of guards to resource types", file=file, line=line,
+                           hint=example)
+    guards: dict[str, list[str]] = {}
+    for key, patterns in value.items():
+        where = value.line_of(key) if isinstance(value, Mapping) else line
+        if key not in GUARDS:
+            raise ProjectError(f"unknown guard '{key}' in `deny`", file=file, line=where or line,
+                               hint=did_you_mean(str(key), list(GUARDS)))
+        patterns = [patterns] if isinstance(patterns, str) else patterns
+        if not isinstance(patterns, list) or not all(isinstance(p, str) and "::" in p for p in patterns):
+            raise ProjectError(f"`deny.{key}` must be a list of resource types such as AWS::RDS::*",
+                               file=file, line=where or line, hint=example)
+        guards[str(key)] = [str(p) for p in patterns]
+    return guards
+
+
+def merged_guards(*layers: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Every layer's patterns, per guard."""
+    merged: dict[str, list[str]] = {}
+    for layer in layers:
+        for key, patterns in layer.items():
+            merged.setdefault(key, [])
+            merged[key] += [p for p in patterns if p not in merged[key]]
+    return merged
 
 
 def _minutes(body: Mapping, key: str, renderer: Renderer, file: str) -> int | None:

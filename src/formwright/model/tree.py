@@ -67,6 +67,7 @@ class StackConfig(Node):
         self.notification_arns: list[str] = []
         self.artifact_bucket: str | None = None
         self.stack_timeout: int | None = None  # minutes; None: wait as long as CloudFormation works
+        self.deny: dict[str, list[str]] = {}  # guards: replacement/removal -> resource type patterns
         self.immutable = False
         self.extra: dict[str, Any] = {}
         self.target = TargetSpec()  # region, account, credentials (flowed down project -> group -> stack)
