@@ -158,6 +158,9 @@ def cluster(tmp_path, monkeypatch):
         )
     )
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    # kmock has no authorization API (SelfSubjectAccessReview): the start-up permission check is tested
+    # against the real API server in tests/k8s
+    monkeypatch.setenv("FORMWRIGHT_SYNC_CHECK_PERMISSIONS", "false")
     yield found
     found.stop()
 
