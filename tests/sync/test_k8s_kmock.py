@@ -323,7 +323,7 @@ def test_deploy_manifests_name_what_the_operator_serves():
     crd = next(
         d
         for d in yaml.safe_load_all(
-            (Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "crd.yaml").read_text()
+            (Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "base" / "crd.yaml").read_text()
         )
         if d and d["kind"] == "CustomResourceDefinition"
     )
