@@ -162,8 +162,9 @@ class ApiServer:
                     proc.wait(10)
 
 
-def start(folder: Path) -> ApiServer:
-    """Start etcd and kube-apiserver (RBAC authorization, token authentication) under `folder`."""
+def start(folder: Path, extra: list[str] | None = None) -> ApiServer:
+    """Start etcd and kube-apiserver (RBAC authorization, token authentication) under `folder`, with
+    `extra` flags for kube-apiserver."""
     folder.mkdir(parents=True, exist_ok=True)
     cert, key = _certificate(folder)
     tokens = folder / "tokens.csv"
@@ -186,8 +187,9 @@ def start(folder: Path) -> ApiServer:
          f"--secure-port={secure_port}", "--insecure-port=0", f"--tls-cert-file={cert}",
          f"--tls-private-key-file={key}", f"--token-auth-file={tokens}", "--authorization-mode=RBAC",
          f"--service-account-key-file={key}", f"--service-account-signing-key-file={key}",
-         "--service-account-issuer=https://kubernetes.default.svc", "--service-cluster-ip-range=10.250.0.0/24",
-         "--disable-admission-plugins=ServiceAccount", f"--cert-dir={folder / 'certs'}"],
+         "--service-account-issuer=https://kubernetes.default.svc",
+         "--service-cluster-ip-range=10.250.0.0/24",
+         "--disable-admission-plugins=ServiceAccount", f"--cert-dir={folder / 'certs'}", *(extra or [])],
         stdout=apiserver_log, stderr=subprocess.STDOUT, start_new_session=True))
     deadline = time.monotonic() + 120
     while True:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from . import cluster
+from .sources import Storage
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +19,11 @@ def apiserver(tmp_path_factory: pytest.TempPathFactory):
     server = cluster.start(tmp_path_factory.mktemp("kube"))
     yield server
     server.stop()
+
+
+@pytest.fixture
+def storage(tmp_path):
+    """The source-controller's artifact storage, served on 127.0.0.1 for one test."""
+    found = Storage(tmp_path / "artifacts")
+    yield found
+    found.close()

@@ -62,7 +62,8 @@ class Replica:
                 self.process.wait(10)
 
 
-def replica(server: ApiServer, overlay: Path, token: str, folder: Path, *, env: dict[str, str] | None = None, name: str = "replica") -> Replica:
+def replica(server: ApiServer, overlay: Path, token: str, folder: Path, *, env: dict[str, str] | None = None,
+            name: str = "replica", extra_args: list[str] | None = None) -> Replica:
     """Start one replica of the overlay's Deployment as a child process with `token`'s identity."""
     objects = render(overlay)
     deployment = next(o for o in objects if o["kind"] == "Deployment")
@@ -81,7 +82,7 @@ def replica(server: ApiServer, overlay: Path, token: str, folder: Path, *, env: 
     assert argv[0] == "kopf", argv
     argv = [sys.executable, "-m", "kopf", *argv[1:]]
     argv = [f"--liveness=http://127.0.0.1:{free_port()}/healthz" if a.startswith("--liveness=") else a
-            for a in argv]
+            for a in argv] + list(extra_args or [])
     log = folder / f"{name}.log"
     child_env = {**os.environ, **pod_env, "KUBECONFIG": str(server.kubeconfig(token))}
     with open(log, "wb") as out:

@@ -9,21 +9,17 @@ that through a real watch. The operator's replicas are child processes started f
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import http.server
-import io
 import json
-import tarfile
-import threading
 from pathlib import Path
 
 import pytest
 
-from formwright.engine.cfn import CloudFormation
-
 from . import install
 from .cluster import ApiServer
+from .sources import Storage, set_artifact
+
+CLUSTER_WIDE = install.DEPLOY / "overlays" / "cluster-wide"
+NAMESPACED = install.DEPLOY / "overlays" / "namespaced"
 
 pytestmark = [pytest.mark.k8s, pytest.mark.cloud]
 
@@ -42,63 +38,11 @@ Outputs:
 """
 
 
-class Storage:
-    """The source-controller's artifact storage: tarballs served over HTTP on 127.0.0.1."""
-
-    def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.folder = folder
-        handler = functools.partial(_Quiet, directory=str(folder))
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def publish(self, files: dict[str, str], revision: str) -> dict:
-        """Store an artifact of `files`; the `status.artifact` the source-controller would write."""
-        out = io.BytesIO()
-        with tarfile.open(fileobj=out, mode="w:gz") as archive:
-            for name, text in files.items():
-                data = text.encode()
-                member = tarfile.TarInfo(name)
-                member.size = len(data)
-                archive.addfile(member, io.BytesIO(data))
-        data = out.getvalue()
-        name = f"{hashlib.sha256(data).hexdigest()[:16]}.tar.gz"
-        (self.folder / name).write_bytes(data)
-        return {"url": f"{self.url}/{name}", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-                "revision": revision, "path": name}
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def storage(tmp_path):
-    found = Storage(tmp_path / "artifacts")
-    yield found
-    found.close()
-
-
 def apply_yaml(server: ApiServer, docs: list[dict], token: str | None = None) -> None:
     """`kubectl apply -f -` of these objects."""
     text = "\n---\n".join(json.dumps(d) for d in docs)
     kwargs = {"token": token} if token else {}
     server.kubectl("apply", "-f", "-", stdin=text, **kwargs)
-
-
-def set_artifact(server: ApiServer, namespace: str, name: str, artifact: dict) -> None:
-    """Write a GitRepository's status as the source-controller does (the status subresource)."""
-    server.request("PATCH", f"/apis/source.toolkit.fluxcd.io/v1/namespaces/{namespace}/gitrepositories/{name}"
-                   "/status", {"status": {"artifact": artifact, "conditions": [
-                       {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "stored artifact",
-                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
-                   content_type="application/merge-patch+json")
 
 
 def stack_object(namespace: str, name: str, stack_name: str, **spec: object) -> dict:
@@ -125,7 +69,7 @@ def installed(apiserver):
     """deploy/k8s/overlays/cluster-wide applied with `kubectl apply -k`, as a user installs it, and a
     GitRepository CRD standing in for Flux's."""
     apiserver.kubectl("apply", "-f", str(FIXTURES / "gitrepository-crd.yaml"))
-    apiserver.kubectl("apply", "-k", str(install.DEPLOY / "overlays" / "cluster-wide"))
+    apiserver.kubectl("apply", "-k", str(CLUSTER_WIDE))
     apiserver.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{STACKS}",
                       "crd/gitrepositories.source.toolkit.fluxcd.io", "crd/clusterkopfpeerings.kopf.dev")
     return apiserver
@@ -143,7 +87,8 @@ def test_the_install_is_what_kubectl_apply_k_makes_and_grants_exactly_the_operat
     for verb, resource in (("list", STACKS), ("watch", STACKS), ("patch", STACKS),
                            ("create", "events"), ("patch", "clusterkopfpeerings.kopf.dev"),
                            ("create", "clusterkopfpeerings.kopf.dev")):
-        assert installed.kubectl("auth", "can-i", verb, resource, who, "-A", check=False).stdout.strip() == "yes"
+        answer = installed.kubectl("auth", "can-i", verb, resource, who, "-A", check=False).stdout.strip()
+        assert answer == "yes", (verb, resource)
     for verb, resource in (("create", STACKS), ("delete", STACKS), ("get", "secrets"),
                            ("patch", "gitrepositories.source.toolkit.fluxcd.io"), ("delete", "events")):
         answer = installed.kubectl("auth", "can-i", verb, resource, who, "-A", check=False).stdout.strip()
@@ -190,10 +135,18 @@ def stack_status(cloud, stack_name: str) -> str | None:
 
 def patch_spec(server: ApiServer, namespace: str, name: str, spec: dict) -> None:
     server.request("PATCH", f"/apis/cloudformation.contrib.fluxcd.io/v1alpha1/namespaces/{namespace}"
-                   f"/cloudformationstacks/{name}", {"spec": spec}, content_type="application/merge-patch+json")
+                   f"/cloudformationstacks/{name}", {"spec": spec},
+                   content_type="application/merge-patch+json")
 
 
-def test_create_update_suspend_resume_delete_through_the_installs_own_rbac(installed, storage, cloud, tmp_path):
+def release(server: ApiServer, storage: Storage, namespace: str, timeout: int, commit: str) -> None:
+    """Publish a revision of the source `infra` whose queue has this VisibilityTimeout."""
+    files = {"template.yaml": TEMPLATE.format(timeout=timeout)}
+    set_artifact(server, namespace, "infra", storage.publish(files, f"main@sha1:{commit * 40}"))
+
+
+def test_create_update_suspend_resume_delete_through_the_installs_own_rbac(installed, storage, cloud,
+                                                                           tmp_path):
     from tests.sync.harness import wait_for
 
     installed.kubectl("create", "namespace", "apps", check=False)
@@ -201,10 +154,8 @@ def test_create_update_suspend_resume_delete_through_the_installs_own_rbac(insta
                             "metadata": {"name": "infra", "namespace": "apps"},
                             "spec": {"url": "https://example.invalid/infra.git", "interval": "1h",
                                      "ref": {"branch": "main"}}}])
-    set_artifact(installed, "apps", "infra", storage.publish({"template.yaml": TEMPLATE.format(timeout=30)},
-                                                             "main@sha1:" + "1" * 40))
-    replica = install.replica(installed, install.DEPLOY / "overlays" / "cluster-wide", "formwright-sync-system",
-                              tmp_path / "replica")
+    release(installed, storage, "apps", 30, "1")
+    replica = install.replica(installed, CLUSTER_WIDE, "formwright-sync-system", tmp_path / "replica")
     try:
         apply_yaml(installed, [stack_object("apps", "queue", "fw-k8s-queue", destroyStackOnDeletion=True)])
         wait_for(lambda: ready(get(installed, "apps", "queue")).get("status") == "True", "Ready=True", 120)
@@ -214,8 +165,7 @@ def test_create_update_suspend_resume_delete_through_the_installs_own_rbac(insta
         assert status["observedGeneration"] == get(installed, "apps", "queue")["metadata"]["generation"]
 
         # a new revision published by the source: the operator hears it through its watch (no call by hand)
-        set_artifact(installed, "apps", "infra", storage.publish({"template.yaml": TEMPLATE.format(timeout=45)},
-                                                                 "main@sha1:" + "2" * 40))
+        release(installed, storage, "apps", 45, "2")
         wait_for(lambda: sqs_timeout(cloud, "fw-k8s-queue") == "45", "the new revision applied", 120)
         wait_for(lambda: (get(installed, "apps", "queue")["status"].get("lastAppliedRevision")
                           == "main@sha1:" + "2" * 40), "lastAppliedRevision", 60)
@@ -225,8 +175,7 @@ def test_create_update_suspend_resume_delete_through_the_installs_own_rbac(insta
         wait_for(lambda: get(installed, "apps", "queue")["status"].get("observedGeneration")
                  == get(installed, "apps", "queue")["metadata"]["generation"]
                  or "suspend" in replica.text().lower(), "the suspension seen", 60)
-        set_artifact(installed, "apps", "infra", storage.publish({"template.yaml": TEMPLATE.format(timeout=60)},
-                                                                 "main@sha1:" + "3" * 40))
+        release(installed, storage, "apps", 60, "3")
         import time
 
         time.sleep(5)  # an absence: the operator had time to act on the new revision and must not have
@@ -270,9 +219,8 @@ def test_two_replicas_only_one_acts_and_the_other_takes_over_when_it_is_killed(i
     apply_yaml(installed, [{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
                             "metadata": {"name": "infra", "namespace": "peers"},
                             "spec": {"url": "https://example.invalid/infra.git", "interval": "1h"}}])
-    set_artifact(installed, "peers", "infra", storage.publish({"template.yaml": TEMPLATE.format(timeout=31)},
-                                                              "main@sha1:" + "a" * 40))
-    overlay = install.DEPLOY / "overlays" / "cluster-wide"
+    release(installed, storage, "peers", 31, "a")
+    overlay = CLUSTER_WIDE
     lifetime = {"FORMWRIGHT_SYNC_PEERING_LIFETIME": "6"}  # kopf's default is 60 s; short for the test
     first = install.replica(installed, overlay, "formwright-sync-system", tmp_path / "first", env=lifetime,
                             name="first")
@@ -305,14 +253,14 @@ def test_missing_verbs_stop_the_operator_at_start_naming_them(installed, tmp_pat
     installed.kubectl("create", "namespace", "trimmed", check=False)
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": "trimmed", "namespace": "trimmed"},
-            "rules": [{"apiGroups": ["cloudformation.contrib.fluxcd.io"], "resources": ["cloudformationstacks"],
-                       "verbs": ["list", "watch", "patch"]}]}
+            "rules": [{"apiGroups": ["cloudformation.contrib.fluxcd.io"],
+                       "resources": ["cloudformationstacks"], "verbs": ["list", "watch", "patch"]}]}
     binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                "metadata": {"name": "trimmed", "namespace": "trimmed"},
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "trimmed"},
                "subjects": [{"kind": "ServiceAccount", "name": "formwright-sync", "namespace": "trimmed"}]}
     apply_yaml(installed, [role, binding])
-    replica = install.replica(installed, install.DEPLOY / "overlays" / "namespaced", "formwright-sync-trimmed",
+    replica = install.replica(installed, NAMESPACED, "formwright-sync-trimmed",
                               tmp_path / "trimmed", env={"KOPF_SCOPE": "--namespace=trimmed"})
     try:
         wait_for(lambda: replica.process.poll() is not None, "the operator to stop", 90)
@@ -343,23 +291,22 @@ def sources_in(server: ApiServer, storage: Storage, namespace: str, timeout: int
     apply_yaml(server, [{"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
                          "metadata": {"name": "infra", "namespace": namespace},
                          "spec": {"url": "https://example.invalid/infra.git", "interval": "1h"}}])
-    set_artifact(server, namespace, "infra", storage.publish({"template.yaml": TEMPLATE.format(timeout=timeout)},
-                                                             "main@sha1:" + "c" * 40))
+    release(server, storage, namespace, timeout, "c")
 
 
-def test_sharding_by_namespace_two_namespaced_installs_each_reconcile_only_their_own(installed, storage, cloud,
-                                                                                     tmp_path):
+def test_sharding_by_namespace_two_namespaced_installs_each_reconcile_only_their_own(installed, storage,
+                                                                                     cloud, tmp_path):
     from tests.sync.harness import wait_for
 
     replicas = []
     try:
         for shard in ("shard-a", "shard-b"):
-            overlay = user_overlay(tmp_path / shard, install.DEPLOY / "overlays" / "namespaced", shard,
+            overlay = user_overlay(tmp_path / shard, NAMESPACED, shard,
                                    [f"KOPF_SCOPE=--namespace={shard}"])
             installed.kubectl("apply", "-k", str(overlay))
             sources_in(installed, storage, shard, 32)
-            replicas.append(install.replica(installed, overlay, f"formwright-sync-{shard}", tmp_path / f"r-{shard}",
-                                            name=shard))
+            replicas.append(install.replica(installed, overlay, f"formwright-sync-{shard}",
+                                            tmp_path / f"r-{shard}", name=shard))
         apply_yaml(installed, [stack_object(shard, f"q-{shard}", f"fw-k8s-{shard}") for shard in ("shard-a",
                                                                                                    "shard-b")])
         for shard in ("shard-a", "shard-b"):
@@ -379,9 +326,9 @@ def test_sharding_by_label_selector_each_object_reconciled_by_exactly_one_operat
 
     installed.kubectl("create", "namespace", "labels", check=False)
     sources_in(installed, storage, "labels", 33)
-    overlay = install.DEPLOY / "overlays" / "cluster-wide"
-    replicas = [install.replica(installed, overlay, "formwright-sync-system", tmp_path / f"r-{shard}", name=shard,
-                                env={"FORMWRIGHT_SYNC_LABEL_SELECTOR": f"shard={shard}",
+    overlay = CLUSTER_WIDE
+    replicas = [install.replica(installed, overlay, "formwright-sync-system", tmp_path / f"r-{shard}",
+                                name=shard, env={"FORMWRIGHT_SYNC_LABEL_SELECTOR": f"shard={shard}",
                                      "FORMWRIGHT_SYNC_PEERING": f"formwright-sync-{shard}"})
                 for shard in ("a", "b")]
     try:
@@ -392,7 +339,8 @@ def test_sharding_by_label_selector_each_object_reconciled_by_exactly_one_operat
             objects.append(obj)
         apply_yaml(installed, objects)
         for i in range(4):
-            wait_for(lambda i=i: ready(get(installed, "labels", f"l{i}")).get("status") == "True", f"l{i}", 120)
+            wait_for(lambda i=i: ready(get(installed, "labels", f"l{i}")).get("status") == "True",
+                     f"l{i} Ready", 120)
         a, b = (r.text() for r in replicas)
         for i, shard in enumerate("abab"):
             mine, other = (a, b) if shard == "a" else (b, a)

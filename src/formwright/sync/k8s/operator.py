@@ -317,6 +317,10 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.peering.priority = peering_priority()
     if os.environ.get("FORMWRIGHT_SYNC_PEERING_LIFETIME"):
         settings.peering.lifetime = int(os.environ["FORMWRIGHT_SYNC_PEERING_LIFETIME"])
+    if os.environ.get("FORMWRIGHT_SYNC_WATCH_TIMEOUT"):
+        # the server ends each watch after this many seconds and kopf resumes it from the last resourceVersion
+        # (a 410 Gone, when that version was compacted meanwhile, makes kopf list again)
+        settings.watching.server_timeout = int(os.environ["FORMWRIGHT_SYNC_WATCH_TIMEOUT"])
     selector = os.environ.get("FORMWRIGHT_SYNC_LABEL_SELECTOR", "").strip()
     if selector:
         # server-side filtering (labelSelector on the list and the watch): this shard never sees the others

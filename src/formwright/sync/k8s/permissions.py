@@ -115,7 +115,8 @@ def ensure_peering(name: str, namespaces: Sequence[str | None], conn: Any = None
     if namespaces == [None]:
         targets = [("/apis/kopf.dev/v1/clusterkopfpeerings", "ClusterKopfPeering", None)]
     else:
-        targets = [(f"/apis/kopf.dev/v1/namespaces/{ns}/kopfpeerings", "KopfPeering", ns) for ns in namespaces]
+        targets = [(f"/apis/kopf.dev/v1/namespaces/{ns}/kopfpeerings", "KopfPeering", ns)
+                   for ns in namespaces]
     for path, kind, namespace in targets:
         meta = {"name": name, **({"namespace": namespace} if namespace else {})}
         try:
@@ -147,5 +148,6 @@ def check(argv: Sequence[str] | None = None) -> list[str | None]:
         raise PermissionError(f"could not check the operator's permissions: {err}") from None
     if gaps:
         raise PermissionError("the operator's Kubernetes identity lacks " + "; ".join(gaps)
-                              + " (grant them in its Role or ClusterRole, as deploy/k8s/overlays/*/rbac.yaml do)")
+                              + " (grant them in its Role or ClusterRole, as deploy/k8s/overlays/*/rbac.yaml"
+                                " do)")
     return namespaces
