@@ -69,7 +69,13 @@ if [ ! -x "$BIN/kube-apiserver" ]; then
   echo "make k8s: generating the OpenAPI definitions (a few minutes)"
   nice make gen_openapi >"$CACHE/gen_openapi.log" 2>&1
   echo "make k8s: building kube-apiserver (about 6 minutes on 2 cores)"
-  nice go build -o "$BIN/kube-apiserver.tmp" ./cmd/kube-apiserver
+  version="v$(dpkg-parsechangelog -l debian/changelog -S Version | sed 's/.*really//; s/-.*//')"
+  stamp=""
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    stamp="$stamp -X k8s.io/kubernetes/vendor/$pkg.gitVersion=$version"
+    stamp="$stamp -X k8s.io/kubernetes/vendor/$pkg.gitMajor=1 -X k8s.io/kubernetes/vendor/$pkg.gitMinor=20"
+  done
+  nice go build -ldflags "$stamp" -o "$BIN/kube-apiserver.tmp" ./cmd/kube-apiserver
   mv "$BIN/kube-apiserver.tmp" "$BIN/kube-apiserver"
   rm -rf "$CACHE/gocache"
 fi

@@ -327,7 +327,8 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.watching.label_selectors[STACK_API_GROUP, PLURAL] = selector
     if os.environ.get("FORMWRIGHT_SYNC_CHECK_PERMISSIONS", "true").lower() != "false":
         try:
-            permissions.ensure_peering(settings.peering.name, permissions.check())
+            conn = permissions.connection(settings)
+            permissions.ensure_peering(conn, settings.peering.name, permissions.check(conn))
         except PermissionError as err:
             raise kopf.PermanentError(str(err)) from None
         settings.peering.mandatory = True

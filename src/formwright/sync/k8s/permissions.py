@@ -45,6 +45,8 @@ def required(clusterwide: bool) -> list[Permission]:
     perms += [Permission(SOURCE_GROUP, plural, verb)
               for plural in ("gitrepositories", "buckets", "ocirepositories") for verb in ("list", "watch")]
     perms.append(Permission("", "events", "create"))
+    if clusterwide:  # kopf watches CRDs to serve source kinds installed after it started
+        perms += [Permission("apiextensions.k8s.io", "customresourcedefinitions", v) for v in ("list", "watch")]
     peering = "clusterkopfpeerings" if clusterwide else "kopfpeerings"
     perms += [Permission("kopf.dev", peering, verb) for verb in ("list", "watch", "patch", "create")]
     return perms
@@ -64,11 +66,12 @@ def scope_from_argv(argv: Sequence[str]) -> list[str | None]:
     return namespaces or [None]
 
 
-def _connection() -> Any:
+def connection(settings: Any) -> Any:
     """kopf's own view of the credentials: the pod's service account, else the kubeconfig."""
     import kopf
 
-    found = kopf.login_with_service_account() or kopf.login_with_kubeconfig()
+    found = (kopf.login_with_service_account(settings=settings)
+             or kopf.login_with_kubeconfig(settings=settings))
     if found is None:
         raise PermissionError("no Kubernetes credentials (neither a service account nor a kubeconfig)")
     return found
@@ -108,10 +111,9 @@ def _review(conn: Any, perm: Permission, namespace: str | None) -> bool:
     return bool(answer.get("status", {}).get("allowed"))
 
 
-def ensure_peering(name: str, namespaces: Sequence[str | None], conn: Any = None) -> None:
+def ensure_peering(conn: Any, name: str, namespaces: Sequence[str | None]) -> None:
     """Create the replicas' peering record when it is missing (kopf only reads and patches it), so that one
     `kubectl apply -k` installs everything: a record and its CRD in the same apply would race."""
-    conn = conn or _connection()
     if namespaces == [None]:
         targets = [("/apis/kopf.dev/v1/clusterkopfpeerings", "ClusterKopfPeering", None)]
     else:
@@ -127,9 +129,8 @@ def ensure_peering(name: str, namespaces: Sequence[str | None], conn: Any = None
                     from None
 
 
-def missing(namespaces: Sequence[str | None], conn: Any = None) -> list[str]:
+def missing(conn: Any, namespaces: Sequence[str | None]) -> list[str]:
     """Each permission this identity lacks, as "verb resource (group) in SCOPE"."""
-    conn = conn or _connection()
     clusterwide = namespaces == [None]
     gaps = []
     for namespace in namespaces:
@@ -138,12 +139,12 @@ def missing(namespaces: Sequence[str | None], conn: Any = None) -> list[str]:
     return gaps
 
 
-def check(argv: Sequence[str] | None = None) -> list[str | None]:
+def check(conn: Any, argv: Sequence[str] | None = None) -> list[str | None]:
     """Stop start-up, naming every missing permission, when this identity lacks any the operator uses;
     the namespaces served (None: all)."""
     namespaces = scope_from_argv(sys.argv if argv is None else argv)
     try:
-        gaps = missing(namespaces)
+        gaps = missing(conn, namespaces)
     except (OSError, urllib.error.URLError, PermissionError) as err:
         raise PermissionError(f"could not check the operator's permissions: {err}") from None
     if gaps:
