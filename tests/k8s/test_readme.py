@@ -36,7 +36,7 @@ def test_the_install_section_runs_as_written(apiserver):
     ran, left_out = [], []
     for command in commands:
         argv = shlex.split(command)
-        if argv[0] == "podman" or argv[1:3] == ["rollout", "status"]:
+        if argv[0] == "podman" or "rollout" in argv:
             left_out.append(command)
             continue
         assert argv[0] == "kubectl", command
