@@ -177,7 +177,8 @@ def test_create_update_suspend_resume_delete_through_the_installs_own_rbac(insta
         # suspended: a new revision is not applied ...
         handled = replica.text().count("Updating is processed")
         patch_spec(installed, "apps", "queue", {"suspend": True})
-        wait_for(lambda: replica.text().count("Updating is processed") > handled, "the suspension handled", 60)
+        wait_for(lambda: replica.text().count("Updating is processed") > handled, "the suspension handled",
+                 60)
         release(installed, storage, "apps", 60, "3")
         import time
 

@@ -46,7 +46,8 @@ def required(clusterwide: bool) -> list[Permission]:
               for plural in ("gitrepositories", "buckets", "ocirepositories") for verb in ("list", "watch")]
     perms.append(Permission("", "events", "create"))
     if clusterwide:  # kopf watches CRDs to serve source kinds installed after it started
-        perms += [Permission("apiextensions.k8s.io", "customresourcedefinitions", v) for v in ("list", "watch")]
+        perms += [Permission("apiextensions.k8s.io", "customresourcedefinitions", verb)
+                  for verb in ("list", "watch")]
     peering = "clusterkopfpeerings" if clusterwide else "kopfpeerings"
     perms += [Permission("kopf.dev", peering, verb) for verb in ("list", "watch", "patch", "create")]
     return perms
