@@ -20,14 +20,21 @@ Usage: .venv/bin/python bench/operator.py [--objects 1000] [--bump 100] [--inter
 
 from __future__ import annotations
 
-import argparse
-import json
+import sys
+
+# Python puts this script's folder first on sys.path, where this file would stand in for the standard
+# library's `operator` module (imported by argparse, re, enum …): take the folder off before anything else.
+if sys.path and sys.path[0] and __file__.startswith(sys.path[0]):
+    del sys.path[0]
+
+import argparse  # after the sys.path fix above
 import os
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -137,7 +144,7 @@ def main() -> None:
                     "metadata": {"name": name, "namespace": "bench"},
                     "spec": {"url": "https://example.invalid/x.git", "interval": "1h"}}
                    for name in ("many", "hot")]
-        server.kubectl("apply", "-f", "-", stdin="\n---\n".join(json.dumps(s) for s in sources))
+        server.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(sources))
         first = f"main@sha1:{'1' * 40}"
         for name in ("many", "hot"):
             files = {"template.yaml": TEMPLATE.format(delay=1)}
@@ -155,7 +162,7 @@ def main() -> None:
         replica = install.replica(server, overlay, "formwright-sync-system", work / "replica", env=env)
         start = time.monotonic()
         for i in range(0, len(docs), 200):
-            server.kubectl("apply", "-f", "-", stdin="\n---\n".join(json.dumps(d) for d in docs[i:i + 200]))
+            server.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs[i:i + 200]))
         wait_until(lambda: objects_ready(server, "bench", set(names)), "every object Ready", 7200)
         print(f"initial apply: {args.objects} objects Ready in {time.monotonic() - start:.1f} s "
               f"({proxy.calls['CreateChangeSet']} change sets)")
