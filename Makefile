@@ -7,7 +7,7 @@ FW := $(BIN)/formwright
 # shell's `formwright` finds afterwards: a private home here would leave `formwright status` saying "not
 # running" and the examples' `local-cloud start` starting a second, empty cloud (issue 31).
 
-.PHONY: demo test install test-deps lint bench conformance clean stop
+.PHONY: demo test install test-deps lint bench conformance clean stop k8s
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,14 @@ test-deps: install
 	   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq $$missing >/dev/null 2>&1) || \
 	   echo "could not install$$missing: the tests that need them say so"; fi
 
+# A real kube-apiserver (and kubectl) for tests/k8s, built once per machine into ~/.cache/formwright/k8s
+# from Debian's source package (tests/k8s/build-apiserver.sh says how). `make test` builds it the first
+# time; when it cannot be built, tests/k8s skip with the reason the build wrote.
+k8s:
+	bash tests/k8s/build-apiserver.sh
+
 test: test-deps
+	-@$(MAKE) --no-print-directory k8s
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
 
 lint: install

@@ -315,7 +315,7 @@ EXTRA_COLUMNS = [{"jsonPath": ".spec.stackName", "name": "Stack", "type": "strin
 
 
 def test_crd_matches_the_controllers_field_by_field():
-    crd = yaml.safe_load((Path(__file__).parents[2] / "deploy" / "k8s" / "crd.yaml").read_text())
+    crd = yaml.safe_load((Path(__file__).parents[2] / "deploy" / "k8s" / "base" / "crd.yaml").read_text())
     assert crd["metadata"]["name"] == "cloudformationstacks.cloudformation.contrib.fluxcd.io"
     assert (crd["spec"]["group"], crd["spec"]["scope"], crd["spec"]["names"]) == (
         "cloudformation.contrib.fluxcd.io", "Namespaced", CONTROLLER_NAMES)

@@ -156,7 +156,7 @@ def test_suspended_and_dependency_and_bad_spec(operator, repo, cloud):
 
 
 def test_manifests_carry_the_flux_schema():
-    documents = [d for f in sorted(DEPLOY.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
+    documents = [d for f in sorted(DEPLOY.glob("**/*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
     kinds = {d["kind"] for d in documents}
     assert {"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
             "Deployment"} <= kinds

@@ -3,7 +3,12 @@ patches, timers, indices) against kmock's Kubernetes API emulation on 127.0.0.1,
 real git repositories.
 
 kmock's emulator keeps objects as plain JSON: it never sets `metadata.resourceVersion`, `generation` or
-`uid`. kopf removes its finalizer with a JSON patch guarded by a `test` of `/metadata/resourceVersion`, so
+`uid`.
+
+Why these stay beside tests/k8s (the operator on a real kube-apiserver, RBAC on): kmock records every request
+it served, so a test can assert the whole sequence of status patches of a pass (the Ready=Unknown
+"reconciliation in progress" written mid-pass before the final state), which a real server keeps only as
+the object's latest state; and kmock starts in milliseconds, so the many handler paths run here cheaply. kopf removes its finalizer with a JSON patch guarded by a `test` of `/metadata/resourceVersion`, so
 the objects are created here with a fixed resourceVersion (the emulator never changes it, so the guard holds).
 Each object gets its own `uid` here, as the API server gives it: kopf keeps its per-object memory (the body a
 timer sees) by uid, so objects without one are one object to kopf (a CloudFormationStack's timer then ran on
@@ -158,6 +163,9 @@ def cluster(tmp_path, monkeypatch):
         )
     )
     monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    # kmock has no authorization API (SelfSubjectAccessReview): the start-up permission check is tested
+    # against the real API server in tests/k8s
+    monkeypatch.setenv("FORMWRIGHT_SYNC_CHECK_PERMISSIONS", "false")
     yield found
     found.stop()
 
@@ -320,7 +328,7 @@ def test_deploy_manifests_name_what_the_operator_serves():
     crd = next(
         d
         for d in yaml.safe_load_all(
-            (Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "crd.yaml").read_text()
+            (Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "base" / "crd.yaml").read_text()
         )
         if d and d["kind"] == "CustomResourceDefinition"
     )

@@ -6,7 +6,9 @@ indices, timers, status patches) against kmock's Kubernetes API emulation on 127
 test_k8s_kmock.py), with the local cloud and real git repositories. What is faked: the API server (kmock)
 and Flux's source-controller, whose only part here is the GitRepository's `status.artifact.revision`, which
 the test PATCHes through the status subresource as source-controller does. The objects' interval is an
-hour: only a wake-up explains a pass.
+hour: only a wake-up explains a pass. A revision bump through a real watch on a real API server is in
+tests/k8s/test_operator.py; this file keeps the requestedAt annotation and the event bodies, read from
+kmock's record of the requests it served.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ Run: `kopf run -m formwright.sync.k8s.operator --all-namespaces` (see deploy/k8s
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ from typing import Any
 import kopf
 
 from formwright.errors import FormwrightError
-from formwright.sync.k8s import events, kopf_api
+from formwright.sync.k8s import events, kopf_api, permissions
 from formwright.sync.naming import source_ref
 from formwright.sync.objects import (
     STACK_API_GROUP,
@@ -305,11 +306,41 @@ def operator() -> Operator:
 # ---- kopf handlers ------------------------------------------------------------------------------
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-    """Our finalizer name, and peering so one replica per shard is active."""
+    """Our finalizer name; peering so that one replica per shard acts (the oldest: see `peering_priority`);
+    the shard's label selector; and the permissions checked before anything is watched."""
     settings.persistence.finalizer = FINALIZER
-    settings.peering.name = os.environ.get("FORMWRIGHT_SYNC_PEERING", "formwright-sync")
+    if os.environ.get("FORMWRIGHT_SYNC_PEERING"):
+        settings.peering.name = os.environ["FORMWRIGHT_SYNC_PEERING"]
+    elif settings.peering.name == "default":
+        settings.peering.name = "formwright-sync"
     settings.peering.mandatory = False
+    settings.peering.priority = peering_priority()
+    if os.environ.get("FORMWRIGHT_SYNC_PEERING_LIFETIME"):
+        settings.peering.lifetime = int(os.environ["FORMWRIGHT_SYNC_PEERING_LIFETIME"])
+    if os.environ.get("FORMWRIGHT_SYNC_WATCH_TIMEOUT"):
+        # the server ends each watch after this many seconds and kopf resumes it from the last resourceVersion
+        # (a 410 Gone, when that version was compacted meanwhile, makes kopf list again)
+        settings.watching.server_timeout = int(os.environ["FORMWRIGHT_SYNC_WATCH_TIMEOUT"])
+    selector = os.environ.get("FORMWRIGHT_SYNC_LABEL_SELECTOR", "").strip()
+    if selector:
+        # server-side filtering (labelSelector on the list and the watch): this shard never sees the others
+        settings.watching.label_selectors[STACK_API_GROUP, PLURAL] = selector
+    if os.environ.get("FORMWRIGHT_SYNC_CHECK_PERMISSIONS", "true").lower() != "false":
+        try:
+            conn = permissions.connection(settings)
+            permissions.ensure_peering(conn, settings.peering.name, permissions.check(conn))
+        except PermissionError as err:
+            raise kopf.PermanentError(str(err)) from None
+        settings.peering.mandatory = True
     operator()
+
+
+def peering_priority(now: float | None = None) -> int:
+    """A replica's kopf peering priority: higher for a replica started earlier, so the one already acting
+    keeps acting when another (re)starts, and a tie (the same second) is broken at random. kopf pauses every
+    replica that sees a peer of higher or equal priority, so equal priorities would pause them all."""
+    started = int(time.time() if now is None else now)
+    return (2**31 - started) * 1000 + random.randrange(1000)  # noqa: S311 - a tie-breaker, not a secret
 
 
 def _source_entry(namespace: str | None, name: str, spec: Mapping, status: Mapping) -> dict:
