@@ -37,9 +37,8 @@ AllowReplacementOption = typer.Option(
 def fill_values(plans: dict[str, Any], group: Any) -> None:
     """Old -> new values of each changed property the change set names without values, from the
     deployed processed template (get_template) and the local one the plan wrote to the build folder."""
-    from formwright.template import loads
-
     from formwright.engine.nested import fill_nested_values
+    from formwright.template import loads
 
     for name, plan in plans.items():
         if name in group.stacks and getattr(group.stacks[name], "nested", None):

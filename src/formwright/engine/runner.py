@@ -30,7 +30,6 @@ from formwright.engine.cfn import (
     failure_reasons,
     is_no_change,
 )
-from formwright.engine.drift import drift_note, join_notes
 from formwright.engine.guards import ALLOW_HINT, violations
 from formwright.engine.hooks import HookSteps
 from formwright.engine.nested import deep_failure_reasons, nested_changes, nested_stacks
