@@ -1,4 +1,4 @@
-"""`formwright local-cloud start|stop|status`: the embedded AWS emulator on 127.0.0.1."""
+"""`formwright local-cloud start|stop|status|reset`: the embedded AWS emulator on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -16,13 +16,19 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def start(port: int = typer.Option(0, help="Port to listen on (default: a free one)."),
+              reset: bool = typer.Option(False, "--reset",
+                                         help="Start empty: drop the state the last stop kept."),
+              snapshot_interval: float = typer.Option(
+                  local.SNAPSHOT_INTERVAL, min=0,
+                  help="Seconds between snapshots of the state while it runs (0: only at stop)."),
               output: Output = OutputOption) -> None:
-        """Start the local cloud in the background (or reuse the running one)."""
-        record, started = local.start(port or None)
+        """Start the local cloud in the background (or reuse the running one), with the stacks,
+        resources and data its last stop kept."""
+        record, started = local.start(port or None, reset=reset, snapshot_interval=snapshot_interval)
         if output is Output.json:
             emit_json(
                 {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
-                 "started": started}
+                 "started": started, "snapshot": str(local.snapshot_file())}
             )
             return
         verb = "started" if started else "already running"
@@ -33,13 +39,30 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def stop(output: Output = OutputOption) -> None:
-        """Stop the local cloud; everything in it is forgotten."""
-        record = local.stop()
+        """Stop the local cloud; its state is kept for the next start (`start --reset` drops it)."""
+        record, kept = local.stop()
         if output is Output.json:
             emit_json({"ok": True, "stopped": record is not None,
-                       "endpoint": record.endpoint if record else None})
+                       "endpoint": record.endpoint if record else None, "stacks_kept": kept,
+                       "snapshot": str(local.snapshot_file()) if kept is not None else None})
             return
-        console.print(f"local cloud at {record.endpoint} stopped" if record else "no local cloud was running")
+        if record is None:
+            console.print("no local cloud was running")
+        elif kept is None:
+            console.print(f"local cloud at {record.endpoint} stopped; its state could not be saved (it did not "
+                          "answer): the next start has the last periodic snapshot, if any")
+        else:
+            console.print(f"local cloud at {record.endpoint} stopped; {kept} stack(s) kept in "
+                          f"{local.snapshot_file()} (the next start has them; `start --reset` starts empty)")
+
+    @group.command()
+    def reset(output: Output = OutputOption) -> None:
+        """Empty the running local cloud: every stack, resource and piece of data is forgotten."""
+        record = local.reset()
+        if output is Output.json:
+            emit_json({"ok": True, "endpoint": record.endpoint})
+            return
+        console.print(f"local cloud at {record.endpoint} emptied")
 
     @group.command()
     def status(output: Output = OutputOption) -> None:

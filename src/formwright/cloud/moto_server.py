@@ -359,18 +359,52 @@ def _patch_stack_views(models: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Start moto's server with the corrections applied."""
+    """Start moto's server with the corrections applied, its state loaded from the snapshot
+    (`--state PATH`, written at stop and every `--snapshot-interval` seconds)."""
+    import argparse
+    from pathlib import Path
+
+    from formwright.cloud import persistence, serving
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--state", type=Path, default=None)
+    parser.add_argument("--snapshot-interval", type=float, default=0)
+    ours, rest = parser.parse_known_args(argv if argv is not None else sys.argv[1:])
     patch_moto()
     patch_public_images()
+    _patch_reset()
     from formwright.cloud.emulator import schemas
 
     # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers
     # its health check, rather than by the first change set of a deploy
     schemas.schema("AWS::SQS::Queue")
     schemas.attributes("AWS::SQS::Queue")
+    if ours.state is not None:
+        try:
+            kept = serving.restore(ours.state)
+        except persistence.SnapshotRefused as refused:
+            print(f"formwright: the local cloud's snapshot is refused: {refused}", file=sys.stderr, flush=True)
+            raise SystemExit(3) from None
+        print(f"formwright: {kept} stack(s) restored from {ours.state}", file=sys.stderr, flush=True)
+    serving.install(serving.Snapshots(ours.state, ours.snapshot_interval))
     from moto import server
 
-    server.main(argv if argv is not None else sys.argv[1:])
+    server.main(rest)
+
+
+def _patch_reset() -> None:
+    """moto's reset (`/moto-api/reset`) empties the emulator's own registries too."""
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    from formwright.cloud import persistence
+
+    original = MotoAPIBackend.reset
+
+    def reset(self: Any) -> None:
+        original(self)
+        persistence.reset_registries()
+
+    MotoAPIBackend.reset = reset  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
 
 if __name__ == "__main__":
