@@ -49,8 +49,8 @@ def register(app: typer.Typer) -> None:
         if record is None:
             console.print("no local cloud was running")
         elif kept is None:
-            console.print(f"local cloud at {record.endpoint} stopped; its state could not be saved (it did not "
-                          "answer): the next start has the last periodic snapshot, if any")
+            console.print(f"local cloud at {record.endpoint} stopped; its state could not be saved "
+                          "(it did not answer): the next start has the last periodic snapshot, if any")
         else:
             console.print(f"local cloud at {record.endpoint} stopped; {kept} stack(s) kept in "
                           f"{local.snapshot_file()} (the next start has them; `start --reset` starts empty)")

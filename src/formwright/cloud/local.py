@@ -138,7 +138,8 @@ def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise FormwrightError(
-                f"the local cloud exited with code {process.returncode} while starting: {_last_line(log_path)}",
+                f"the local cloud exited with code {process.returncode} while starting: "
+                f"{_last_line(log_path)}",
                 file=str(log_path),
                 hint="see its log file; `formwright local-cloud start --reset` starts empty",
             )

@@ -27,22 +27,6 @@ import sys
 from typing import Any
 
 
-def imported_exports(template: Any) -> set[str]:
-    """Literal names used by Fn::ImportValue anywhere in a parsed template."""
-    names: set[str] = set()
-    todo = [template]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            value = node.get("Fn::ImportValue")
-            if isinstance(value, str):
-                names.add(value)
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return names
-
-
 def patch_moto() -> None:
     """Apply the corrections to moto's CloudFormation backend and responses (idempotent)."""
     from moto.cloudformation import models, responses
@@ -74,7 +58,7 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    from formwright.cloud.emulator import api
+    from formwright.cloud.emulator import api, context
     from formwright.cloud.emulator.execute import importers
 
     original_create = models.CloudFormationBackend.create_change_set
@@ -144,7 +128,7 @@ def patch_moto() -> None:
                tags: dict[str, str] | None = None) -> None:
         backend = models.cloudformation_backends[self.account_id][self.region_name]
         if tags is None:  # moto reads `Tags=` (an empty list: clear them) as no Tags (keep them)
-            tags = {} if getattr(api.request, "tags_given", False) else self.tags
+            tags = {} if getattr(context.request, "tags_given", False) else self.tags
         api.direct(backend, self.name, template, parameters or {}, tags, "UPDATE")
         self.role_arn = role_arn
 
@@ -303,14 +287,15 @@ def _patch_resource_status(responses: Any) -> None:
 def _with_request(handler: Any, change_set: bool) -> Any:
     """A response handler that hands the request's Capabilities, whether it gave Tags, and its
     ClientRequestToken (which the operation's stack events carry, as CloudFormation's do) to the emulator:
-    moto's backend signatures carry none of them."""
-    from formwright.cloud.emulator import api
+    moto's backend signatures carry none of them. A request failing inside the emulator leaves no
+    half-made stack (`api.no_half_made`)."""
+    from formwright.cloud.emulator import api, context
 
     def handle(self: Any) -> Any:
-        api.request.capabilities = self._get_param("Capabilities") or []
-        api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
-        api.request.token = self._get_param("ClientRequestToken")
-        api.request.change_set = change_set
+        context.request.capabilities = self._get_param("Capabilities") or []
+        context.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
+        context.request.token = self._get_param("ClientRequestToken")
+        context.request.change_set = change_set
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
             if self._get_param("ChangeSetType") is None:
@@ -321,10 +306,11 @@ def _with_request(handler: Any, change_set: bool) -> Any:
                 else:
                     self.querystring["ChangeSetType"] = ["UPDATE"]
         try:
-            return handler(self)
+            with api.no_half_made(self.cloudformation_backend):
+                return handler(self)
         finally:
-            api.request.capabilities = api.request.tags_given = api.request.token = None
-            api.request.change_set = False
+            context.request.capabilities = context.request.tags_given = context.request.token = None
+            context.request.change_set = False
 
     return handle
 
@@ -383,7 +369,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             kept = serving.restore(ours.state)
         except persistence.SnapshotRefused as refused:
-            print(f"formwright: the local cloud's snapshot is refused: {refused}", file=sys.stderr, flush=True)
+            print(f"formwright: the local cloud's snapshot is refused: {refused}", file=sys.stderr,
+                  flush=True)
             raise SystemExit(3) from None
         print(f"formwright: {kept} stack(s) restored from {ours.state}", file=sys.stderr, flush=True)
     serving.install(serving.Snapshots(ours.state, ours.snapshot_interval))

@@ -52,7 +52,8 @@ class Snapshots:
             try:
                 self.write()
             except Exception as err:  # noqa: BLE001 - a failed periodic snapshot is logged, the next one tries
-                print(f"formwright: snapshot failed: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+                print(f"formwright: snapshot failed: {type(err).__name__}: {err}", file=sys.stderr,
+                      flush=True)
 
 
 def _read_body(environ: dict[str, Any]) -> None:

@@ -19,8 +19,9 @@ from typing import Any
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
+from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.policy import denial
-from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, references
+from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, imported_exports, references
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -52,8 +53,6 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
           reason: str | None = None) -> None:
     """Add one stack event (DescribeStackEvents lists them newest first)."""
     from moto.cloudformation.models import Event
-
-    from formwright.cloud.emulator.api import request  # api imports this module: imported here
 
     made = Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
                  physical_resource_id=physical or "", resource_type=kind, resource_status=status,
@@ -410,8 +409,6 @@ def pseudo_parameters(stack: Any) -> dict[str, Any]:
 
 def importers(backend: Any, export: str, skip: str | None = None) -> list[str]:
     """Names of live stacks that import `export` (by its resolved name: Sub, Join and Ref count)."""
-    from formwright.cloud.moto_server import imported_exports
-
     users = []
     for stack in backend.stacks.values():
         if stack.stack_id == skip or stack.status in ("DELETE_COMPLETE", "REVIEW_IN_PROGRESS"):

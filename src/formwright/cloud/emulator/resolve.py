@@ -329,3 +329,19 @@ def parameter_references(node: Any, template: dict[str, Any]) -> set[str]:
                     todo.append(conditions[name])
             todo.extend(item.values())
     return found
+
+
+def imported_exports(template: Any) -> set[str]:
+    """Literal names used by Fn::ImportValue anywhere in a parsed template."""
+    names: set[str] = set()
+    todo = [template]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            value = node.get("Fn::ImportValue")
+            if isinstance(value, str):
+                names.add(value)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return names
