@@ -167,7 +167,8 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
 def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
               region: str) -> list[str]:
     """Which of the properties `names` the live resource does not hold as `props` sets them, read as
-    drift detection reads it (none when the type has no reader): an update moto took and ignored."""
+    drift detection reads it (none when the type has no reader): a create or an update moto took and
+    ignored. A property the reader reads as None (absent from the service) counts when `props` sets it."""
     reader = READERS.get(kind)
     actual = reader(obj, account, region) if reader is not None else None
     if actual is None:
@@ -178,9 +179,13 @@ def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], accou
 
     # only what the template sets and the resource lacks: an item others add (an ingress rule of an
     # AWS::EC2::SecurityGroupIngress, a policy attached from elsewhere) is not a failed update
-    return sorted(n for n in names if n in props and actual.get(n) is not None
-                  and any(d["DifferenceType"] != "ADD" for d in differences(seen(props[n], n),
-                                                                              seen(actual[n], n))))
+    def missed(name: str) -> bool:
+        if actual.get(name) is None:
+            return name in actual and props[name] not in (None, "", [], {})
+        return any(d["DifferenceType"] != "ADD" for d in differences(seen(props[name], name),
+                                                                     seen(actual[name], name)))
+
+    return sorted(n for n in names if n in props and missed(n))
 
 
 def detect(backend: Any, stack: Any) -> dict[str, Any]:

@@ -88,6 +88,7 @@ class Execution:
         self.props_before = copy.deepcopy(self.record.props)
         self.done: list[tuple[str, str, Any]] = []  # (action, logical, old object) for rollback
         self.cleanup: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = []
+        self.unverified: set[str] = set()  # types said "not verified" in this operation's events
 
     # ---- helpers -----------------------------------------------------------------------------
     def _resolver(self) -> Resolver:
@@ -193,7 +194,27 @@ class Execution:
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"
         elif stubbed and "CreationPolicy" in entry:
             reason = "Signal stubbed by the local cloud (local_cloud.stub): no cfn-signal was received"
+        elif not isinstance(obj, res.Stub):
+            reason = self._read_back(logical, kind, obj, props)
         event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
+
+    def _read_back(self, logical: str, kind: str, obj: Any, props: dict[str, Any]) -> str | None:
+        """Fail a create whose properties the service does not hold as the template set them; say once
+        per type and operation that a type without a reader was not verified."""
+        from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
+        from formwright.cloud.emulator.drift_readers import READERS
+
+        if kind not in READERS:
+            if kind in self.unverified:
+                return None
+            self.unverified.add(kind)
+            return (f"Not verified: the local cloud cannot read {kind} back, so what it applied is moto's "
+                    "word (docs/local-cloud.md)")
+        missed = unapplied(kind, obj, props, set(props), self.account, self.region)
+        if missed:
+            raise res.ResourceFailure(logical, f"the local cloud cannot create {kind} as the template sets "
+                                               f"it: read back after create, {', '.join(missed)} not applied")
+        return None
 
     def _modify(self, logical: str, change: Any) -> None:
         entry = self.new.resources[logical]
@@ -342,6 +363,9 @@ class Execution:
             event(self.stack, logical, physical, kind, "DELETE_IN_PROGRESS")
             try:
                 res.delete(obj, kind, props, self.account, self.region)
+                if _still_there(kind, obj, self.account, self.region):
+                    raise res.ResourceFailure(logical, f"the local cloud's delete of {kind} {physical} left "
+                                                       "it in place (read back after delete)")
                 event(self.stack, logical, physical, kind, "DELETE_COMPLETE")
             except res.ResourceFailure as failure:
                 event(self.stack, logical, physical, kind, "DELETE_FAILED", failure.reason)
@@ -398,6 +422,17 @@ class Execution:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
         except res.ResourceFailure as failure:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)
+
+
+def _still_there(kind: str, obj: Any, account: str, region: str) -> bool:
+    """True when the service still holds a deleted resource (False when the type has no reader)."""
+    from formwright.cloud.emulator.drift_readers import READERS
+
+    reader = READERS.get(kind)
+    try:
+        return reader is not None and reader(obj, account, region) is not None
+    except Exception:  # noqa: BLE001 - a reader that cannot find the resource's parts: it is gone
+        return False
 
 
 def pseudo_parameters(stack: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator import completions, schemas
 from formwright.cloud.emulator import tags as resource_tags
 
 
@@ -160,14 +160,16 @@ def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) 
 
 
 # what moto's create leaves out, applied right after it
-COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress}
+COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress, "AWS::S3::Bucket": completions.bucket_created,
+                   "AWS::IAM::Role": completions.role_created}
 
 # types updated in place here rather than by moto's update (which would replace them)
 OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
 
 # what a type's update in moto leaves out (or moto has no update for), applied through the service's
 # backend after moto's update if any
-COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention}
+COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention,
+                   "AWS::IAM::Role": completions.role_policies}
 
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
@@ -225,8 +227,11 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     for name, limit in FITTED_NAMES.get(kind, {}).items():
         props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
     try:
-        obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
-                                        account_id=account, region_name=region)
+        if kind in completions.OWN_CREATE:
+            obj = completions.OWN_CREATE[kind](logical, props, account, region)
+        else:
+            obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
+                                            account_id=account, region_name=region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
@@ -346,6 +351,8 @@ def delete(obj: Any, kind: str, props: dict[str, Any], account: str, region: str
     if isinstance(obj, Stub):
         return
     try:
+        if completions.delete_own(obj, kind, account, region):
+            return
         try:
             obj.delete(account, region)
         except (TypeError, AttributeError):
