@@ -1,5 +1,5 @@
-"""Concurrency as CloudFormation has it (issue 30), on moto's threaded server run in this process with
-the local cloud's HTTP layer (`cloud/serving.py`), so a test can hold an operation at a known point.
+"""Concurrency as CloudFormation has it (issue 30), on the in-process local cloud (`inprocess_cloud`,
+tests/localcloud/conftest.py), so a test can hold an operation at a known point.
 
 An operation that waits releases the state lock (`locking.released()`): other stacks go on meanwhile,
 and the waiting stack refuses a second operation with CloudFormation's messages ("Stack:ARN is in
@@ -24,21 +24,6 @@ TEMPLATE = json.dumps({"Resources": {"Slow": {"Type": "AWS::SSM::Parameter",
                                               "Properties": {"Type": "String", "Value": "v"}}}})
 
 
-@pytest.fixture(scope="module")
-def server():
-    from moto.server import ThreadedMotoServer
-
-    from formwright.cloud import local, moto_server, serving
-
-    moto_server.patch_moto()
-    serving.install(serving.Snapshots(None, 0))
-    port = local.free_port()
-    running = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-    running.start()
-    yield f"http://127.0.0.1:{port}"
-    running.stop()
-
-
 def _cfn(endpoint: str):
     return boto3.client("cloudformation", endpoint_url=endpoint, region_name="us-east-1",
                         aws_access_key_id="testing", aws_secret_access_key="testing",
@@ -52,7 +37,7 @@ def _create(cfn, name: str) -> None:
 
 
 def test_a_waiting_operation_lets_other_stacks_run_and_refuses_a_second_one_on_its_stack(
-        server, monkeypatch) -> None:
+        inprocess_cloud, monkeypatch) -> None:
     from formwright.cloud.emulator import resources
 
     entered, go_on = threading.Event(), threading.Event()
@@ -66,8 +51,8 @@ def test_a_waiting_operation_lets_other_stacks_run_and_refuses_a_second_one_on_i
         return create(logical, kind, props, *args, **kwargs)
 
     monkeypatch.setattr(resources, "create", waiting_create)
-    cfn = _cfn(server)
-    slow = threading.Thread(target=_create, args=(_cfn(server), "slow"))
+    cfn = _cfn(inprocess_cloud)
+    slow = threading.Thread(target=_create, args=(_cfn(inprocess_cloud), "slow"))
     slow.start()
     try:
         assert entered.wait(60)
@@ -90,14 +75,15 @@ def test_a_waiting_operation_lets_other_stacks_run_and_refuses_a_second_one_on_i
     assert cfn.describe_stacks(StackName="slow")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
 
 
-def test_a_request_failing_inside_the_emulator_leaves_no_half_made_stack(server, monkeypatch) -> None:
+def test_a_request_failing_inside_the_emulator_leaves_no_half_made_stack(inprocess_cloud,
+                                                                          monkeypatch) -> None:
     from formwright.cloud.emulator import api
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug of the emulator")
 
     monkeypatch.setattr(api.cs_changes, "compute", broken)
-    cfn = _cfn(server)
+    cfn = _cfn(inprocess_cloud)
     with pytest.raises(Exception):  # noqa: B017 - an HTTP 500, whatever botocore makes of its page
         _create(cfn, "broken")
     assert "broken" not in {s["StackName"] for s in cfn.describe_stacks()["Stacks"]}
