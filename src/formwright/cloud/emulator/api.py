@@ -101,8 +101,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []), direct)
     if missing:
         raise insufficient(missing)
-    for error in (checks.cannot_transform(body), checks.unrecognized_types(body),
-                  checks.attribute_errors(body)):
+    for error in (checks.cannot_transform(body), checks.template_errors(body),
+                  checks.unrecognized_types(body), checks.attribute_errors(body)):
         if error:
             raise validation_error(message=error)
     existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
@@ -115,13 +115,14 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
         raise validation_error(message=f"Stack [{stack_name}] already exists and cannot be created again "
                                        f"with the changeSet [{change_set_name}].")
     if existing is not None and change_set_type == "UPDATE" and (existing.status in (
-            "ROLLBACK_COMPLETE", "REVIEW_IN_PROGRESS", "DELETE_FAILED") or in_progress(existing)):
+            "ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "REVIEW_IN_PROGRESS", "DELETE_FAILED")
+            or in_progress(existing)):
         raise cannot_update(existing)
     try:
         values, echoed = resolve_parameters(body, dict(parameters or {}), _ssm(backend))
         pseudo = pseudo_parameters(existing) if existing is not None else {
             "AWS::StackName": stack_name, "AWS::Region": backend.region_name,
-            "AWS::AccountId": backend.account_id, "AWS::StackId": f"pending:{stack_name}",
+            "AWS::AccountId": backend.account_id, "AWS::StackId": _stack_arn(backend, stack_name),
             "AWS::URLSuffix": "amazonaws.com", "AWS::Partition": "aws", "AWS::NotificationARNs": []}
         new = cs_changes.desired(body, values, echoed, pseudo, _exports(backend))
         old = current_desired(backend, existing) if existing is not None and change_set_type == "UPDATE" \
@@ -132,6 +133,9 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
                                        description, change_set_type, notification_arns, tags, role_arn)
     change_set = backend.change_sets[change_set_id]
     stack = change_set.stack
+    if existing is None:  # resolved again with the id the new stack was given (its AWS::StackId)
+        new = cs_changes.desired(body, values, echoed, pseudo_parameters(stack), _exports(backend))
+    change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
@@ -189,6 +193,15 @@ def no_half_made(backend: Any) -> Iterator[None]:
         raise
 
 
+def _stack_arn(backend: Any, stack_name: str) -> str:
+    """A stack id in CloudFormation's form (arn:aws:cloudformation:REGION:ACCOUNT:stack/NAME/UUID), so a
+    template splitting AWS::StackId checks before the stack exists."""
+    import uuid
+
+    region, account = backend.region_name, backend.account_id
+    return f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/{uuid.uuid4()}"
+
+
 def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str]) -> str | None:
     reason = checks.property_errors(new.resources) or checks.cannot_run(new.resources, res.implemented(),
                                                                          stub)
@@ -240,7 +253,13 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack = backend.stacks[change_set.stack_id]
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
-    Execution(backend, change_set).run()
+    granted = getattr(request, "capabilities", None)
+    # nested stacks are made with the capabilities their parent's change set was given, as on AWS
+    request.capabilities = getattr(change_set, "fw_capabilities", granted)
+    try:
+        Execution(backend, change_set).run()
+    finally:
+        request.capabilities = granted
     if change_set.change_set_type == "UPDATE":
         stack.last_updated_time = utcnow()
     for other in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id

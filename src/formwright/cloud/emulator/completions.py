@@ -187,3 +187,33 @@ def delete_own(obj: Any, kind: str, account: str, region: str) -> bool:
     OWN_DELETE[kind](obj, ec2_backend(account, region))
     return True
 
+
+def block_device_iops(props: dict[str, Any]) -> dict[str, Any]:
+    """The Iops an AWS::EC2::Instance's BlockDeviceMappings give, by device name."""
+    mappings = [m for m in props.get("BlockDeviceMappings") or [] if isinstance(m, dict)]
+    return {m.get("DeviceName"): (m.get("Ebs") or {}).get("Iops") for m in mappings
+            if (m.get("Ebs") or {}).get("Iops") is not None}
+
+
+def patch_block_device_iops() -> None:
+    """moto's instance model makes each BlockDeviceMappings volume without its Iops, so an `io1`/`io2`
+    volume is refused for lacking them: they are handed over here (idempotent)."""
+    from moto.ec2.models.instances import Instance
+
+    from formwright.cloud.emulator.context import request
+
+    if getattr(Instance, "_formwright_iops", False):
+        return
+    Instance._formwright_iops = True  # type: ignore[attr-defined]  # our marker on moto's class
+
+    def add_block_device(self: Any, size: int, device_path: str, snapshot_id: str | None, encrypted: bool,
+                         delete_on_termination: bool, kms_key_id: str | None,
+                         volume_type: str | None) -> None:
+        iops = (getattr(request, "block_iops", None) or {}).get(device_path)
+        volume = self.ec2_backend.create_volume(
+            size=size, zone_name=self._placement.zone, snapshot_id=snapshot_id, encrypted=encrypted,
+            kms_key_id=kms_key_id, volume_type=volume_type, iops=iops)
+        self.ec2_backend.attach_volume(volume.id, self.id, device_path, delete_on_termination)
+
+    Instance.add_block_device = add_block_device  # type: ignore[method-assign]  # moto has no hook for this
+

@@ -21,7 +21,7 @@ from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.policy import denial
-from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, imported_exports, references
+from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, dependencies, imported_exports
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -38,6 +38,9 @@ class Record:
     props: dict[str, dict[str, Any]] = field(default_factory=dict)  # live properties per logical id
     outputs: list[dict[str, Any]] = field(default_factory=list)
     stub: set[str] = field(default_factory=set)
+    # resources a delete failed to remove (logical id -> Type): still the stack's, so a later DeleteStack
+    # tries them again rather than ending DELETE_COMPLETE with them left behind
+    left: dict[str, str] = field(default_factory=dict)
 
 
 def record(stack: Any) -> Record:
@@ -63,12 +66,9 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
 
 def order(resources: dict[str, dict[str, Any]]) -> list[str]:
     """Logical ids in dependency order (DependsOn, Ref, Fn::GetAtt, Fn::Sub)."""
-    graph: dict[str, set[str]] = {}
-    for logical, entry in resources.items():
-        depends = entry.get("DependsOn") or []
-        depends = [depends] if isinstance(depends, str) else depends
-        graph[logical] = (set(depends) | references(entry.get("Properties"))) & set(resources)
-        graph[logical].discard(logical)
+    graph = dependencies(resources)
+    for logical, needs in graph.items():
+        needs.discard(logical)
     return list(graph and graphlib.TopologicalSorter(graph).static_order())
 
 
@@ -89,6 +89,7 @@ class Execution:
         self.done: list[tuple[str, str, Any]] = []  # (action, logical, old object) for rollback
         self.cleanup: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = []
         self.unverified: set[str] = set()  # types said "not verified" in this operation's events
+        self.failed_deletes: dict[str, tuple[Any, dict[str, Any]]] = {}  # logical -> (object, properties)
 
     # ---- helpers -----------------------------------------------------------------------------
     def _resolver(self) -> Resolver:
@@ -369,6 +370,10 @@ class Execution:
                 event(self.stack, logical, physical, kind, "DELETE_COMPLETE")
             except res.ResourceFailure as failure:
                 event(self.stack, logical, physical, kind, "DELETE_FAILED", failure.reason)
+                self.record.left[logical] = kind
+                self.failed_deletes[logical] = (obj, props)
+                return
+        self.record.left.pop(logical, None)
         if not keep_record or self.rmap._parsed_resources.get(logical) is obj:
             self.rmap._parsed_resources.pop(logical, None)
             self.record.props.pop(logical, None)
@@ -404,7 +409,12 @@ class Execution:
          self.record.desired, self.record.outputs, stack.tags) = self.before
         self.rmap._parsed_resources = dict(self.parsed_before)
         self.record.props = self.props_before
-        if self.creating:
+        for logical, (obj, props) in self.failed_deletes.items():  # still there: still the stack's
+            self.rmap._parsed_resources[logical] = obj
+            self.record.props[logical] = props
+        if self.failed_deletes:  # "ROLLBACK_FAILED" / "UPDATE_ROLLBACK_FAILED" (Stack status codes)
+            stack.status = "ROLLBACK_FAILED" if self.creating else "UPDATE_ROLLBACK_FAILED"
+        elif self.creating:
             stack.status = "ROLLBACK_COMPLETE"
         else:
             stack.status = "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"
@@ -461,8 +471,9 @@ def delete_stack(backend: Any, stack: Any) -> bool:
     desired = rec.desired
     entries = desired.resources if desired else {
         k: v for k, v in (stack.template_dict.get("Resources") or {}).items() if isinstance(v, dict)}
+    entries = {**{k: {"Type": kind} for k, kind in rec.left.items()}, **entries}
     run = Execution.__new__(Execution)
-    run.stack, run.rmap, run.record = stack, stack.resource_map, rec
+    run.stack, run.rmap, run.record, run.failed_deletes = stack, stack.resource_map, rec, {}
     run.account, run.region = stack.account_id, stack.region_name
     stack.status = "DELETE_IN_PROGRESS"
     event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")

@@ -13,6 +13,7 @@ from typing import Any
 
 from formwright.cloud.emulator import completions, schemas
 from formwright.cloud.emulator import tags as resource_tags
+from formwright.cloud.emulator.context import request
 
 
 class ResourceFailure(Exception):
@@ -179,6 +180,8 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 # generated names a service restricts, which moto's `<stack>-<logical>-<suffix>` can break: at most this many
 # letters, digits and single hyphens, starting with a letter (RDS: CreateDBInstance's DBInstanceIdentifier)
 FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
+# properties CloudFormation takes in any case and moto's service only in lower case (RDS: `Engine: MySQL`)
+LOWER_CASE = {"AWS::RDS::DBInstance": "Engine", "AWS::RDS::DBCluster": "Engine"}
 
 
 # properties moto's update of a type is known to ignore and that no drift reader would catch after it
@@ -226,12 +229,19 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
     for name, limit in FITTED_NAMES.get(kind, {}).items():
         props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
+    if isinstance(props.get(LOWER_CASE.get(kind, "")), str):
+        props[LOWER_CASE[kind]] = props[LOWER_CASE[kind]].lower()
     try:
         if kind in completions.OWN_CREATE:
             obj = completions.OWN_CREATE[kind](logical, props, account, region)
         else:
-            obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
-                                            account_id=account, region_name=region)
+            instance = kind == "AWS::EC2::Instance"
+            request.block_iops = completions.block_device_iops(props) if instance else None
+            try:
+                obj = parse_and_create_resource(logical, {"Type": kind, "Properties": props}, resource_map,
+                                                account_id=account, region_name=region)
+            finally:
+                request.block_iops = None
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
