@@ -21,7 +21,6 @@ from formwright.cloud.emulator.resolve import TemplateError
 STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
 NO_CHANGES = ("The submitted information didn't contain changes. Submit different information to create a "
               "change set.")
-__all__ = ["request"]  # moto_server reads it here too
 
 
 def _errors() -> Any:
