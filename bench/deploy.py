@@ -133,7 +133,8 @@ def timed(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tupl
     proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"{' '.join(argv[:4])} failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
+                         f"{proc.stdout[:3000]}")
     return wall, proc.stdout
 
 
