@@ -61,7 +61,8 @@ class Client(threading.Thread):
         self.live: dict[str, str | None] = dict.fromkeys(names)
 
     def call(self, method: Any, **kwargs: Any) -> Any:
-        from botocore.exceptions import ClientError, ResponseParserError
+        from botocore.exceptions import ClientError
+        from botocore.parsers import ResponseParserError
 
         with self.lock:
             self.outcome.calls += 1

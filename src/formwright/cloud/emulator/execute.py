@@ -411,6 +411,8 @@ class Execution:
         self.record.props = self.props_before
         for logical, (obj, props) in self.failed_deletes.items():  # still there: still the stack's
             self.rmap._parsed_resources[logical] = obj
+            kept = {"Type": kind_of.get(logical, "")}
+            self.rmap._resource_json_map = {**self.rmap._resource_json_map, logical: kept}
             self.record.props[logical] = props
         if self.failed_deletes:  # "ROLLBACK_FAILED" / "UPDATE_ROLLBACK_FAILED" (Stack status codes)
             stack.status = "ROLLBACK_FAILED" if self.creating else "UPDATE_ROLLBACK_FAILED"
