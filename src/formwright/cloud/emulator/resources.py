@@ -155,9 +155,15 @@ def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account
 
 
 def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
-    """moto makes a group without its template's egress rules: they are set here."""
+    """moto makes a group without its template's egress rules, and its ingress rules without their
+    Description: they are set here (found by the read-back after create)."""
     if props.get("SecurityGroupEgress"):
         _sync_rules(obj, {"SecurityGroupEgress": props["SecurityGroupEgress"]}, {}, account, region)
+    ingress = props.get("SecurityGroupIngress") or []
+    described = [r for r in ingress if isinstance(r, dict) and "Description" in r]
+    if described:
+        made = [{k: v for k, v in r.items() if k != "Description"} for r in described]
+        _sync_rules(obj, {"SecurityGroupIngress": described}, {"SecurityGroupIngress": made}, account, region)
 
 
 # what moto's create leaves out, applied right after it
