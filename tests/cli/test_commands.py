@@ -151,6 +151,7 @@ RECIPES: dict[str, Recipe] = {
     "local-cloud start": Recipe(lambda ws, d: ["local-cloud", "start"], env=own_home),
     "local-cloud status": Recipe(started(["local-cloud", "status"]), env=own_home),
     "local-cloud stop": Recipe(started(["local-cloud", "stop"]), env=own_home),
+    "local-cloud reset": Recipe(started(["local-cloud", "reset"]), env=own_home),
     "completion": Recipe(lambda ws, d: ["completion", "bash"], bad=lambda ws: ["completion", "tcsh"],
                          json=False),
 }

@@ -76,3 +76,21 @@ def changes(desc: dict) -> dict[str, dict]:
 def cfn(cloud) -> Cfn:
     """A clean local cloud and a CloudFormation client on it."""
     return Cfn(cloud)
+
+
+@pytest.fixture(scope="session")
+def inprocess_cloud():
+    """moto's threaded server run in this process with the local cloud's corrections and HTTP layer
+    (`cloud/serving.py`): a test can patch the emulator to hold or break an operation at a known point.
+    The session's `local_cloud` is a child process and stays as it is."""
+    from moto.server import ThreadedMotoServer
+
+    from formwright.cloud import local, moto_server, serving
+
+    moto_server.patch_moto()
+    serving.install(serving.Snapshots(None, 0))
+    port = local.free_port()
+    running = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    running.start()
+    yield f"http://127.0.0.1:{port}"
+    running.stop()

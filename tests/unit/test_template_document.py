@@ -43,6 +43,13 @@ TAG_CASES = {
     "!Not [!Condition A]": {"Fn::Not": [{"Condition": "A"}]},
     "!Condition IsProd": {"Condition": "IsProd"},
     "!Transform {Name: M, Parameters: {x: 1}}": {"Fn::Transform": {"Name": "M", "Parameters": {"x": 1}}},
+    # the functions of Rules ("Rule functions", AWS CloudFormation User Guide), used in public templates
+    "!ValueOf [Subnet, VpcId]": {"Fn::ValueOf": ["Subnet", "VpcId"]},
+    "!ValueOfAll [AWS::EC2::Subnet::Id, VpcId]": {"Fn::ValueOfAll": ["AWS::EC2::Subnet::Id", "VpcId"]},
+    "!RefAll AWS::EC2::VPC::Id": {"Fn::RefAll": "AWS::EC2::VPC::Id"},
+    "!Contains [[a, b], !Ref Env]": {"Fn::Contains": [["a", "b"], {"Ref": "Env"}]},
+    "!EachMemberEquals [!Ref Subnets, x]": {"Fn::EachMemberEquals": [{"Ref": "Subnets"}, "x"]},
+    "!EachMemberIn [!Ref Subnets, [x]]": {"Fn::EachMemberIn": [{"Ref": "Subnets"}, ["x"]]},
 }
 
 

@@ -1,4 +1,4 @@
-"""`formwright local-cloud start|stop|status`: the embedded AWS emulator on 127.0.0.1."""
+"""`formwright local-cloud start|stop|status|reset`: the embedded AWS emulator on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -6,21 +6,6 @@ import typer
 
 from formwright.cli.common import Output, OutputOption, console, emit_json, error_entry, error_envelope
 from formwright.cloud import local
-
-
-def _stacks_in() -> tuple[str, list[str]]:
-    """The default region and the names of the stacks the local cloud holds there (read before a stop, so
-    that it can say what goes; nothing when it cannot be read)."""
-    from formwright.cloud.session import default_region, resolve_target
-
-    region = default_region()
-    try:
-        cfn = resolve_target("local", region).client("cloudformation", max_attempts=1)
-        pages = cfn.get_paginator("describe_stacks").paginate()
-        return region, sorted(s["StackName"] for page in pages for s in page["Stacks"]
-                              if s.get("StackStatus") != "DELETE_COMPLETE")
-    except Exception:  # noqa: BLE001 - a stop never fails for want of a listing
-        return region, []
 
 
 def register(app: typer.Typer) -> None:
@@ -31,13 +16,19 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def start(port: int = typer.Option(0, help="Port to listen on (default: a free one)."),
+              reset: bool = typer.Option(False, "--reset",
+                                         help="Start empty: drop the state the last stop kept."),
+              snapshot_interval: float = typer.Option(
+                  local.SNAPSHOT_INTERVAL, min=0,
+                  help="Seconds between snapshots of the state while it runs (0: only at stop)."),
               output: Output = OutputOption) -> None:
-        """Start the local cloud in the background (or reuse the running one)."""
-        record, started = local.start(port or None)
+        """Start the local cloud in the background (or reuse the running one), with the stacks,
+        resources and data its last stop kept."""
+        record, started = local.start(port or None, reset=reset, snapshot_interval=snapshot_interval)
         if output is Output.json:
             emit_json(
                 {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
-                 "started": started}
+                 "started": started, "snapshot": str(local.snapshot_file())}
             )
             return
         verb = "started" if started else "already running"
@@ -48,24 +39,30 @@ def register(app: typer.Typer) -> None:
 
     @group.command()
     def stop(output: Output = OutputOption) -> None:
-        """Stop the local cloud; everything in it is forgotten (it says which stacks go with it)."""
-        alive = local.running()
-        region, dropped = _stacks_in() if alive else (None, [])
-        record = local.stop()
+        """Stop the local cloud; its state is kept for the next start (`start --reset` drops it)."""
+        record, kept = local.stop()
         if output is Output.json:
             emit_json({"ok": True, "stopped": record is not None,
-                       "endpoint": record.endpoint if record else None,
-                       "dropped": {"region": region, "stacks": dropped} if alive else None})
+                       "endpoint": record.endpoint if record else None, "stacks_kept": kept,
+                       "snapshot": str(local.snapshot_file()) if kept is not None else None})
             return
         if record is None:
             console.print("no local cloud was running")
-            return
-        if dropped:
-            shown = ", ".join(dropped[:10]) + (f", … {len(dropped) - 10} more" if len(dropped) > 10 else "")
-            gone = f"dropped with it: {len(dropped)} stack(s) in {region} ({shown}) and all else it held"
+        elif kept is None:
+            console.print(f"local cloud at {record.endpoint} stopped; its state could not be saved "
+                          "(it did not answer): the next start has the last periodic snapshot, if any")
         else:
-            gone = f"it held no stacks in {region}; anything else in it is dropped"
-        console.print(f"local cloud at {record.endpoint} stopped; {gone}", highlight=False)
+            console.print(f"local cloud at {record.endpoint} stopped; {kept} stack(s) kept in "
+                          f"{local.snapshot_file()} (the next start has them; `start --reset` starts empty)")
+
+    @group.command()
+    def reset(output: Output = OutputOption) -> None:
+        """Empty the running local cloud: every stack, resource and piece of data is forgotten."""
+        record = local.reset()
+        if output is Output.json:
+            emit_json({"ok": True, "endpoint": record.endpoint})
+            return
+        console.print(f"local cloud at {record.endpoint} emptied")
 
     @group.command()
     def status(output: Output = OutputOption) -> None:

@@ -1,7 +1,8 @@
 """The embedded local cloud: moto's server on 127.0.0.1, started in the background.
 
 Its endpoint, process id and log file are recorded in a state file under the formwright home
-(`$FORMWRIGHT_HOME`, default `~/.formwright`), so every later command finds it.
+(`$FORMWRIGHT_HOME`, default `~/.formwright`), so every later command finds it. What it holds is kept
+across a stop and a start in a snapshot beside it (`formwright.cloud.persistence`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ def state_file() -> Path:
     return formwright_home() / "local-cloud.json"
 
 
+def snapshot_file() -> Path:
+    """Where the local cloud's state is kept between a stop and a start."""
+    return formwright_home() / "local-cloud.snapshot"
+
+
+# how often a running local cloud writes its snapshot when something changed (besides at stop)
+SNAPSHOT_INTERVAL = 60.0
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -98,19 +108,27 @@ def running() -> LocalCloud | None:
     return None
 
 
-def start(port: int | None = None, wait: float = 30.0) -> tuple[LocalCloud, bool]:
-    """Start the local cloud unless one runs; return it and whether it was started now."""
+def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
+          snapshot_interval: float = SNAPSHOT_INTERVAL) -> tuple[LocalCloud, bool]:
+    """Start the local cloud unless one runs, with the state its last stop kept (none with `reset`);
+    return it and whether it was started now."""
     current = running()
     if current is not None:
         return current, False
     home = formwright_home()
     home.mkdir(parents=True, exist_ok=True)
+    snapshot = snapshot_file()
+    if reset:
+        snapshot.unlink(missing_ok=True)
+    elif snapshot.exists():
+        _check_snapshot(snapshot)
     port = port or free_port()
     endpoint = f"http://{HOST}:{port}"
     log_path = home / "local-cloud.log"
     with open(log_path, "ab") as log:
         process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
-            [sys.executable, "-m", "formwright.cloud.moto_server", "-H", HOST, "-p", str(port)],
+            [sys.executable, "-m", "formwright.cloud.moto_server", "-H", HOST, "-p", str(port),
+             "--state", str(snapshot), "--snapshot-interval", str(snapshot_interval)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -120,9 +138,10 @@ def start(port: int | None = None, wait: float = 30.0) -> tuple[LocalCloud, bool
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise FormwrightError(
-                f"the local cloud exited with code {process.returncode} while starting",
+                f"the local cloud exited with code {process.returncode} while starting: "
+                f"{_last_line(log_path)}",
                 file=str(log_path),
-                hint="see its log file",
+                hint="see its log file; `formwright local-cloud start --reset` starts empty",
             )
         if healthy(endpoint, timeout=0.5):
             record = LocalCloud(endpoint, process.pid, port, str(log_path), time.time())
@@ -133,12 +152,54 @@ def start(port: int | None = None, wait: float = 30.0) -> tuple[LocalCloud, bool
     raise FormwrightError(f"the local cloud did not answer within {wait:.0f} s", file=str(log_path))
 
 
-def stop(wait: float = 10.0) -> LocalCloud | None:
-    """Stop the recorded local cloud; return what was stopped, or None if nothing ran."""
+def _check_snapshot(snapshot: Path) -> None:
+    """Refuse to start on a snapshot written by other versions, saying why (nothing is loaded)."""
+    from formwright.cloud import persistence
+
+    try:
+        reason = persistence.refusal(persistence.header(snapshot))
+    except persistence.SnapshotRefused as refused:
+        reason = str(refused)
+    if reason:
+        raise InputError(f"the local cloud's snapshot {snapshot} is refused: {reason}",
+                         hint="`formwright local-cloud start --reset` starts empty (and drops it)")
+
+
+def _last_line(log_path: Path) -> str:
+    lines = log_path.read_text(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "(empty log)"
+
+
+def snapshot_now(record: LocalCloud) -> dict | None:
+    """Have the running local cloud write its snapshot; what it answered (`stacks`: how many it keeps),
+    None when it did not answer."""
+    request = urllib.request.Request(f"{record.endpoint}/formwright-api/snapshot", method="POST", data=b"")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            return dict(json.loads(reply.read()))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def reset() -> LocalCloud:
+    """Empty the running local cloud (moto's reset) and its snapshot."""
+    record = require()
+    request = urllib.request.Request(f"{record.endpoint}/moto-api/reset", method="POST", data=b"")
+    urllib.request.urlopen(request, timeout=60).read()
+    snapshot_now(record)
+    return record
+
+
+def stop(wait: float = 30.0) -> tuple[LocalCloud | None, int | None]:
+    """Stop the recorded local cloud, its state kept in the snapshot; return what was stopped (None if
+    nothing ran) and how many stacks the snapshot keeps (None when it could not be written)."""
     record = read_record()
     if record is None:
-        return None
+        return None, None
+    kept = None
     if pid_alive(record.pid) and _is_ours(record.pid):  # after a reboot the pid may be someone else's
+        answer = snapshot_now(record) if healthy(record.endpoint) else None
+        kept = answer.get("stacks") if answer else None
         try:
             os.killpg(record.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
@@ -152,7 +213,7 @@ def stop(wait: float = 10.0) -> LocalCloud | None:
         if pid_alive(record.pid):
             os.kill(record.pid, signal.SIGKILL)
     state_file().unlink(missing_ok=True)
-    return record
+    return record, kept
 
 
 def stub_tags(target: object, types: list[str]) -> list[dict[str, str]]:

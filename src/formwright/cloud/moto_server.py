@@ -29,22 +29,6 @@ import sys
 from typing import Any
 
 
-def imported_exports(template: Any) -> set[str]:
-    """Literal names used by Fn::ImportValue anywhere in a parsed template."""
-    names: set[str] = set()
-    todo = [template]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            value = node.get("Fn::ImportValue")
-            if isinstance(value, str):
-                names.add(value)
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return names
-
-
 def patch_moto() -> None:
     """Apply the corrections to moto's CloudFormation backend and responses (idempotent)."""
     from moto.cloudformation import models, responses
@@ -76,9 +60,10 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    from formwright.cloud.emulator import api
+    from formwright.cloud.emulator import api, completions, context
     from formwright.cloud.emulator.execute import importers
 
+    completions.patch_block_device_iops()
     original_create = models.CloudFormationBackend.create_change_set
 
     def reuse_review(self: Any, stack_name: str, change_set_name: str, template: str,
@@ -149,7 +134,7 @@ def patch_moto() -> None:
                tags: dict[str, str] | None = None) -> None:
         backend = models.cloudformation_backends[self.account_id][self.region_name]
         if tags is None:  # moto reads `Tags=` (an empty list: clear them) as no Tags (keep them)
-            tags = {} if getattr(api.request, "tags_given", False) else self.tags
+            tags = {} if getattr(context.request, "tags_given", False) else self.tags
         api.direct(backend, self.name, template, parameters or {}, tags, "UPDATE")
         self.role_arn = role_arn
 
@@ -325,19 +310,20 @@ def _patch_resource_status(responses: Any) -> None:
 def _with_request(handler: Any, change_set: bool) -> Any:
     """A response handler that hands the request's Capabilities, whether it gave Tags, and its
     ClientRequestToken (which the operation's stack events carry, as CloudFormation's do) to the emulator:
-    moto's backend signatures carry none of them."""
-    from formwright.cloud.emulator import api
+    moto's backend signatures carry none of them. A request failing inside the emulator leaves no
+    half-made stack (`api.no_half_made`)."""
+    from formwright.cloud.emulator import api, context
 
     def handle(self: Any) -> Any:
-        api.request.capabilities = self._get_param("Capabilities") or []
-        api.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
-        api.request.token = self._get_param("ClientRequestToken")
-        api.request.change_set = change_set
-        api.request.deployment_mode = self._get_param("DeploymentMode") if change_set else None
-        api.request.import_existing = change_set and self._get_bool_param("ImportExistingResources", False)
-        api.request.resources_to_import = _resources_to_import(self) if change_set else None
+        context.request.capabilities = self._get_param("Capabilities") or []
+        context.request.tags_given = any(k == "Tags" or k.startswith("Tags.") for k in self.querystring)
+        context.request.token = self._get_param("ClientRequestToken")
+        context.request.change_set = change_set
+        context.request.deployment_mode = self._get_param("DeploymentMode") if change_set else None
+        context.request.import_existing = change_set and self._get_bool_param("ImportExistingResources", False)
+        context.request.resources_to_import = _resources_to_import(self) if change_set else None
         nested = str(self._get_param("IncludeNestedStacks")).lower() == "true"
-        api.request.include_nested = change_set and nested
+        context.request.include_nested = change_set and nested
         if change_set:  # CloudFormation answers a change set without changes with a FAILED one, not an error
             self._validate_different_update = lambda *args: None
             if self._get_param("ChangeSetType") is None:
@@ -348,11 +334,13 @@ def _with_request(handler: Any, change_set: bool) -> Any:
                 else:
                     self.querystring["ChangeSetType"] = ["UPDATE"]
         try:
-            return handler(self)
+            with api.no_half_made(self.cloudformation_backend):
+                return handler(self)
         finally:
-            api.request.capabilities = api.request.tags_given = api.request.token = None
-            api.request.change_set = api.request.include_nested = False
-            api.request.deployment_mode = api.request.import_existing = api.request.resources_to_import = None
+            context.request.capabilities = context.request.tags_given = context.request.token = None
+            context.request.change_set = context.request.include_nested = False
+            context.request.deployment_mode = context.request.import_existing = None
+            context.request.resources_to_import = None
 
     return handle
 
@@ -398,18 +386,25 @@ def _patch_stack_views(models: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Start moto's server with the corrections applied."""
+    """Start moto's server with the corrections applied, functions run without Docker, its state loaded
+    from the snapshot (`--state PATH`, written at stop and every `--snapshot-interval` seconds)."""
     import argparse
+    from pathlib import Path
 
+    from formwright.cloud import persistence, serving
     from formwright.cloud.lambda_runtime.install import install
 
-    argv = argv if argv is not None else sys.argv[1:]
-    where = argparse.ArgumentParser(add_help=False)
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--state", type=Path, default=None)
+    parser.add_argument("--snapshot-interval", type=float, default=0)
+    ours, rest = parser.parse_known_args(argv if argv is not None else sys.argv[1:])
+    where = argparse.ArgumentParser(add_help=False)  # moto's own flags, read (not taken) for the runtime
     where.add_argument("-H", "--host", default="127.0.0.1")
     where.add_argument("-p", "--port", type=int, default=5000)
-    address = where.parse_known_args(argv)[0]
+    address = where.parse_known_args(rest)[0]
     patch_moto()
     patch_public_images()
+    _patch_reset()
     install(f"http://{address.host}:{address.port}")  # functions run here, without Docker
     from formwright.cloud.emulator import schemas
 
@@ -417,9 +412,33 @@ def main(argv: list[str] | None = None) -> None:
     # its health check, rather than by the first change set of a deploy
     schemas.schema("AWS::SQS::Queue")
     schemas.attributes("AWS::SQS::Queue")
+    if ours.state is not None:
+        try:
+            kept = serving.restore(ours.state)
+        except persistence.SnapshotRefused as refused:
+            print(f"formwright: the local cloud's snapshot is refused: {refused}", file=sys.stderr,
+                  flush=True)
+            raise SystemExit(3) from None
+        print(f"formwright: {kept} stack(s) restored from {ours.state}", file=sys.stderr, flush=True)
+    serving.install(serving.Snapshots(ours.state, ours.snapshot_interval))
     from moto import server
 
-    server.main(argv)
+    server.main(rest)
+
+
+def _patch_reset() -> None:
+    """moto's reset (`/moto-api/reset`) empties the emulator's own registries too."""
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    from formwright.cloud import persistence
+
+    original = MotoAPIBackend.reset
+
+    def reset(self: Any) -> None:
+        original(self)
+        persistence.reset_registries()
+
+    MotoAPIBackend.reset = reset  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
 
 if __name__ == "__main__":

@@ -24,6 +24,13 @@ SHORT_FORM_TAGS: dict[str, str] = {
     "Not": "Fn::Not",
     "Condition": "Condition",
     "Transform": "Fn::Transform",
+    # the functions of a template's Rules ("Rule functions", AWS CloudFormation User Guide)
+    "ValueOf": "Fn::ValueOf",
+    "ValueOfAll": "Fn::ValueOfAll",
+    "RefAll": "Fn::RefAll",
+    "Contains": "Fn::Contains",
+    "EachMemberEquals": "Fn::EachMemberEquals",
+    "EachMemberIn": "Fn::EachMemberIn",
 }
 LONG_FORM_TAGS: dict[str, str] = {v: k for k, v in SHORT_FORM_TAGS.items()}
 # rain's directives (`!Rain::Embed path`), read as one-key mappings and processed by formwright.packaging

@@ -6,12 +6,14 @@ Installed into moto's backend by `formwright.cloud.moto_server.patch_moto`.
 from __future__ import annotations
 
 import json
-import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
 from formwright.cloud.emulator import checks, import_changes, nested, revert_drift
 from formwright.cloud.emulator import resources as res
+from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
 from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
 from formwright.cloud.emulator.resolve import TemplateError
@@ -19,7 +21,6 @@ from formwright.cloud.emulator.resolve import TemplateError
 STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
 NO_CHANGES = ("The submitted information didn't contain changes. Submit different information to create a "
               "change set.")
-request = threading.local()  # what the HTTP layer knows and moto's backend signature does not (Capabilities)
 
 
 def _errors() -> Any:
@@ -99,8 +100,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []), direct)
     if missing:
         raise insufficient(missing)
-    for error in (checks.cannot_transform(body), checks.unrecognized_types(body),
-                  checks.attribute_errors(body)):
+    for error in (checks.cannot_transform(body), checks.template_errors(body),
+                  checks.unrecognized_types(body), checks.attribute_errors(body)):
         if error:
             raise validation_error(message=error)
     existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
@@ -116,15 +117,15 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
         # AWS's answer, e.g. compose-x/ecs_composex#785
         raise validation_error(message=f"Stack [{stack_name}] already exists and cannot be created again "
                                        f"with the changeSet [{change_set_name}].")
-    if existing is not None and change_set_type == "UPDATE" and existing.status in (
-            "ROLLBACK_COMPLETE", "REVIEW_IN_PROGRESS", "DELETE_FAILED"):
-        raise validation_error(message=f"Stack:{existing.stack_id} is in {existing.status} state and can not "
-                                       "be updated.")
+    if existing is not None and change_set_type == "UPDATE" and (existing.status in (
+            "ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "REVIEW_IN_PROGRESS", "DELETE_FAILED")
+            or in_progress(existing)):
+        raise cannot_update(existing)
     try:
         values, echoed = resolve_parameters(body, dict(parameters or {}), _ssm(backend))
         pseudo = pseudo_parameters(existing) if existing is not None else {
             "AWS::StackName": stack_name, "AWS::Region": backend.region_name,
-            "AWS::AccountId": backend.account_id, "AWS::StackId": f"pending:{stack_name}",
+            "AWS::AccountId": backend.account_id, "AWS::StackId": _stack_arn(backend, stack_name),
             "AWS::URLSuffix": "amazonaws.com", "AWS::Partition": "aws", "AWS::NotificationARNs": []}
         new = cs_changes.desired(body, values, echoed, pseudo, _exports(backend))
         old = current_desired(backend, existing) if existing is not None and change_set_type == "UPDATE" \
@@ -139,6 +140,9 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
                                        description, change_set_type, notification_arns, tags, role_arn)
     change_set = backend.change_sets[change_set_id]
     stack = change_set.stack
+    if existing is None:  # resolved again with the id the new stack was given (its AWS::StackId)
+        new = cs_changes.desired(body, values, echoed, pseudo_parameters(stack), _exports(backend))
+    change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     physical = {k: res.physical_id(v) for k, v in stack.resource_map._parsed_resources.items()
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
@@ -168,6 +172,56 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     if reason is None and getattr(request, "include_nested", False):
         nested.make_nested(backend, change_set, new, NO_CHANGES)
     return change_set_id, stack_id
+
+
+def in_progress(stack: Any) -> bool:
+    """True while an operation runs on the stack (its lock released to wait: `locking.released`)."""
+    return stack.status.endswith("_IN_PROGRESS") and stack.status != "REVIEW_IN_PROGRESS"
+
+
+def cannot_update(stack: Any) -> Exception:
+    """CloudFormation's answer to an update of a stack in a status that allows none (e.g. an
+    operation in progress): "Stack:ARN is in UPDATE_IN_PROGRESS state and can not be updated."."""
+    return _errors()[0](message=f"Stack:{stack.stack_id} is in {stack.status} state and can not be updated.")
+
+
+@contextmanager
+def no_half_made(backend: Any) -> Iterator[None]:
+    """A request that fails inside the emulator (a bug: an HTTP 500) leaves no half-made stack: a stack or
+    change set it added is removed, and a stack it left *_IN_PROGRESS ends in CloudFormation's failed status
+    with an event saying why. An error CloudFormation gives (a service error) changes nothing here."""
+    from moto.core.exceptions import ServiceException
+
+    stacks, change_sets = set(backend.stacks), set(backend.change_sets)
+    try:
+        yield
+    except ServiceException:
+        raise
+    except Exception as err:
+        from formwright.cloud.emulator.execute import event
+
+        for key in set(backend.change_sets) - change_sets:
+            del backend.change_sets[key]
+        for key in set(backend.stacks) - stacks:
+            del backend.stacks[key]
+        failed = {"CREATE_IN_PROGRESS": "CREATE_FAILED", "ROLLBACK_IN_PROGRESS": "ROLLBACK_FAILED",
+                  "DELETE_IN_PROGRESS": "DELETE_FAILED"}
+        for stack in backend.stacks.values():
+            if in_progress(stack):
+                stack.status = failed.get(stack.status, "UPDATE_ROLLBACK_FAILED")
+                event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status,
+                      f"The local cloud failed internally ({type(err).__name__}: {err}); this is a bug of "
+                      "formwright's local cloud")
+        raise
+
+
+def _stack_arn(backend: Any, stack_name: str) -> str:
+    """A stack id in CloudFormation's form (arn:aws:cloudformation:REGION:ACCOUNT:stack/NAME/UUID), so a
+    template splitting AWS::StackId checks before the stack exists."""
+    import uuid
+
+    region, account = backend.region_name, backend.account_id
+    return f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/{uuid.uuid4()}"
 
 
 def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str]) -> str | None:
@@ -215,18 +269,21 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     if change_set is None or not hasattr(change_set, "fw_desired"):
         original(backend, change_set_name, stack_name)
         return
+    if in_progress(change_set.stack):
+        raise cannot_update(change_set.stack)
     if change_set.execution_status != "AVAILABLE":
         raise _errors()[2](f"ChangeSet [{change_set.change_set_id}] cannot be executed in its current "
                            f"status of [{change_set.status}]")
     stack = backend.stacks[change_set.stack_id]
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
-    asked = getattr(request, "capabilities", None)
-    request.capabilities = getattr(change_set, "fw_capabilities", None) or asked
+    granted = getattr(request, "capabilities", None)
+    # nested stacks are made with the capabilities their parent's change set was given, as on AWS
+    request.capabilities = getattr(change_set, "fw_capabilities", granted)
     try:
         Execution(backend, change_set).run()
     finally:
-        request.capabilities = asked
+        request.capabilities = granted
     if getattr(change_set, "fw_revert", False) and stack.status == "UPDATE_COMPLETE":
         from formwright.cloud.emulator.drift import detect
 
@@ -245,6 +302,9 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
         (s for s in backend.stacks.values() if s.name == name_or_stack_id), None)
     if stack is None:
         return  # deleting a stack that does not exist succeeds, as on CloudFormation
+    if in_progress(stack):  # e.g. aws/copilot-cli#1180: "Stack [ARN] cannot be deleted while in status ..."
+        raise validation_error(message=f"Stack [{stack.stack_id}] cannot be deleted while in status "
+                                       f"{stack.status}")
     if stack.enable_termination_protection:
         raise validation_error(message=f"Stack [{stack.name}] cannot be deleted while TerminationProtection "
                                        "is enabled")

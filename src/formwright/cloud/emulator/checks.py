@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator.resolve import dependencies
 
 # "Acknowledging IAM resources in CloudFormation templates" (AWS CloudFormation User Guide)
 IAM_TYPES = {
@@ -34,6 +35,34 @@ def unrecognized_types(template: dict[str, Any]) -> str | None:
                   if isinstance(body, dict) and not schemas.known_type(str(body.get("Type")))})
     if bad:
         return f"Template format error: Unrecognized resource types: [{', '.join(bad)}]"
+    return None
+
+
+def template_errors(template: dict[str, Any]) -> str | None:
+    """CloudFormation's template validation errors at CreateChangeSet (their texts as AWS gives them,
+    quoted in public issues: aws-samples/aws-iot-chat-example#1, cfn-lint#92, serverless#4745,
+    aws/serverless-application-model#1044), or None."""
+    import graphlib
+
+    for body in (template.get("Outputs") or {}).values():
+        if not isinstance(body, dict) or "Value" not in body:
+            return "Template format error: Every Outputs member must contain a Value object"
+    resources = {k: v for k, v in (template.get("Resources") or {}).items() if isinstance(v, dict)}
+    conditions = template.get("Conditions") or {}
+    for body in resources.values():
+        condition = body.get("Condition")
+        if isinstance(condition, str) and condition not in conditions:
+            return f"Template format error: Condition {condition} is not defined."
+    for body in resources.values():
+        depends = body.get("DependsOn") or []
+        missing = [str(d) for d in ([depends] if isinstance(depends, str) else depends) if d not in resources]
+        if missing:
+            return (f"Template format error: Unresolved resource dependencies [{', '.join(missing)}] in the "
+                    "Resources block of the template")
+    try:
+        graphlib.TopologicalSorter(dependencies(resources)).prepare()
+    except graphlib.CycleError as cycle:
+        return f"Circular dependency between resources: [{', '.join(sorted(set(cycle.args[1])))}]"
     return None
 
 
@@ -114,10 +143,12 @@ def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
         allowed = schemas.properties(str(entry.get("Type")))
         if allowed is None:
             continue
-        # patternProperties admit names the schema does not list (a custom resource's are its provider's)
-        patterns = (schemas.schema(str(entry.get("Type"))) or {}).get("patternProperties") or {}
-        extra = sorted(n for n in set(entry.get("Properties") or {}) - allowed
-                       if not any(re.search(p, n) for p in patterns))
+        kind = str(entry.get("Type"))
+        # a custom resource takes any properties besides ServiceToken (AWS::CloudFormation::CustomResource);
+        # patternProperties admit names a schema does not list
+        patterns = (schemas.schema(kind) or {}).get("patternProperties") or {}
+        extra = [] if kind.startswith("Custom::") or kind == CUSTOM else sorted(
+            n for n in set(entry.get("Properties") or {}) - allowed if not any(re.search(p, n) for p in patterns))
         if extra:
             return (f"Properties validation failed for resource {logical} with message: "
                     f"#: extraneous key [{extra[0]}] is not permitted")

@@ -194,7 +194,8 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
 def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
               region: str) -> list[str]:
     """Which of the properties `names` the live resource does not hold as `props` sets them, read as
-    drift detection reads it (none when the type has no reader): an update moto took and ignored."""
+    drift detection reads it (none when the type has no reader): a create or an update moto took and
+    ignored. A property the reader reads as None (absent from the service) counts when `props` sets it."""
     reader = READERS.get(kind)
     actual = reader(obj, account, region) if reader is not None else None
     if actual is None:
@@ -206,9 +207,13 @@ def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], accou
     wanted = _checkable(kind, obj, {n: props[n] for n in names if n in props})
     # only what the template sets and the resource lacks: an item others add (an ingress rule of an
     # AWS::EC2::SecurityGroupIngress, a policy attached from elsewhere) is not a failed update
-    return sorted(n for n in wanted if actual.get(n) is not None
-                  and any(d["DifferenceType"] != "ADD" for d in differences(seen(wanted[n], n),
-                                                                              seen(actual[n], n))))
+    def missed(name: str) -> bool:
+        if actual.get(name) is None:
+            return name in actual and wanted[name] not in (None, "", [], {})
+        return any(d["DifferenceType"] != "ADD" for d in differences(seen(wanted[name], name),
+                                                                     seen(actual[name], name)))
+
+    return sorted(n for n in wanted if missed(n))
 
 
 def detect(backend: Any, stack: Any) -> dict[str, Any]:

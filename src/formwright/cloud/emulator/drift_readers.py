@@ -64,14 +64,15 @@ def _table(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     return found
 
 
-def _ec2(account: str, region: str) -> Any:
+def ec2_backend(account: str, region: str) -> Any:
+    """moto's EC2 backend of an account and region."""
     from moto.ec2.models import ec2_backends
 
     return ec2_backends[account][region]
 
 
 def _vpc(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    vpc = _ec2(account, region).vpcs.get(obj.id)
+    vpc = ec2_backend(account, region).vpcs.get(obj.id)
     if vpc is None:
         return None
     return {"CidrBlock": vpc.cidr_block, "InstanceTenancy": vpc.instance_tenancy,
@@ -79,7 +80,7 @@ def _vpc(obj: Any, account: str, region: str) -> dict[str, Any] | None:
 
 
 def _subnet(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    subnet = next((s for zone in _ec2(account, region).subnets.values() for s in zone.values()
+    subnet = next((s for zone in ec2_backend(account, region).subnets.values() for s in zone.values()
                    if s.id == obj.id), None)
     if subnet is None:
         return None
@@ -104,7 +105,7 @@ def _rule(rule: Any) -> list[dict[str, Any]]:
 
 
 def _security_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    group = _ec2(account, region).get_security_group_from_id(obj.id)
+    group = ec2_backend(account, region).get_security_group_from_id(obj.id)
     if group is None:
         return None
     return {"GroupDescription": group.description, "GroupName": group.name, "VpcId": group.vpc_id,
@@ -118,9 +119,46 @@ def _bucket(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     bucket = s3_backends[account][get_partition(region)].buckets.get(obj.name)
     if bucket is None:
         return None
-    found: dict[str, Any] = {"BucketName": bucket.name}
+    found: dict[str, Any] = {"BucketName": bucket.name, "VersioningConfiguration": None,
+                             "PublicAccessBlockConfiguration": None, "NotificationConfiguration": None,
+                             "ReplicationConfiguration": None}
     if bucket.versioning_status:
         found["VersioningConfiguration"] = {"Status": bucket.versioning_status}
+    block = bucket.public_access_block
+    if block is not None:
+        found["PublicAccessBlockConfiguration"] = {
+            "BlockPublicAcls": block.block_public_acls, "IgnorePublicAcls": block.ignore_public_acls,
+            "BlockPublicPolicy": block.block_public_policy,
+            "RestrictPublicBuckets": block.restrict_public_buckets}
+    notifications = bucket.notification_configuration
+    if notifications is not None:
+        found["NotificationConfiguration"] = _notifications(notifications)
+    replication = getattr(bucket, "replication", None)
+    if replication:
+        found["ReplicationConfiguration"] = {"Role": replication.get("Role"), "Rules": [
+            {**{k: v for k, v in rule.items() if k != "ID"}, "Id": rule.get("ID")}
+            for rule in replication.get("Rule") or []]}
+    return found
+
+
+def _notifications(config: Any) -> dict[str, Any]:
+    """moto's notification configuration in AWS::S3::Bucket's property names."""
+    def entries(items: Any, target: str) -> list[dict[str, Any]]:
+        found = []
+        for item in items:
+            for event in item.events:
+                entry: dict[str, Any] = {target: item.arn, "Event": event}
+                rules = (item.filters or {}).get("S3Key", {}).get("FilterRule")
+                if rules:
+                    entry["Filter"] = {"S3Key": {"Rules": rules}}
+                found.append(entry)
+        return found
+
+    found: dict[str, Any] = {"TopicConfigurations": entries(config.topic, "Topic"),
+                             "QueueConfigurations": entries(config.queue, "Queue"),
+                             "LambdaConfigurations": entries(config.cloud_function, "Function")}
+    if config.event_bridge is not None:
+        found["EventBridgeConfiguration"] = {"EventBridgeEnabled": True}
     return found
 
 
@@ -172,6 +210,55 @@ def _log_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     return {"LogGroupName": group.name, "RetentionInDays": group.retention_in_days}
 
 
+def _route_table(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    table = ec2_backend(account, region).route_tables.get(obj.id)
+    return None if table is None else {"VpcId": table.vpc_id}
+
+
+def _association(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    table = ec2_backend(account, region).route_tables.get(obj.route_table_id)
+    subnet = table._associations.get(obj.id) if table is not None else None
+    return None if subnet is None else {"RouteTableId": table.id, "SubnetId": subnet}
+
+
+def _route(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    table = ec2_backend(account, region).route_tables.get(obj.route_table.id)
+    route = next((r for r in table.routes if r.id == obj.id), None) if table is not None else None
+    if route is None:
+        return None
+    return {"RouteTableId": table.id, "DestinationCidrBlock": route.destination_cidr_block}
+
+
+def _gateway(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    return {} if obj.id in ec2_backend(account, region).internet_gateways else None
+
+
+def _attachment(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    backend = ec2_backend(account, region)
+    internet = backend.internet_gateways.get(obj.gateway_id)
+    vpn = backend.vpn_gateways.get(obj.gateway_id)
+    attached = (internet is not None and internet.vpc is not None and internet.vpc.id == obj.vpc_id) or (
+        vpn is not None and obj.vpc_id in vpn.attachments)
+    return {"VpcId": obj.vpc_id} if attached else None
+
+
+def _address(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    found = any(a.public_ip == obj.public_ip for a in ec2_backend(account, region).addresses)
+    return {"Domain": obj.domain} if found else None
+
+
+def _nat(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    nat = ec2_backend(account, region).nat_gateways.get(obj.id)
+    return None if nat is None or nat.state in ("deleting", "deleted") else {"SubnetId": nat.subnet_id}
+
+
+def _peering(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    peering = ec2_backend(account, region).vpc_pcxs.get(obj.id)
+    if peering is None or peering._status.code in ("deleted", "rejected", "failed"):
+        return None
+    return {"VpcId": peering.vpc.id, "PeerVpcId": peering.peer_vpc.id}
+
+
 READERS: dict[str, Reader] = {
     "AWS::SQS::Queue": _sqs,
     "AWS::SSM::Parameter": _ssm,
@@ -184,6 +271,14 @@ READERS: dict[str, Reader] = {
     "AWS::IAM::Role": _role,
     "AWS::Lambda::Function": _function,
     "AWS::Logs::LogGroup": _log_group,
+    "AWS::EC2::RouteTable": _route_table,
+    "AWS::EC2::SubnetRouteTableAssociation": _association,
+    "AWS::EC2::Route": _route,
+    "AWS::EC2::InternetGateway": _gateway,
+    "AWS::EC2::VPCGatewayAttachment": _attachment,
+    "AWS::EC2::EIP": _address,
+    "AWS::EC2::NatGateway": _nat,
+    "AWS::EC2::VPCPeeringConnection": _peering,
 }
 def _auto_scaling_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     from moto.autoscaling.models import autoscaling_backends

@@ -19,8 +19,16 @@ from typing import Any
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator.changes import Desired
+from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.policy import denial
-from formwright.cloud.emulator.resolve import Resolver, TemplateError, as_text, references
+from formwright.cloud.emulator.resolve import (
+    Resolver,
+    TemplateError,
+    as_text,
+    dependencies,
+    imported_exports,
+    references,
+)
 from formwright.cloud.emulator.revert_drift import reverted
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -38,6 +46,9 @@ class Record:
     props: dict[str, dict[str, Any]] = field(default_factory=dict)  # live properties per logical id
     outputs: list[dict[str, Any]] = field(default_factory=list)
     stub: set[str] = field(default_factory=set)
+    # resources a delete failed to remove (logical id -> Type): still the stack's, so a later DeleteStack
+    # tries them again rather than ending DELETE_COMPLETE with them left behind
+    left: dict[str, str] = field(default_factory=dict)
 
 
 def record(stack: Any) -> Record:
@@ -54,8 +65,6 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
     """Add one stack event (DescribeStackEvents lists them newest first)."""
     from moto.cloudformation.models import Event
 
-    from formwright.cloud.emulator.api import request  # api imports this module: imported here
-
     made = Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
                  physical_resource_id=physical or "", resource_type=kind, resource_status=status,
                  resource_status_reason=reason, resource_properties=None)
@@ -65,12 +74,9 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
 
 def order(resources: dict[str, dict[str, Any]]) -> list[str]:
     """Logical ids in dependency order (DependsOn, Ref, Fn::GetAtt, Fn::Sub)."""
-    graph: dict[str, set[str]] = {}
-    for logical, entry in resources.items():
-        depends = entry.get("DependsOn") or []
-        depends = [depends] if isinstance(depends, str) else depends
-        graph[logical] = (set(depends) | references(entry.get("Properties"))) & set(resources)
-        graph[logical].discard(logical)
+    graph = dependencies(resources)
+    for logical, needs in graph.items():
+        needs.discard(logical)
     return list(graph and graphlib.TopologicalSorter(graph).static_order())
 
 
@@ -92,6 +98,8 @@ class Execution:
         self.props_before = copy.deepcopy(self.record.props)
         self.done: list[tuple[str, str, Any]] = []  # (action, logical, old object) for rollback
         self.cleanup: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = []
+        self.unverified: set[str] = set()  # types said "not verified" in this operation's events
+        self.failed_deletes: dict[str, tuple[Any, dict[str, Any]]] = {}  # logical -> (object, properties)
 
     # ---- helpers -----------------------------------------------------------------------------
     def _resolver(self) -> Resolver:
@@ -205,6 +213,8 @@ class Execution:
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"
         elif stubbed and "CreationPolicy" in entry:
             reason = "Signal stubbed by the local cloud (local_cloud.stub): no cfn-signal was received"
+        elif not isinstance(obj, res.Stub):
+            reason = self._read_back(logical, kind, obj, props)
         event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
 
     def _import(self, logical: str) -> None:
@@ -217,6 +227,24 @@ class Execution:
         self.record.props[logical] = self._live_props(logical)
         self.done.append(("import", logical, None))  # a rollback forgets it, and never deletes it
         event(self.stack, logical, res.physical_id(obj), kind, "IMPORT_COMPLETE")
+
+    def _read_back(self, logical: str, kind: str, obj: Any, props: dict[str, Any]) -> str | None:
+        """Fail a create whose properties the service does not hold as the template set them; say once
+        per type and operation that a type without a reader was not verified."""
+        from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
+        from formwright.cloud.emulator.drift_readers import READERS
+
+        if kind not in READERS:
+            if kind in self.unverified:
+                return None
+            self.unverified.add(kind)
+            return (f"Not verified: the local cloud cannot read {kind} back, so what it applied is moto's "
+                    "word (docs/local-cloud.md)")
+        missed = unapplied(kind, obj, props, set(props), self.account, self.region)
+        if missed:
+            raise res.ResourceFailure(logical, f"the local cloud cannot create {kind} as the template sets "
+                                               f"it: read back after create, {', '.join(missed)} not applied")
+        return None
 
     def _modify(self, logical: str, change: Any) -> None:
         entry = self.new.resources[logical]
@@ -377,9 +405,16 @@ class Execution:
             event(self.stack, logical, physical, kind, "DELETE_IN_PROGRESS")
             try:
                 res.delete(obj, kind, props, self.account, self.region)
+                if _still_there(kind, obj, self.account, self.region):
+                    raise res.ResourceFailure(logical, f"the local cloud's delete of {kind} {physical} left "
+                                                       "it in place (read back after delete)")
                 event(self.stack, logical, physical, kind, "DELETE_COMPLETE")
             except res.ResourceFailure as failure:
                 event(self.stack, logical, physical, kind, "DELETE_FAILED", failure.reason)
+                self.record.left[logical] = kind
+                self.failed_deletes[logical] = (obj, props)
+                return
+        self.record.left.pop(logical, None)
         if not keep_record or self.rmap._parsed_resources.get(logical) is obj:
             self.rmap._parsed_resources.pop(logical, None)
             self.record.props.pop(logical, None)
@@ -416,7 +451,14 @@ class Execution:
          self.record.desired, self.record.outputs, stack.tags) = self.before
         self.rmap._parsed_resources = dict(self.parsed_before)
         self.record.props = self.props_before
-        if self.importing:
+        for logical, (obj, props) in self.failed_deletes.items():  # still there: still the stack's
+            self.rmap._parsed_resources[logical] = obj
+            kept = {"Type": kind_of.get(logical, "")}
+            self.rmap._resource_json_map = {**self.rmap._resource_json_map, logical: kept}
+            self.record.props[logical] = props
+        if self.failed_deletes:  # "ROLLBACK_FAILED" / "UPDATE_ROLLBACK_FAILED" (Stack status codes)
+            stack.status = "ROLLBACK_FAILED" if self.creating else "UPDATE_ROLLBACK_FAILED"
+        elif self.importing:
             stack.status = "IMPORT_ROLLBACK_COMPLETE"
         elif self.creating:
             stack.status = "ROLLBACK_COMPLETE"
@@ -438,6 +480,17 @@ class Execution:
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)
 
 
+def _still_there(kind: str, obj: Any, account: str, region: str) -> bool:
+    """True when the service still holds a deleted resource (False when the type has no reader)."""
+    from formwright.cloud.emulator.drift_readers import READERS
+
+    reader = READERS.get(kind)
+    try:
+        return reader is not None and reader(obj, account, region) is not None
+    except Exception:  # noqa: BLE001 - a reader that cannot find the resource's parts: it is gone
+        return False
+
+
 def pseudo_parameters(stack: Any) -> dict[str, Any]:
     """AWS::* pseudo parameters of a stack."""
     return {"AWS::AccountId": stack.account_id, "AWS::Region": stack.region_name,
@@ -447,8 +500,6 @@ def pseudo_parameters(stack: Any) -> dict[str, Any]:
 
 def importers(backend: Any, export: str, skip: str | None = None) -> list[str]:
     """Names of live stacks that import `export` (by its resolved name: Sub, Join and Ref count)."""
-    from formwright.cloud.moto_server import imported_exports
-
     users = []
     for stack in backend.stacks.values():
         if stack.stack_id == skip or stack.status in ("DELETE_COMPLETE", "REVIEW_IN_PROGRESS"):
@@ -466,8 +517,9 @@ def delete_stack(backend: Any, stack: Any) -> bool:
     desired = rec.desired
     entries = desired.resources if desired else {
         k: v for k, v in (stack.template_dict.get("Resources") or {}).items() if isinstance(v, dict)}
+    entries = {**{k: {"Type": kind} for k, kind in rec.left.items()}, **entries}
     run = Execution.__new__(Execution)
-    run.stack, run.rmap, run.record = stack, stack.resource_map, rec
+    run.stack, run.rmap, run.record, run.failed_deletes = stack, stack.resource_map, rec, {}
     run.account, run.region = stack.account_id, stack.region_name
     stack.status = "DELETE_IN_PROGRESS"
     event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")

@@ -48,7 +48,7 @@ def _broken(name: str, decl: dict[str, Any], text: str) -> str | None:
     allowed = decl.get("AllowedValues")
     pattern = decl.get("AllowedPattern")
     for item in items:
-        if allowed is not None and item not in [str(a) for a in allowed]:
+        if allowed is not None and item not in [_scalar(a) for a in allowed]:  # [true, false] as text
             return f"Parameter '{name}' must be one of AllowedValues"
         if pattern is not None and not re.fullmatch(str(pattern), item):
             return f"Parameter '{name}' must match pattern {pattern}"

@@ -296,6 +296,16 @@ def references(node: Any) -> set[str]:
     return {target for target, _ in reference_sites(node)}
 
 
+def dependencies(resources: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
+    """The resources each resource depends on (DependsOn, Ref, Fn::GetAtt, Fn::Sub), among `resources`."""
+    graph: dict[str, set[str]] = {}
+    for logical, entry in resources.items():
+        depends = entry.get("DependsOn") or []
+        depends = [depends] if isinstance(depends, str) else depends
+        graph[logical] = (set(depends) | references(entry.get("Properties"))) & set(resources)
+    return graph
+
+
 def parameter_references(node: Any, template: dict[str, Any]) -> set[str]:
     """Names of the template's parameters `node` reads: `Ref`, `Fn::Sub` variables, and the parameters
     of the conditions its `Fn::If`s test (a change set's ParameterReference causing entities)."""
@@ -331,3 +341,19 @@ def parameter_references(node: Any, template: dict[str, Any]) -> set[str]:
                     todo.append(conditions[name])
             todo.extend(item.values())
     return found
+
+
+def imported_exports(template: Any) -> set[str]:
+    """Literal names used by Fn::ImportValue anywhere in a parsed template."""
+    names: set[str] = set()
+    todo = [template]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            value = node.get("Fn::ImportValue")
+            if isinstance(value, str):
+                names.add(value)
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return names

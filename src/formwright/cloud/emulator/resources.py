@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from formwright.cloud.emulator import moto_inputs, own, schemas
+from formwright.cloud.emulator import completions, moto_inputs, own, schemas
 from formwright.cloud.emulator import tags as resource_tags
+from formwright.cloud.emulator.context import request
 from formwright.cloud.lambda_runtime import custom_resources as custom
 
 
@@ -157,20 +158,28 @@ def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account
 
 
 def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
-    """moto makes a group without its template's egress rules: they are set here."""
+    """moto makes a group without its template's egress rules, and its ingress rules without their
+    Description: they are set here (found by the read-back after create)."""
     if props.get("SecurityGroupEgress"):
         _sync_rules(obj, {"SecurityGroupEgress": props["SecurityGroupEgress"]}, {}, account, region)
+    ingress = props.get("SecurityGroupIngress") or []
+    described = [r for r in ingress if isinstance(r, dict) and "Description" in r]
+    if described:
+        made = [{k: v for k, v in r.items() if k != "Description"} for r in described]
+        _sync_rules(obj, {"SecurityGroupIngress": described}, {"SecurityGroupIngress": made}, account, region)
 
 
 # what moto's create leaves out, applied right after it
-COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress}
+COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress, "AWS::S3::Bucket": completions.bucket_created,
+                   "AWS::IAM::Role": completions.role_created}
 
 # types updated in place here rather than by moto's update (which would replace them)
 OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
 
 # what a type's update in moto leaves out (or moto has no update for), applied through the service's
 # backend after moto's update if any
-COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention}
+COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention,
+                   "AWS::IAM::Role": completions.role_policies}
 
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
@@ -180,6 +189,8 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 # generated names a service restricts, which moto's `<stack>-<logical>-<suffix>` can break: at most this many
 # letters, digits and single hyphens, starting with a letter (RDS: CreateDBInstance's DBInstanceIdentifier)
 FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
+# properties CloudFormation takes in any case and moto's service only in lower case (RDS: `Engine: MySQL`)
+LOWER_CASE = {"AWS::RDS::DBInstance": "Engine", "AWS::RDS::DBCluster": "Engine"}
 
 
 # properties moto's update of a type is known to ignore and that no drift reader would catch after it
@@ -240,13 +251,22 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
     for name, limit in FITTED_NAMES.get(kind, {}).items():
         props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
+    if isinstance(props.get(LOWER_CASE.get(kind, "")), str):
+        props[LOWER_CASE[kind]] = props[LOWER_CASE[kind]].lower()
     try:
         if own.model(kind):
             obj = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
+        elif kind in completions.OWN_CREATE:
+            obj = completions.OWN_CREATE[kind](logical, props, account, region)
         else:
             given = moto_inputs.for_moto(kind, props, account)
-            obj = parse_and_create_resource(logical, {"Type": kind, "Properties": given}, resource_map,
-                                            account_id=account, region_name=region)
+            instance = kind == "AWS::EC2::Instance"
+            request.block_iops = completions.block_device_iops(props) if instance else None
+            try:
+                obj = parse_and_create_resource(logical, {"Type": kind, "Properties": given}, resource_map,
+                                                account_id=account, region_name=region)
+            finally:
+                request.block_iops = None
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err, kind, props)) from None
     if obj is None:
@@ -377,6 +397,8 @@ def delete(obj: Any, kind: str, props: dict[str, Any], account: str, region: str
     try:
         if isinstance(obj, own.Model):
             obj.remove()
+            return
+        if completions.delete_own(obj, kind, account, region):
             return
         try:
             obj.delete(account, region)
