@@ -238,7 +238,9 @@ def test_init_of_a_folder_with_a_space_makes_a_project_that_validates(run_cli, t
     assert refused.code == 2 and "--name bad-name" in refused.err and not (tmp_path / "other").exists()
 
 
-def test_local_cloud_stop_names_the_stacks_it_drops(run_cli, tmp_path) -> None:
+def test_local_cloud_stop_says_what_it_keeps(run_cli, tmp_path) -> None:
+    # point 14 ("drops every stack without a word"): since issue 30 a stop keeps the state for the next
+    # start, and says how many stacks it keeps and where
     home = {"FORMWRIGHT_HOME": str(tmp_path / "home")}
     assert run_cli("local-cloud", "start", env=home).code == 0
     try:
@@ -247,7 +249,7 @@ def test_local_cloud_stop_names_the_stacks_it_drops(run_cli, tmp_path) -> None:
     finally:
         done = run_cli("local-cloud", "stop", env=home)
     assert done.code == 0, done.err
-    assert "dropped with it: 1 stack(s) in us-east-1 (walk-app)" in done.out
+    assert "1 stack(s) kept in" in done.out and "`start --reset` starts empty" in done.out
 
 
 # ---- point 14: every error of a bad formwright.yaml in one run, each at its line ------------------------

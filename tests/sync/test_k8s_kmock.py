@@ -3,17 +3,17 @@ patches, timers, indices) against kmock's Kubernetes API emulation on 127.0.0.1,
 real git repositories.
 
 kmock's emulator keeps objects as plain JSON: it never sets `metadata.resourceVersion`, `generation` or
-`uid`.
-
-Why these stay beside tests/k8s (the operator on a real kube-apiserver, RBAC on): kmock records every request
-it served, so a test can assert the whole sequence of status patches of a pass (the Ready=Unknown
-"reconciliation in progress" written mid-pass before the final state), which a real server keeps only as
-the object's latest state; and kmock starts in milliseconds, so the many handler paths run here cheaply. kopf removes its finalizer with a JSON patch guarded by a `test` of `/metadata/resourceVersion`, so
+`uid`. kopf removes its finalizer with a JSON patch guarded by a `test` of `/metadata/resourceVersion`, so
 the objects are created here with a fixed resourceVersion (the emulator never changes it, so the guard holds).
 Each object gets its own `uid` here, as the API server gives it: kopf keeps its per-object memory (the body a
 timer sees) by uid, so objects without one are one object to kopf (a CloudFormationStack's timer then ran on
 the GitRepository's body). The test also sets `metadata.generation` itself when it changes the spec, as the
 API server would.
+
+Why these stay beside tests/k8s (the operator on a real kube-apiserver, RBAC on): kmock records every request
+it served, so a test can assert the whole sequence of status patches of a pass (the Ready=Unknown
+"reconciliation in progress" written mid-pass before the final state), which a real server keeps only as
+the object's latest state; and kmock starts in milliseconds, so the many handler paths run here cheaply.
 """
 
 from __future__ import annotations

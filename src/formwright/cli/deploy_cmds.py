@@ -151,8 +151,8 @@ def register(app: typer.Typer) -> None:
                     print_plans(plans, project.order(), {n: references(project, targets, n) for n in plans})
                     print_removals(removals)
                     if removals and not prune:
-                        common.console.print(f"{len(removals)} stack(s) to remove: `formwright deploy --prune` "
-                                             "deletes them", highlight=False)
+                        common.console.print(f"{len(removals)} stack(s) to remove: "
+                                             "`formwright deploy --prune` deletes them", highlight=False)
                 refuse_denied(plans, project, allow_replacement, Output.text)
                 if not yes and all(p.kind in SETTLED_PLANS for p in plans.values()) and not (
                         prune and removals):

@@ -320,7 +320,8 @@ def _with_request(handler: Any, change_set: bool) -> Any:
         context.request.token = self._get_param("ClientRequestToken")
         context.request.change_set = change_set
         context.request.deployment_mode = self._get_param("DeploymentMode") if change_set else None
-        context.request.import_existing = change_set and self._get_bool_param("ImportExistingResources", False)
+        existing = self._get_bool_param("ImportExistingResources", False)
+        context.request.import_existing = change_set and existing
         context.request.resources_to_import = _resources_to_import(self) if change_set else None
         nested = str(self._get_param("IncludeNestedStacks")).lower() == "true"
         context.request.include_nested = change_set and nested

@@ -148,7 +148,8 @@ def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
         # patternProperties admit names a schema does not list
         patterns = (schemas.schema(kind) or {}).get("patternProperties") or {}
         extra = [] if kind.startswith("Custom::") or kind == CUSTOM else sorted(
-            n for n in set(entry.get("Properties") or {}) - allowed if not any(re.search(p, n) for p in patterns))
+            n for n in set(entry.get("Properties") or {}) - allowed
+            if not any(re.search(p, n) for p in patterns))
         if extra:
             return (f"Properties validation failed for resource {logical} with message: "
                     f"#: extraneous key [{extra[0]}] is not permitted")

@@ -27,7 +27,6 @@ from formwright.cloud.emulator.resolve import (
     as_text,
     dependencies,
     imported_exports,
-    references,
 )
 from formwright.cloud.emulator.revert_drift import reverted
 
