@@ -51,6 +51,13 @@ def sam_app(tmp_path: Path) -> Path:
     return root
 
 
+def invoke(lam, name: str) -> dict:
+    """The function's answer to an empty event (Lambda's Invoke, RequestResponse)."""
+    reply = lam.invoke(FunctionName=name, Payload=b"{}")
+    assert "FunctionError" not in reply, reply["Payload"].read()
+    return json.loads(reply["Payload"].read())
+
+
 def code_sha(data: bytes) -> str:
     return base64.b64encode(hashlib.sha256(data).digest()).decode()
 
@@ -69,6 +76,9 @@ def test_a_sam_app_deploys_its_code_updates_one_function_and_then_makes_no_write
     py_sha = lam.get_function(FunctionName=outputs["Py"])["Configuration"]["CodeSha256"]
     node_sha = lam.get_function(FunctionName=outputs["Node"])["Configuration"]["CodeSha256"]
     assert {py_sha, node_sha} == {code_sha(d) for d in objects.values()}  # the function's code is the zip
+    # and the local cloud runs it from that zip (cloud/lambda_runtime): the return values read back
+    assert invoke(lam, outputs["Py"]) == {"from": "python"}
+    assert invoke(lam, outputs["Node"]) == {"from": "node"}
 
     write(sam_app / "py" / "app.py", "def handler(event, context):\n    return {'from': 'python', 'v': 2}\n")
     changed = run_cli("deploy", str(sam_app), "-y", "--output", "json")
@@ -80,6 +90,7 @@ def test_a_sam_app_deploys_its_code_updates_one_function_and_then_makes_no_write
         [("Modify", "PyFn")]
     assert lam.get_function(FunctionName=outputs["Py"])["Configuration"]["CodeSha256"] != py_sha
     assert lam.get_function(FunctionName=outputs["Node"])["Configuration"]["CodeSha256"] == node_sha
+    assert invoke(lam, outputs["Py"]) == {"from": "python", "v": 2}  # the updated function runs the new code
 
     again = run_cli("deploy", str(sam_app), "-y", "--output", "json")
     assert again.code == 0
