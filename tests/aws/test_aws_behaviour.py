@@ -127,9 +127,13 @@ class FakeTarget:
         return "123456789012"
 
 
+# every stack formwright makes carries its ownership tags (issue 23), sorted as the runner sends tags
+OWNED = [{"Key": "formwright:project", "Value": "p"}, {"Key": "formwright:stack", "Value": "s"}]
+
+
 def stack_response(status: str, *, updated=None, protected=False) -> dict:
     stack = {"StackName": "p-s", "StackId": ID, "StackStatus": status, "CreationTime": NOW,
-             "EnableTerminationProtection": protected}
+             "EnableTerminationProtection": protected, "Tags": OWNED}
     if updated:
         stack["LastUpdatedTime"] = updated
     return {"Stacks": [stack]}
@@ -159,7 +163,7 @@ def test_options_reach_create_change_set_and_execute(tmp_path) -> None:
     stubber.add_client_error("describe_stacks", "ValidationError", "Stack with id p-s does not exist",
                              expected_params={"StackName": "p-s"})
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "CREATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "CREATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY, "RoleARN": ROLE,
         "NotificationARNs": [TOPIC], "OnStackFailure": "DELETE"})
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
@@ -178,7 +182,7 @@ def test_an_update_with_on_failure_do_nothing_disables_rollback(tmp_path) -> Non
     runner, stack, stubber = harness(tmp_path, "on_failure: do_nothing\n")
     stubber.add_response("describe_stacks", stack_response("UPDATE_COMPLETE"), {"StackName": "p-s"})
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})  # OnStackFailure is for creates only
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY,
@@ -200,7 +204,7 @@ def test_create_failed_is_rolled_back_with_rollback_stack_then_recreated(tmp_pat
     stubber.add_client_error("describe_stacks", "ValidationError", "Stack with id p-s does not exist",
                              expected_params={"StackName": ID})
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "CREATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "CREATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY, "RoleARN": ROLE})
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
@@ -218,7 +222,7 @@ def test_a_kept_failed_state_is_updated_again(tmp_path, status) -> None:
     runner, stack, stubber = harness(tmp_path, "on_failure: do_nothing\n")
     stubber.add_response("describe_stacks", stack_response(status), {"StackName": "p-s"})
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY,
@@ -243,7 +247,7 @@ def test_update_failed_is_rolled_back_with_rollback_stack_then_updated(tmp_path)
                          BY_ID)
     stubber.add_response("describe_stacks", stack_response("UPDATE_ROLLBACK_COMPLETE", updated=LATER), BY_ID)
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
@@ -274,7 +278,7 @@ def test_create_failed_kept_with_do_nothing_is_updated_again(tmp_path) -> None:
     runner, stack, stubber = harness(tmp_path, "on_failure: do_nothing\n")
     stubber.add_response("describe_stacks", stack_response("CREATE_FAILED"), {"StackName": "p-s"})
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY,
@@ -291,7 +295,7 @@ def test_import_rollback_failed_is_updated_again_with_rollback_on(tmp_path) -> N
     runner, stack, stubber = harness(tmp_path, "")
     stubber.add_response("describe_stacks", stack_response("IMPORT_ROLLBACK_FAILED"), {"StackName": "p-s"})
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID}, {
-        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": [],
+        "StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": "UPDATE", "Parameters": [], "Tags": OWNED,
         "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
     stubber.add_response("describe_change_set", READY, {"ChangeSetName": CS})
     stubber.add_response("execute_change_set", {}, {"ChangeSetName": CS, "ClientRequestToken": ANY})
