@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FW := $(BIN)/formwright
 export FORMWRIGHT_HOME ?= $(CURDIR)/.formwright-home
 
-.PHONY: demo test install test-deps lint bench conformance clean stop
+.PHONY: demo test install test-deps lint bench conformance clean stop instances-image
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,12 @@ test-deps: install
 
 test: test-deps
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
+
+# The Debian root every booting local-cloud instance is copied from (`local_cloud: {instances: boot}`):
+# built once per machine with debootstrap into ~/.cache/formwright/instances/bookworm, reused after.
+instances-image:
+	@command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || apt-get install -y -qq debootstrap
+	sh src/formwright/cloud/instances/image.sh
 
 lint: install
 	$(BIN)/python -m pip install --quiet ruff mypy

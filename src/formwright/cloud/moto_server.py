@@ -362,6 +362,9 @@ def main(argv: list[str] | None = None) -> None:
     """Start moto's server with the corrections applied."""
     patch_moto()
     patch_public_images()
+    from formwright.cloud.instances import hooks
+
+    hooks.install()
     from formwright.cloud.emulator import schemas
 
     # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers

@@ -97,6 +97,7 @@ def load_project(
     project.macros = {str(k): (dict(v) if isinstance(v, dict) else str(v)) for k, v in macros.items()}
     project.options = stack_options(raw, renderer, file)
     project.local_cloud_stub = _local_cloud_stub(raw, file)
+    project.local_cloud_instances = _local_cloud_instances(raw, file)
 
     for stack_name, (body, line, group) in stack_bodies(raw, file).items():
         stack = load_stack(project, stack_name, body, line, renderer)
@@ -122,6 +123,23 @@ def read_project_file(path: Path) -> Any:
     return load_yaml(text, file)
 
 
+LOCAL_CLOUD_KEYS = {"stub": "resource types the local cloud may stub",
+                    "instances": "`boot` to boot EC2 instances for real, `stub` (the default) not to"}
+
+
+def _local_cloud_instances(raw: Mapping, file: str) -> str:
+    """`local_cloud: {instances: boot|stub}`: whether the local cloud boots EC2 instances (docs/local-cloud.md)."""
+    body = raw.get("local_cloud")
+    if not isinstance(body, Mapping) or body.get("instances") is None:
+        return "stub"
+    value = body.get("instances")
+    if value not in ("boot", "stub"):
+        raise ProjectError(f"`local_cloud.instances` must be `boot` or `stub`, not {value!r}", file=file,
+                           line=body.line_of("instances") or raw.line_of("local_cloud"),
+                           hint="local_cloud: {instances: boot}")
+    return str(value)
+
+
 def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
     """`local_cloud: {stub: [TYPE, ...]}`: resource types the local cloud may stub (docs/local-cloud.md)."""
     body = raw.get("local_cloud")
@@ -131,7 +149,7 @@ def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
     if not isinstance(body, Mapping):
         raise ProjectError("`local_cloud` must be a mapping", file=file, line=line,
                            hint="local_cloud: {stub: [AWS::CloudFormation::WaitCondition]}")
-    check_keys(body, {"stub": "resource types the local cloud may stub"}, file, "local_cloud")
+    check_keys(body, LOCAL_CLOUD_KEYS, file, "local_cloud")
     types = body.get("stub") or []
     if not isinstance(types, list) or not all(isinstance(t, str) and "::" in t for t in types):
         raise ProjectError("`local_cloud.stub` must be a list of resource types", file=file,

@@ -17,6 +17,7 @@ from formwright.cloud.emulator.parameters import ParameterError, resolve_paramet
 from formwright.cloud.emulator.resolve import TemplateError
 
 STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
+INSTANCES_TAG = "formwright:local-cloud:instances"  # formwright.cloud.local.INSTANCES_TAG
 NO_CHANGES = ("The submitted information didn't contain changes. Submit different information to create a "
               "change set.")
 request = threading.local()  # what the HTTP layer knows and moto's backend signature does not (Capabilities)
@@ -94,6 +95,7 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     validation_error, insufficient, _ = _errors()
     tags = dict(tags or {})
     stub = set(tags.pop(STUB_TAG, "").split())
+    boot = tags.pop(INSTANCES_TAG, "") == "boot"
     body = parse_template(template)
     direct = not getattr(request, "change_set", False)  # CreateStack / UpdateStack, not CreateChangeSet
     missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []), direct)
@@ -135,9 +137,10 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
                 if not isinstance(v, str | int | float | dict | list) and v is not None}
     computed = cs_changes.compute(old, new, physical, dict(stack.tags or {}) if old else {}, tags)
     change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
+    change_set.fw_boot = boot
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
-    reason = _failure(new, computed, stub)
+    reason = _failure(new, computed, stub) or (checks.cannot_boot(new.resources) if boot else None)
     if reason is None and old is not None and not computed and old.template == body \
             and old.echoed == echoed and dict(stack.tags or {}) == tags:
         reason = NO_CHANGES
