@@ -1,12 +1,13 @@
 """Instances that really boot in the local cloud (`local_cloud: {instances: boot}`), through the CLI.
 
-Marked slow: the Debian image is built once per machine (`make instances-image`, cached outside the clone) and
-each instance gets a copy of it. Skipped, with the reason, only where root, `unshare` or the image cannot be had.
+Marked slow: the Debian image is built once per machine (`make instances-image`, cached outside the clone)
+and each instance gets a copy of it. Skipped, with the reason, only where root, `unshare` or the image
+cannot be had.
 
 Where the behaviour comes from:
 - UserData is a `#!` script run as root once, in cloud-init's final stage ("scripts-user": the script is kept
-  as /var/lib/cloud/instance/scripts/part-001); its output goes to /var/log/cloud-init-output.log (cloud-init's
-  default `output: {all: '| tee -a /var/log/cloud-init-output.log'}`) and to the console.
+  as /var/lib/cloud/instance/scripts/part-001); its output goes to /var/log/cloud-init-output.log
+  (cloud-init's default `output: {all: '| tee -a /var/log/cloud-init-output.log'}`) and to the console.
 - GetConsoleOutput's Output is the console text, base64-encoded by the API ("The console output,
   base64-encoded", EC2 API Reference, GetConsoleOutput); boto3 decodes it (botocore's decode_console_output).
 """
@@ -35,8 +36,9 @@ def _image_or_skip() -> None:
         pytest.skip("booting instances needs root")
     if shutil.which("unshare") is None:
         pytest.skip("booting instances needs `unshare` (util-linux)")
-    if boot.unavailable() and shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").exists():
-        pytest.skip("the instance image is not built and debootstrap is missing (apt-get install debootstrap)")
+    no_debootstrap = shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").exists()
+    if boot.unavailable() and no_debootstrap:
+        pytest.skip("no instance image and no debootstrap to build it (apt-get install -y debootstrap)")
     if boot.unavailable():
         built = subprocess.run(["sh", str(boot.image_script())], capture_output=True, text=True, check=False)
         if built.returncode != 0:
@@ -103,7 +105,8 @@ def test_user_data_listener_answers_from_the_host_and_delete_removes_everything(
     address = f"10.213.{third}.{random.randint(10, 250)}"  # noqa: S311
     (tmp_path / "web.json").write_text(json.dumps(_template(f"10.213.{third}.0/24", address)))
     (tmp_path / "formwright.yaml").write_text(
-        "name: boot\nregion: us-east-1\nstacks:\n  web: {template: web.json}\nlocal_cloud:\n  instances: boot\n")
+        "name: boot\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
+        "local_cloud:\n  instances: boot\n")
     deployed = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
     assert deployed.code == 0, deployed.err + deployed.out
     ec2 = cloud.client("ec2")
@@ -140,7 +143,8 @@ def test_an_address_outside_the_instance_network_fails_the_instance_by_name(
     template["Resources"]["Web"]["Properties"]["PrivateIpAddress"] = "10.50.7.9"
     (tmp_path / "web.json").write_text(json.dumps(template))
     (tmp_path / "formwright.yaml").write_text(
-        "name: away\nregion: us-east-1\nstacks:\n  web: {template: web.json}\nlocal_cloud: {instances: boot}\n")
+        "name: away\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
+        "local_cloud: {instances: boot}\n")
     deployed = run_cli("deploy", str(tmp_path), "-y")
     assert deployed.code != 0
     events = cloud.client("cloudformation").describe_stack_events(StackName="away-web")["StackEvents"]

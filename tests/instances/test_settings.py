@@ -1,4 +1,4 @@
-"""`local_cloud: {instances: boot}`: the setting, its tag, and the reasons booting is refused (fast, no boot)."""
+"""`local_cloud: {instances: boot}`: the setting, its tag, the reasons booting is refused (fast, no boot)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def _project(root: Path, local_cloud: str) -> Path:
 
 
 def test_instances_boot_is_read_and_stub_is_the_default(tmp_path: Path) -> None:
-    assert load_project(_project(tmp_path, "local_cloud:\n  instances: boot\n")).local_cloud_instances == "boot"
+    booting = load_project(_project(tmp_path, "local_cloud:\n  instances: boot\n"))
+    assert booting.local_cloud_instances == "boot"
     assert load_project(_project(tmp_path, "")).local_cloud_instances == "stub"
 
 

@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         if output is Output.json:
             emit_json(
                 {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
-                 "started": started, "instances_boot": cannot_boot is None, "instances_boot_reason": cannot_boot}
+                 "started": started, "instances_boot": cannot_boot is None,
+                 "instances_boot_reason": cannot_boot}
             )
             return
         verb = "started" if started else "already running"
@@ -33,7 +34,8 @@ def register(app: typer.Typer) -> None:
             f"local cloud {verb} at [bold]{record.endpoint}[/] (pid {record.pid}, log {record.log_file})"
         )
         console.print("booting instances (local_cloud: {instances: boot}): "
-                      + ("available" if cannot_boot is None else f"refused here: {cannot_boot}"), markup=False)
+                      + ("available" if cannot_boot is None else f"refused here: {cannot_boot}"),
+                      markup=False)
         console.print("stop it with: formwright local-cloud stop")
 
     @group.command()

@@ -128,7 +128,7 @@ LOCAL_CLOUD_KEYS = {"stub": "resource types the local cloud may stub",
 
 
 def _local_cloud_instances(raw: Mapping, file: str) -> str:
-    """`local_cloud: {instances: boot|stub}`: whether the local cloud boots EC2 instances (docs/local-cloud.md)."""
+    """`local_cloud: {instances: boot|stub}`: whether EC2 instances boot (docs/local-cloud.md)."""
     body = raw.get("local_cloud")
     if not isinstance(body, Mapping) or body.get("instances") is None:
         return "stub"

@@ -149,13 +149,13 @@ def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub
 
 
 def cannot_boot(resources: dict[str, dict[str, Any]]) -> str | None:
-    """Why `local_cloud: {instances: boot}` cannot boot these resources' instances on this machine, or None."""
+    """Why `local_cloud: {instances: boot}` cannot boot these instances on this machine, or None."""
     from formwright.cloud.instances.boot import unavailable
 
     instances = sorted(k for k, v in resources.items() if v.get("Type") == "AWS::EC2::Instance")
     reason = unavailable() if instances else None
     if reason:
         return (f"The local cloud cannot boot instance {instances[0]} (AWS::EC2::Instance), as "
-                f"`local_cloud: {{instances: boot}}` asks: {reason}. Remove `instances: boot` to keep the stub "
-                "mode")
+                f"`local_cloud: {{instances: boot}}` asks: {reason}. Remove `instances: boot` to keep the "
+                "stub mode")
     return None

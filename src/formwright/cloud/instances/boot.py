@@ -17,7 +17,6 @@ import hashlib
 import ipaddress
 import os
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ INIT = "var/lib/cloud/formwright-init.sh"
 # PID 1 of the instance: cloud-init's final stage, then it stays up (the instance runs until terminated).
 INIT_SCRIPT = """#!/bin/sh
 exec >>/{log} 2>&1
+cat /etc/hostname > /proc/sys/kernel/hostname  # its own UTS namespace
 echo "Cloud-init v. formwright (local cloud) running 'modules:final' at $(date -u -R)."
 if [ -x /{script} ]; then
     /{script} || echo "Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)"
@@ -108,7 +108,8 @@ def ensure_bridge() -> None:
 
 def _claim(address: str, instance_id: str) -> Path:
     ip = ipaddress.ip_address(address)
-    if ip not in NETWORK or address == HOST_ADDRESS or ip in (NETWORK.network_address, NETWORK.broadcast_address):
+    edges = (NETWORK.network_address, NETWORK.broadcast_address)
+    if ip not in NETWORK or address == HOST_ADDRESS or ip in edges:
         raise BootRefused(f"the instance's PrivateIpAddress {address} is outside the local cloud's instance "
                           f"network {NETWORK} (or is its host address {HOST_ADDRESS}): put the instance in a "
                           f"subnet inside {NETWORK}")
@@ -177,7 +178,8 @@ def boot(instance_id: str, address: str, user_data: str | None, state_root: Path
         _network(namespace, host_veth, address)
         root = state / "root"
         process = subprocess.Popen(  # noqa: S603 - fixed argv
-            ["ip", "netns", "exec", namespace, "unshare", "--pid", "--mount", "--fork", "--kill-child",
+            ["ip", "netns", "exec", namespace, "unshare", "--pid", "--mount", "--uts", "--fork",
+             "--kill-child",
              f"--mount-proc={root}/proc", "chroot", str(root), "/bin/sh", f"/{INIT}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(state / "boot.log", "ab"),  # noqa: SIM115
             env={"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
@@ -185,7 +187,9 @@ def boot(instance_id: str, address: str, user_data: str | None, state_root: Path
     except (BootRefused, OSError, subprocess.CalledProcessError) as err:
         _tear_down(state, namespace, host_veth, None)
         claim.unlink(missing_ok=True)
-        raise err if isinstance(err, BootRefused) else BootRefused(f"the instance could not boot: {err}") from None
+        if isinstance(err, BootRefused):
+            raise
+        raise BootRefused(f"the instance could not boot: {err}") from None
     return Booted(instance_id, address, state, namespace, host_veth, process)
 
 
@@ -197,14 +201,10 @@ def stop(booted: Booted) -> None:
 
 def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.Popen | None) -> None:
     if process is not None and process.poll() is None:
-        # SIGTERM ends `unshare`, whose --kill-child SIGKILLs the namespace's PID 1: the kernel then kills
-        # every process of that PID namespace
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        # `unshare --fork` ignores SIGTERM while it waits; SIGKILL ends it, its --kill-child then SIGKILLs the
+        # namespace's PID 1, and the kernel kills every other process of that PID namespace
+        process.kill()
+        process.wait()
     subprocess.run(["ip", "link", "del", host_veth], capture_output=True, check=False)  # noqa: S603,S607
     subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)  # noqa: S603,S607
     if state.exists() and not _mounts_under(state):

@@ -1,13 +1,12 @@
 """Ties booting instances to moto's: boot after CloudFormation creates one, stop on terminate, console output.
 
 The local cloud's process holds every booted instance; nothing of them survives it (`local-cloud stop` sends
-SIGTERM, which stops each instance, its network and its root, before the server exits).
+SIGTERM, on which the server exits, stopping each instance, its network and its root first).
 """
 
 from __future__ import annotations
 
-import signal
-import sys
+import atexit
 import threading
 from typing import Any
 
@@ -27,7 +26,8 @@ def boot_instance(logical: str, instance: Any) -> None:
     try:
         booted = booting.boot(instance.id, instance.private_ip, text, formwright_home() / "instances")
     except booting.BootRefused as refused:
-        raise ResourceFailure(logical, f"The local cloud cannot boot instance {instance.id}: {refused}") from None
+        reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
+        raise ResourceFailure(logical, reason) from None
     with _lock:
         BOOTED[instance.id] = booted
 
@@ -47,7 +47,7 @@ def stop_all() -> None:
 
 
 def install() -> None:
-    """Patch moto: terminating an instance stops it; GetConsoleOutput returns its console; SIGTERM stops all."""
+    """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all."""
     from moto.core.types import Base64EncodedString
     from moto.ec2.models.instances import Instance
     from moto.ec2.responses.general import General
@@ -69,9 +69,5 @@ def install() -> None:
         return result
 
     General.get_console_output = get_console_output
-
-    def on_term(signum: int, frame: Any) -> None:
-        stop_all()
-        sys.exit(0)
-
-    signal.signal(signal.SIGTERM, on_term)
+    # moto's server answers SIGTERM (`local-cloud stop`) with sys.exit(0): the exit stops every instance
+    atexit.register(stop_all)
