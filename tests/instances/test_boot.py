@@ -19,10 +19,12 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
 
+import boto3
 import pytest
 
 from formwright.cloud.instances import boot
@@ -151,3 +153,51 @@ def test_an_address_outside_the_instance_network_fails_the_instance_by_name(
     failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
     assert failed and "10.50.7.9 is outside the local cloud's instance network 10.213.0.0/16" in \
         failed[0]["ResourceStatusReason"]
+
+
+def test_terminate_and_local_cloud_stop_leave_nothing_running(tmp_path: Path) -> None:
+    """A second local cloud in a private home: TerminateInstances stops one instance, `local-cloud stop` the
+    other (its SIGTERM makes the server exit, which stops every instance first)."""
+    _image_or_skip()
+    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "formwright", *args], env=env, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+
+    started = cli("local-cloud", "start", "--output", "json")
+    assert started.returncode == 0, started.stderr
+    answer = json.loads(started.stdout)
+    assert answer["instances_boot"] is True and answer["instances_boot_reason"] is None
+    pids: dict[str, list[int]] = {}
+    roots: dict[str, Path] = {}
+    try:
+        third = random.randint(1, 250)  # noqa: S311
+        template = _template(f"10.213.{third}.0/24", f"10.213.{third}.21")
+        second = dict(template["Resources"]["Web"], Properties={
+            **template["Resources"]["Web"]["Properties"], "PrivateIpAddress": f"10.213.{third}.22"})
+        template["Resources"]["Other"] = second
+        (tmp_path / "web.json").write_text(json.dumps(template))
+        (tmp_path / "formwright.yaml").write_text(
+            "name: two\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
+            "local_cloud: {instances: boot}\n")
+        deployed = cli("deploy", str(tmp_path), "-y")
+        assert deployed.returncode == 0, deployed.stderr + deployed.stdout
+        ec2 = boto3.client("ec2", endpoint_url=answer["endpoint"], region_name="us-east-1",
+                           aws_access_key_id="testing", aws_secret_access_key="testing")  # noqa: S106
+        instances = {i["PrivateIpAddress"]: i["InstanceId"]
+                     for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
+        roots = {ip: tmp_path / "home" / "instances" / iid / "root" for ip, iid in instances.items()}
+        for ip in instances:
+            assert _get(f"http://{ip}:8080/index.html") == "served by the booted instance\n"
+        pids = {ip: _processes_in(root) for ip, root in roots.items()}
+        first = f"10.213.{third}.21"
+        ec2.terminate_instances(InstanceIds=[instances[first]])
+        assert [p for p in pids[first] if Path(f"/proc/{p}").exists()] == []
+        assert not roots[first].exists()
+    finally:
+        stopped = cli("local-cloud", "stop")
+    assert stopped.returncode == 0, stopped.stderr
+    left = [p for group in pids.values() for p in group if Path(f"/proc/{p}").exists()]
+    assert left == []
+    assert not any(root.exists() for root in roots.values())

@@ -69,5 +69,14 @@ def install() -> None:
         return result
 
     General.get_console_output = get_console_output
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    reset = MotoAPIBackend.reset
+
+    def reset_and_stop(self: Any) -> None:  # the reset API forgets every instance: none may keep running
+        stop_all()
+        reset(self)
+
+    MotoAPIBackend.reset = reset_and_stop
     # moto's server answers SIGTERM (`local-cloud stop`) with sys.exit(0): the exit stops every instance
     atexit.register(stop_all)
