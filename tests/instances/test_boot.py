@@ -201,3 +201,31 @@ def test_terminate_and_local_cloud_stop_leave_nothing_running(tmp_path: Path) ->
     left = [p for group in pids.values() for p in group if Path(f"/proc/{p}").exists()]
     assert left == []
     assert not any(root.exists() for root in roots.values())
+
+
+def test_without_the_image_start_says_why_and_the_deploy_is_refused_with_the_reason(tmp_path: Path) -> None:
+    """A local cloud whose cache holds no image (XDG_CACHE_HOME empty): the limit is said at start and the
+    change set fails naming it; no instance is created."""
+    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local",
+           "XDG_CACHE_HOME": str(tmp_path / "empty-cache")}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "formwright", *args], env=env, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+
+    started = cli("local-cloud", "start")
+    try:
+        assert started.returncode == 0, started.stderr
+        assert "booting instances (local_cloud: {instances: boot}): refused here: the instance image is not " \
+               "built" in " ".join(started.stdout.split())
+        (tmp_path / "web.json").write_text(json.dumps(_template("10.213.9.0/24", "10.213.9.9")))
+        (tmp_path / "formwright.yaml").write_text(
+            "name: none\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
+            "local_cloud: {instances: boot}\n")
+        deployed = cli("deploy", str(tmp_path), "-y")
+        said = " ".join((deployed.stdout + deployed.stderr).split())
+        assert deployed.returncode != 0
+        assert "The local cloud cannot boot instance Web (AWS::EC2::Instance)" in said
+        assert "make instances-image" in said and "Remove `instances: boot` to keep the stub mode" in said
+    finally:
+        cli("local-cloud", "stop")
