@@ -216,8 +216,9 @@ def test_without_the_image_start_says_why_and_the_deploy_is_refused_with_the_rea
     started = cli("local-cloud", "start")
     try:
         assert started.returncode == 0, started.stderr
-        assert "booting instances (local_cloud: {instances: boot}): refused here: the instance image is not " \
-               "built" in " ".join(started.stdout.split())
+        said_at_start = " ".join(started.stdout.split())
+        assert "booting instances (local_cloud: {instances: boot}): refused here: the instance image is " \
+               "not built" in said_at_start
         (tmp_path / "web.json").write_text(json.dumps(_template("10.213.9.0/24", "10.213.9.9")))
         (tmp_path / "formwright.yaml").write_text(
             "name: none\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
