@@ -58,17 +58,18 @@ def install() -> None:
         stop_instance(self.id)
         return terminate(self)
 
-    Instance.terminate = terminate_and_stop
+    Instance.terminate = terminate_and_stop  # type: ignore[method-assign]  # moto has no hook: patched
     console = General.get_console_output
 
     def get_console_output(self: Any) -> Any:
         booted = BOOTED.get(self._get_param("InstanceId"))
         result = console(self)
         if booted is not None:
-            result.result["Output"] = Base64EncodedString.from_raw_string(booting.console_output(booted))
+            result.result["Output"] = Base64EncodedString.from_raw_string(  # type: ignore[index]
+                booting.console_output(booted))
         return result
 
-    General.get_console_output = get_console_output
+    General.get_console_output = get_console_output  # type: ignore[method-assign]  # moto has no hook: patched
     from moto.moto_api._internal.models import MotoAPIBackend
 
     reset = MotoAPIBackend.reset
@@ -77,6 +78,6 @@ def install() -> None:
         stop_all()
         reset(self)
 
-    MotoAPIBackend.reset = reset_and_stop
+    MotoAPIBackend.reset = reset_and_stop  # type: ignore[method-assign]  # moto has no hook: patched
     # moto's server answers SIGTERM (`local-cloud stop`) with sys.exit(0): the exit stops every instance
     atexit.register(stop_all)
