@@ -7,7 +7,7 @@ FW := $(BIN)/formwright
 # shell's `formwright` finds afterwards: a private home here would leave `formwright status` saying "not
 # running" and the examples' `local-cloud start` starting a second, empty cloud (issue 31).
 
-.PHONY: demo test install test-deps lint bench conformance clean stop k8s
+.PHONY: demo test install test-deps lint bench conformance clean stop k8s instances-image
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ k8s:
 test: test-deps
 	-@$(MAKE) --no-print-directory k8s
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
+
+# The Debian root every booting local-cloud instance is copied from (`local_cloud: {instances: boot}`):
+# built once per machine with debootstrap into ~/.cache/formwright/instances/bookworm, reused after.
+instances-image:
+	@command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || apt-get install -y -qq debootstrap
+	sh src/formwright/cloud/instances/image.sh
 
 lint: install
 	$(BIN)/python -m pip install --quiet ruff mypy

@@ -25,16 +25,23 @@ def register(app: typer.Typer) -> None:
         """Start the local cloud in the background (or reuse the running one), with the stacks,
         resources and data its last stop kept."""
         record, started = local.start(port or None, reset=reset, snapshot_interval=snapshot_interval)
+        from formwright.cloud.instances.boot import unavailable
+
+        cannot_boot = unavailable()  # `local_cloud: {instances: boot}` is refused, with this reason, when set
         if output is Output.json:
             emit_json(
                 {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
-                 "started": started, "snapshot": str(local.snapshot_file())}
+                 "started": started, "snapshot": str(local.snapshot_file()),
+                 "instances_boot": cannot_boot is None, "instances_boot_reason": cannot_boot}
             )
             return
         verb = "started" if started else "already running"
         console.print(
             f"local cloud {verb} at [bold]{record.endpoint}[/] (pid {record.pid}, log {record.log_file})"
         )
+        console.print("booting instances (local_cloud: {instances: boot}): "
+                      + ("available" if cannot_boot is None else f"refused here: {cannot_boot}"),
+                      markup=False)
         console.print("stop it with: formwright local-cloud stop")
 
     @group.command()

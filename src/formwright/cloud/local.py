@@ -26,6 +26,8 @@ from formwright.processes import pid_alive
 HOST = "127.0.0.1"
 # The stack tag that carries a project's `local_cloud: {stub: [...]}` to the local cloud (never to AWS).
 STUB_TAG = "formwright:local-cloud:stub"
+# The stack tag that carries `local_cloud: {instances: boot}` (its value `boot`) to the local cloud.
+INSTANCES_TAG = "formwright:local-cloud:instances"
 
 
 def formwright_home() -> Path:
@@ -224,6 +226,13 @@ def stub_tags(target: object, types: list[str]) -> list[dict[str, str]]:
     if getattr(target, "kind", None) != "local" or not types:
         return []
     return [{"Key": STUB_TAG, "Value": " ".join(sorted(types))}]
+
+
+def instances_tags(target: object, mode: str) -> list[dict[str, str]]:
+    """The stack tag that makes the local cloud boot the stack's EC2 instances; nothing otherwise."""
+    if getattr(target, "kind", None) != "local" or mode != "boot":
+        return []
+    return [{"Key": INSTANCES_TAG, "Value": "boot"}]
 
 
 def require() -> LocalCloud:

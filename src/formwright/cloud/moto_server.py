@@ -407,6 +407,9 @@ def main(argv: list[str] | None = None) -> None:
     patch_public_images()
     _patch_reset()
     install(f"http://{address.host}:{address.port}")  # functions run here, without Docker
+    from formwright.cloud.instances import hooks
+
+    hooks.install()
     from formwright.cloud.emulator import schemas
 
     # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers

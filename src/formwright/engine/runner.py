@@ -211,7 +211,8 @@ class StackRunner(HookSteps):
                 {"ParameterKey": k, "ParameterValue": v} for k, v in sorted(prep.parameters.items())
             ],
             "Tags": [{"Key": k, "Value": v} for k, v in sorted(stack.config.tags.items())]
-            + local.stub_tags(self.target, getattr(self.project, "local_cloud_stub", [])),
+            + local.stub_tags(self.target, getattr(self.project, "local_cloud_stub", []))
+            + local.instances_tags(self.target, getattr(self.project, "local_cloud_instances", "stub")),
             "Capabilities": stack.capabilities,
             "ClientToken": name,
             **self.template_argument(stack, prep.body),

@@ -44,7 +44,8 @@ PROJECT_KEYS = {
     "operations": "custom day-2 operations",
     "description": "free text",
     **{key: help + " (default for every stack)" for key, help in STACK_OPTIONS.items()},
-    "local_cloud": "local-cloud settings: {stub: [TYPE, ...]} types the local cloud may stub",
+    "local_cloud": "local-cloud settings: {stub: [TYPE, ...]} types the local cloud may stub; "
+                   "{instances: boot} EC2 instances really boot",
     "hooks": "actions around every stack's deploy and delete: {before_deploy: [...], after_deploy, "
              "before_delete, after_delete, on_failure}",
 }

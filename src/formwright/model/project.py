@@ -107,6 +107,7 @@ def load_project(
     project.macros = problems.attempt(_macros, raw, file, file_path.parent, problems, default={})
     project.options = problems.attempt(stack_options, raw, renderer, file, default={})
     project.local_cloud_stub = problems.attempt(_local_cloud_stub, raw, file, default=[])
+    project.local_cloud_instances = problems.attempt(_local_cloud_instances, raw, file, default="stub")
 
     for stack_name, (body, line, group) in (problems.attempt(stack_bodies, raw, file) or {}).items():
         stack = problems.attempt(load_stack, project, stack_name, body, line, renderer)
@@ -195,6 +196,23 @@ def _macros(raw: Mapping, file: str, folder: Path, problems: Problems) -> dict[s
     return found
 
 
+LOCAL_CLOUD_KEYS = {"stub": "resource types the local cloud may stub",
+                    "instances": "`boot` to boot EC2 instances for real, `stub` (the default) not to"}
+
+
+def _local_cloud_instances(raw: Mapping, file: str) -> str:
+    """`local_cloud: {instances: boot|stub}`: whether EC2 instances boot (docs/local-cloud.md)."""
+    body = raw.get("local_cloud")
+    if not isinstance(body, Mapping) or body.get("instances") is None:
+        return "stub"
+    value = body.get("instances")
+    if value not in ("boot", "stub"):
+        raise ProjectError(f"`local_cloud.instances` must be `boot` or `stub`, not {value!r}", file=file,
+                           line=body.line_of("instances") or raw.line_of("local_cloud"),
+                           hint="local_cloud: {instances: boot}")
+    return str(value)
+
+
 def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
     """`local_cloud: {stub: [TYPE, ...]}`: resource types the local cloud may stub (docs/local-cloud.md)."""
     body = raw.get("local_cloud")
@@ -204,7 +222,7 @@ def _local_cloud_stub(raw: Mapping, file: str) -> list[str]:
     if not isinstance(body, Mapping):
         raise ProjectError("`local_cloud` must be a mapping", file=file, line=line,
                            hint="local_cloud: {stub: [AWS::CloudFormation::WaitCondition]}")
-    check_keys(body, {"stub": "resource types the local cloud may stub"}, file, "local_cloud")
+    check_keys(body, LOCAL_CLOUD_KEYS, file, "local_cloud")
     types = body.get("stub") or []
     if not isinstance(types, list) or not all(isinstance(t, str) and "::" in t for t in types):
         raise ProjectError("`local_cloud.stub` must be a list of resource types", file=file,

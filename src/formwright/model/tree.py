@@ -113,6 +113,7 @@ class Project(Node):
         self.macros: dict[str, Any] = {}
         self.version: str | None = None
         self.local_cloud_stub: list[str] = []
+        self.local_cloud_instances = "stub"  # or "boot": `local_cloud: {instances: boot}`
         self.raw: Mapping = Mapping()
         self.options: dict[str, Any] = {}  # STACK_OPTIONS set at the project level
         self.environment: str | None = None  # --env

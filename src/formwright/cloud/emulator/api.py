@@ -19,6 +19,7 @@ from formwright.cloud.emulator.parameters import ParameterError, resolve_paramet
 from formwright.cloud.emulator.resolve import TemplateError
 
 STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
+INSTANCES_TAG = "formwright:local-cloud:instances"  # formwright.cloud.local.INSTANCES_TAG
 NO_CHANGES = ("The submitted information didn't contain changes. Submit different information to create a "
               "change set.")
 
@@ -95,6 +96,7 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     validation_error, insufficient, _ = _errors()
     tags = dict(tags or {})
     stub = set(tags.pop(STUB_TAG, "").split())
+    boot = tags.pop(INSTANCES_TAG, "") == "boot"
     body = parse_template(template)
     direct = not getattr(request, "change_set", False)  # CreateStack / UpdateStack, not CreateChangeSet
     missing = checks.capability_error(body, list(getattr(request, "capabilities", None) or []), direct)
@@ -158,11 +160,12 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
         computed, found, taken = import_changes.existing(backend, new, computed)
     change_set.fw_desired, change_set.fw_stub, change_set.fw_tags = new, stub, tags
     change_set.fw_found = found
+    change_set.fw_boot = boot
     # acknowledged for the nested stacks its execution creates or updates, as CloudFormation applies them
     change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
-    reason = taken or _failure(new, computed, stub)
+    reason = taken or _failure(new, computed, stub) or (checks.cannot_boot(new.resources) if boot else None)
     if reason is None and old is not None and not computed and old.template == body \
             and old.echoed == echoed and dict(stack.tags or {}) == tags:
         reason = NO_CHANGES

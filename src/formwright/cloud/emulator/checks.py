@@ -186,3 +186,16 @@ def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub
         return (f"The local cloud cannot run resource {logical} ({kind}): {why}. Stub it with "
                 f"`local_cloud: {{stub: [{kind}]}}` in formwright.yaml, or deploy with --target aws")
     return None
+
+
+def cannot_boot(resources: dict[str, dict[str, Any]]) -> str | None:
+    """Why `local_cloud: {instances: boot}` cannot boot these instances on this machine, or None."""
+    from formwright.cloud.instances.boot import unavailable
+
+    instances = sorted(k for k, v in resources.items() if v.get("Type") == "AWS::EC2::Instance")
+    reason = unavailable() if instances else None
+    if reason:
+        return (f"The local cloud cannot boot instance {instances[0]} (AWS::EC2::Instance), as "
+                f"`local_cloud: {{instances: boot}}` asks: {reason}. Remove `instances: boot` to keep the "
+                "stub mode")
+    return None

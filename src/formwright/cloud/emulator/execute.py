@@ -29,6 +29,7 @@ from formwright.cloud.emulator.resolve import (
     imported_exports,
 )
 from formwright.cloud.emulator.revert_drift import reverted
+from formwright.cloud.instances.hooks import boot_instance
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -207,6 +208,8 @@ class Execution:
         self.rmap._parsed_resources[logical] = obj
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
+        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
+            boot_instance(logical, obj)
         reason = None
         if stubbed and isinstance(obj, res.Stub):
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"

@@ -1,0 +1,83 @@
+"""Ties booting instances to moto's: boot after CloudFormation creates one, stop on terminate, console output.
+
+The local cloud's process holds every booted instance; nothing of them survives it (`local-cloud stop` sends
+SIGTERM, on which the server exits, stopping each instance, its network and its root first).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any
+
+from formwright.cloud.instances import boot as booting
+
+BOOTED: dict[str, booting.Booted] = {}
+_lock = threading.Lock()
+
+
+def boot_instance(logical: str, instance: Any) -> None:
+    """Boot a moto instance CloudFormation just created; a refusal fails the resource with its reason."""
+    from formwright.cloud.emulator.resources import ResourceFailure
+    from formwright.cloud.local import formwright_home
+
+    user_data = instance.user_data
+    text = str(user_data) if user_data is not None else None
+    try:
+        booted = booting.boot(instance.id, instance.private_ip, text, formwright_home() / "instances")
+    except booting.BootRefused as refused:
+        reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
+        raise ResourceFailure(logical, reason) from None
+    with _lock:
+        BOOTED[instance.id] = booted
+
+
+def stop_instance(instance_id: str) -> None:
+    """Stop a booted instance (nothing when it was not booted)."""
+    with _lock:
+        booted = BOOTED.pop(instance_id, None)
+    if booted is not None:
+        booting.stop(booted)
+
+
+def stop_all() -> None:
+    """Stop every booted instance of this local cloud."""
+    for instance_id in list(BOOTED):
+        stop_instance(instance_id)
+
+
+def install() -> None:
+    """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all."""
+    from moto.core.types import Base64EncodedString
+    from moto.ec2.models.instances import Instance
+    from moto.ec2.responses.general import General
+
+    terminate = Instance.terminate
+
+    def terminate_and_stop(self: Any) -> Any:
+        stop_instance(self.id)
+        return terminate(self)
+
+    Instance.terminate = terminate_and_stop  # type: ignore[method-assign]  # moto has no hook: patched
+    console = General.get_console_output
+
+    def get_console_output(self: Any) -> Any:
+        booted = BOOTED.get(self._get_param("InstanceId"))
+        result = console(self)
+        if booted is not None:
+            result.result["Output"] = Base64EncodedString.from_raw_string(  # type: ignore[index]
+                booting.console_output(booted))
+        return result
+
+    General.get_console_output = get_console_output  # type: ignore[method-assign]  # moto has no hook: patched
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    reset = MotoAPIBackend.reset
+
+    def reset_and_stop(self: Any) -> None:  # the reset API forgets every instance: none may keep running
+        stop_all()
+        reset(self)
+
+    MotoAPIBackend.reset = reset_and_stop  # type: ignore[method-assign]  # moto has no hook: patched
+    # moto's server answers SIGTERM (`local-cloud stop`) with sys.exit(0): the exit stops every instance
+    atexit.register(stop_all)
