@@ -73,7 +73,8 @@ def make(cfn, name: str, body: str, params: dict[str, str] | None = None, **extr
     cfn.create_stack(StackName=name, TemplateBody=body,
                      Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in (params or {}).items()],
                      **extra)
-    cfn.get_waiter("stack_create_complete").wait(StackName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    cfn.get_waiter("stack_create_complete").wait(StackName=name,
+                                                 WaiterConfig={"Delay": 1, "MaxAttempts": 120})
     return cfn.describe_stacks(StackName=name)["Stacks"][0]
 
 
@@ -148,7 +149,8 @@ def test_adopted_stacks_plan_no_change_and_deploy_writes_nothing(estate, tmp_pat
     # nothing to change (nothing executed, the stacks' tags untouched)
     forced = run_cli("deploy", str(folder), "-y", "--force", "--output", "json", env=ENV)
     assert forced.code == 0, forced.out + forced.err
-    assert {n: r["outcome"] for n, r in forced.json()["stacks"].items()} == dict.fromkeys(estate, "no changes")
+    outcomes = {n: r["outcome"] for n, r in forced.json()["stacks"].items()}
+    assert outcomes == dict.fromkeys(estate, "no changes")
     assert "execute_change_set" not in forced.json()["calls"]
 
 

@@ -43,7 +43,7 @@ def test_one_match_is_a_reference_several_are_listed_a_cycle_is_refused() -> Non
     stacks = {"net": live("net", outputs={"Arn": "arn:1", "Same": "v"}, params={"Back": "arn:2"}),
               "other": live("other", outputs={"Same": "v"}),
               "app": live("app", params={"Topic": "arn:1", "Shared": "v"}, outputs={"Out": "arn:2"})}
-    found = links(stacks, dict.fromkeys(stacks, {}))
+    found = links(stacks, {key: {} for key in stacks})
     # net <-> app: the first in the stacks' order (net's) is kept, the one closing the cycle listed
     assert found.refs == {"net": {"Back": ("app", "Out")}}
     assert {(a["stack"], a["parameter"], a["reason"]) for a in found.ambiguous} == {

@@ -41,7 +41,8 @@ def read_region(cfn: Any, region: str, patterns: list[str], counter: CallCounter
         page = cfn.describe_stacks(**({"NextToken": token} if token else {}))
         counter.add("describe_stacks")
         for data in page.get("Stacks") or []:
-            if data.get("StackStatus") != "DELETE_COMPLETE" and "ParentId" not in data:  # nested: its parent's
+            # a nested stack is its parent's to manage
+            if data.get("StackStatus") != "DELETE_COMPLETE" and "ParentId" not in data:
                 described[data["StackName"]] = data
         token = page.get("NextToken")
         if not token:

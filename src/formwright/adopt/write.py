@@ -69,7 +69,8 @@ def write_project(folder: Path, name: str, region: str, stacks: dict[str, LiveSt
         path = folder / "templates" / f"{key}{suffix}"
         path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         written.files.append(str(path))
-        lines += [f"  {key}:", f"    template: templates/{key}{suffix}", f"    stack_name: {_q(live.info.name)}"]
+        lines += [f"  {key}:", f"    template: templates/{key}{suffix}",
+                  f"    stack_name: {_q(live.info.name)}"]
         if live.region != region:
             lines.append(f"    region: {_q(live.region)}")
         lines += _parameters(key, live, templates[key], found, written)

@@ -67,7 +67,8 @@ def print_summary(answer: dict[str, Any]) -> None:
         say(f"  {escape(name)} ({escape(stack['stack_name'])}, {stack['region']})"
             + (f": {escape('; '.join(links))}" if links else ""), highlight=False)
         for param, var in stack["secrets"].items():
-            say(f"    {escape(param)} is NoEcho: set {var} to its value before plan or deploy", highlight=False)
+            say(f"    {escape(param)} is NoEcho: set {var} to its value before plan or deploy",
+                highlight=False)
     for item in answer["ambiguous"]:
         say(f"[yellow]ambiguous:[/] {escape(item['stack'])}.{escape(item['parameter'])} = "
             f"{escape(item['value'])} matches {escape(', '.join(item['outputs']))} ({item['reason']}); "
