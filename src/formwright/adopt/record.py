@@ -1,8 +1,9 @@
 """Mark each adopted stack as applied with the inputs adopt wrote (the applied cache deploy and plan read),
 so that the first `plan` shows no change and `deploy` makes no call that writes. A stack is marked only when
 its own description confirms the written parameters and tags (the same check a deploy makes before it
-records one); a stack that cannot be prepared (a NoEcho value not in the environment, a macro that does not
-run here) is left unmarked and said: its first plan and deploy ask CloudFormation with a change set."""
+records one). A stack that cannot be prepared (a NoEcho value not in the environment) or whose template uses
+macros (formwright expands them itself, so what it sends is not the Original template) is left unmarked and
+said: its first plan and deploy ask CloudFormation with a change set."""
 
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ def mark_applied(folder: Path, stacks: dict[str, LiveStack], targets: Any) -> di
     outputs = {name: live.info.outputs for name, live in stacks.items()}
     unmarked = {}
     for name, stack in prepared.items():
+        if stack.uses_macros():
+            # formwright would send the template expanded here, not the Original CloudFormation expanded:
+            # the same stack in the end, perhaps, but not "the same inputs", so CloudFormation is asked
+            unmarked[name] = "its template uses macros (Transform), expanded here before deploy"
+            continue
         runner = group.runner_for(stack)
         try:
             runner.remember(stack, stacks[name].info, runner.prepare(stack, outputs))
