@@ -188,3 +188,14 @@ def test_bad_input_is_one_line_and_exit_2(cloud: Target, tmp_path: Path, run_cli
     assert done.code == 2, done.out + done.err
     assert message in done.err and len(done.err.strip().splitlines()) == 1 and "Traceback" not in done.err
     assert not (tmp_path / "new").exists() and (full / "keep.txt").read_text() == "mine"
+
+
+def test_a_noecho_value_not_in_the_environment_leaves_the_stack_to_cloudformation(
+        cloud: Target, tmp_path: Path, run_cli) -> None:
+    make(cloud.client("cloudformation"), "lone-secret", SECRET_YAML, {"DbPassword": SECRET})
+    done = run_cli("adopt", "lone-secret", "-o", str(tmp_path / "p"), "--output", "json")
+    assert done.code == 0, done.out + done.err
+    assert "LONE_SECRET_DBPASSWORD" in done.json()["unmarked"]["lone-secret"]  # said, not hidden
+    plan = run_cli("plan", str(tmp_path / "p"), "--output", "json", env={"LONE_SECRET_DBPASSWORD": SECRET})
+    assert plan.code == 0, plan.out + plan.err
+    assert plan.json()["plans"]["lone-secret"]["kind"] == "no changes"  # asked with a change set
