@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ from formwright.engine.cfn import CallCounter, StackInfo
 # statuses of a stack that exists and can be updated: an adopted project deploys over it
 ADOPTABLE = {"CREATE_COMPLETE", "UPDATE_COMPLETE", "UPDATE_ROLLBACK_COMPLETE", "IMPORT_COMPLETE",
              "IMPORT_ROLLBACK_COMPLETE"}
+TEMPLATE_READERS = 8  # GetTemplate calls at once (deploy's default --max-concurrency)
 
 
 @dataclass
@@ -47,14 +49,16 @@ def read_region(cfn: Any, region: str, patterns: list[str], counter: CallCounter
         token = page.get("NextToken")
         if not token:
             break
-    found, skipped = [], []
-    for name in matching(sorted(described), patterns):
-        data = described[name]
-        if data["StackStatus"] not in ADOPTABLE:
-            skipped.append(f"{name} ({region}): {data['StackStatus']}")
-            continue
+    chosen = [described[name] for name in matching(sorted(described), patterns)]
+    skipped = [f"{d['StackName']} ({region}): {d['StackStatus']}" for d in chosen
+               if d["StackStatus"] not in ADOPTABLE]
+
+    def template_of(data: dict[str, Any]) -> LiveStack:
         body = cfn.get_template(StackName=data["StackId"], TemplateStage="Original")["TemplateBody"]
         counter.add("get_template")
         text = body if isinstance(body, str) else json.dumps(body, indent=2)  # boto3 parses JSON bodies
-        found.append(LiveStack(region, StackInfo.from_api(data), list(data.get("Capabilities") or []), text))
+        return LiveStack(region, StackInfo.from_api(data), list(data.get("Capabilities") or []), text)
+
+    with ThreadPoolExecutor(max_workers=TEMPLATE_READERS) as pool:  # clients are thread-safe
+        found = list(pool.map(template_of, [d for d in chosen if d["StackStatus"] in ADOPTABLE]))
     return found, skipped
