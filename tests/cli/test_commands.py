@@ -86,6 +86,12 @@ def started(args: list[str]) -> Callable[[Workspace, list[str]], list[str]]:
     return ok
 
 
+def adopt_deployed(ws: Workspace) -> list[str]:
+    """Adopt the deployed project's stack into a new folder."""
+    ws.deployed()
+    return ["adopt", "tiny-queue", "-o", str(ws.root / ws.fresh("adopted"))]
+
+
 RECIPES: dict[str, Recipe] = {
     "init": Recipe(lambda ws, d: ["init", *d], bad=lambda ws: ["init", str(ws.project)], folder="new"),
     "validate": project_command("validate"),
@@ -101,6 +107,8 @@ RECIPES: dict[str, Recipe] = {
     "drift": project_command("drift", deployed=True),
     "import": Recipe(lambda ws, d: ["import", *d, "store", "Bucket=conv-imported", "-y"],
                      bad=lambda ws: ["import", str(ws.broken), "a", "Bucket=x", "-y"], folder="importable"),
+    "adopt": Recipe(lambda ws, d: adopt_deployed(ws),
+                    bad=lambda ws: ["adopt", "no-such-stack-*", "-o", str(ws.root / ws.fresh("none"))]),
     "outputs": project_command("outputs", "queue", "QueueName", deployed=True),
     "diff": project_command("diff", deployed=True),
     "events": project_command("events", deployed=True),

@@ -123,6 +123,7 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "drift": ("formwright.cli.operate_cmds", "Detect drift: what changed in the cloud outside formwright."),
     "import": ("formwright.cli.operate_cmds", "Bring existing resources under a stack (IMPORT change set)."),
     "ls": ("formwright.cli.stacks_cmds", "Every stack in the account and region: status, owner, updated."),
+    "adopt": ("formwright.cli.adopt_cmd", "Write a project that manages existing stacks as they are."),
     "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
     "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
     "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),

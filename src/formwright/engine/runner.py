@@ -353,7 +353,7 @@ class StackRunner(HookSteps):
         if change_set_id is None:
             assert info is not None
             self._protect(stack, info)
-            self._remember(stack, info, prep)
+            self.remember(stack, info, prep)
             return self._around(stack, prep, plan, StackResult(stack.name, stack.stack_name, "no changes",
                                                                info.status, outputs=info.outputs, plan=plan))
         self.refuse_denied(stack, plan, change_set_id)
@@ -398,7 +398,7 @@ class StackRunner(HookSteps):
                 stack.name, stack.stack_name, "failed", status, error=f"{stack.name}: {status}: {detail}",
                 plan=plan, exit_code=1))
         self._protect(stack, final)
-        self._remember(stack, final, prep)
+        self.remember(stack, final, prep)
         outcome = {"create": "created", "import": "imported"}.get(plan.kind, "updated")
         result = StackResult(stack.name, stack.stack_name, outcome, final.status, outputs=final.outputs,
                              plan=plan)
@@ -409,7 +409,7 @@ class StackRunner(HookSteps):
             self.cfn.call("update_termination_protection", StackName=stack.stack_name,
                           EnableTerminationProtection=bool(stack.config.termination_protection))
 
-    def _remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
+    def remember(self, stack: Stack, info: StackInfo, prep: Prepared) -> None:
         """Record the inputs as applied, once the target's own description confirms them."""
         contradiction = unconfirmed(stack.config.tags, info, prep)
         if contradiction:

@@ -18,6 +18,9 @@ STACK_OPTIONS = {
     "termination_protection": "true to protect the stack from deletion; false to switch it off "
                               "(unset: left as it is)",
     "artifact_bucket": "S3 bucket for large templates and artifacts (default: formwright's managed one)",
+    "ownership_tags": "false: deploy leaves the stack's tags as written, without formwright's ownership "
+                      "tags (stacks taken over by `formwright adopt`; `deploy --prune` never removes such "
+                      "a stack)",
     "stack_timeout": "minutes to wait for the stack's deploy or delete before reporting it timed out "
                      "(as sceptre's; 0 or unset: no limit)",
     "deny": "guards: {replacement: [TYPE, ...], removal: [TYPE, ...]} (`AWS::RDS::*` patterns): a plan "

@@ -140,9 +140,6 @@ def load_stack(
         pline = params.line_of(key)
         stack.parameter_lines[key] = pline or line or 1
         stack.parameters[key] = _parameter_value(value, renderer, file, pline)
-    stack.tags = {**project.tags, **string_map(renderer.render(body.get("tags"), body.line_of("tags")),
-                                                file, body.line_of("tags"), "tags", renderer.render),
-                  **stack_tags(project.name, name, project.environment)}  # ownership: never overridden
     depends = body.get("depends_on") or []
     if isinstance(depends, str):
         depends = [depends]
@@ -173,6 +170,10 @@ def load_stack(
     options["deny"] = merged_guards(project.options.get("deny") or {}, own.get("deny") or {})
     for key, value in options.items():
         setattr(stack, key, value)
+    owned = stack_tags(project.name, name, project.environment) if stack.ownership_tags else {}
+    stack.tags = {**project.tags, **string_map(renderer.render(body.get("tags"), body.line_of("tags")),
+                                                file, body.line_of("tags"), "tags", renderer.render),
+                  **owned}  # ownership: never overridden
     stack.immutable = _flag(body, "immutable", renderer, file)
     stack.obsolete = _flag(body, "obsolete", renderer, file)
     stack.import_existing = _flag(body, "import_existing", renderer, file)
@@ -232,6 +233,8 @@ def stack_options(body: Mapping, renderer: Renderer, file: str) -> dict[str, Any
     options: dict[str, Any] = {}
     if "termination_protection" in body:
         options["termination_protection"] = _flag(body, "termination_protection", renderer, file)
+    if "ownership_tags" in body:
+        options["ownership_tags"] = _flag(body, "ownership_tags", renderer, file)
     if "on_failure" in body:
         value = str(renderer.render(body["on_failure"], body.line_of("on_failure"))).strip().lower()
         if value not in ON_FAILURE:

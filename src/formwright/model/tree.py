@@ -66,6 +66,7 @@ class StackConfig(Node):
         self.service_role: str | None = None
         self.notification_arns: list[str] = []
         self.artifact_bucket: str | None = None
+        self.ownership_tags: bool = True  # false: adopted, the stack's own tags only
         self.stack_timeout: int | None = None  # minutes; None: wait as long as CloudFormation works
         self.deny: dict[str, list[str]] = {}  # guards: replacement/removal -> resource type patterns
         self.immutable = False
