@@ -119,6 +119,8 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "delete": ("formwright.cli.deploy_cmds", "Delete stacks in reverse dependency order."),
     "drift": ("formwright.cli.operate_cmds", "Detect drift: what changed in the cloud outside formwright."),
     "import": ("formwright.cli.operate_cmds", "Bring existing resources under a stack (IMPORT change set)."),
+    "import-sceptre": ("formwright.cli.import_sceptre_cmd", "Convert a sceptre project into a formwright "
+                       "project (same stack names)."),
     "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
     "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
     "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),
