@@ -35,7 +35,12 @@ parameters:
   Zones:
     - a
     - b
-protect: true
+""",
+    # sceptre 4's `<key>_inheritance: merge`: the app folder's stacks merge their stack_tags into the folder's
+    "config/dev/app/config.yaml": """\
+stack_tags:
+  tier: app
+stack_tags_inheritance: merge
 """,
     "config/dev/app/service.yaml": """\
 template_path: service.yaml.j2
@@ -104,6 +109,7 @@ parameters:
   Motd: !file_contents files/motd.txt
   Custom: !my_resolver something
   Joined: !join [",", [x, y]]
+protect: true
 hooks:
   before_create:
     - !cmd "echo creating"

@@ -1,9 +1,10 @@
 """`formwright import-sceptre` through the CLI: a sceptre project of our own (tests/sceptre/fixtures.py)
 converted, the written formwright.yaml read back and validated; what cannot be mapped listed with file:line;
---strict; bad input. The behaviour followed is sceptre's (4.x): config.yaml files merged from config/ down with
-`dependencies` joined and every other key replaced by the child's (sceptre/config/reader.py), the stack name
-`<project_code>-<path with dashes>`, `!stack_output path.yaml::Key` reading a stack of the project, a list
-parameter passed comma-joined, `.j2` templates rendered by Jinja with `sceptre_user_data`."""
+--strict; bad input. The behaviour followed is sceptre's (4.x): config.yaml files merged from config/ down
+with `dependencies` joined and every other key replaced by the child's unless `<key>_inheritance: merge`
+(sceptre/config/reader.py), the stack name `<project_code>-<path with dashes>`, `!stack_output
+path.yaml::Key` reading a stack of the project, a list parameter passed comma-joined, `.j2` templates rendered
+by Jinja with `sceptre_user_data`."""
 
 from __future__ import annotations
 
@@ -37,16 +38,18 @@ def test_a_sceptre_project_becomes_a_formwright_project_with_sceptres_stack_name
     project = load_yaml((out / "formwright.yaml").read_text(), "formwright.yaml")
     assert project["name"] == "shop" and project["region"] == "us-east-1"  # the root config.yaml's
     stacks = project["stacks"]
-    queue, params, service = stacks["dev-network-queue"], stacks["dev-network-params"], stacks["dev-app-service"]
+    queue, params = stacks["dev-network-queue"], stacks["dev-network-params"]
+    service = stacks["dev-app-service"]
     # the stack config is rendered with the merged config of its folders (stack_group_config)
     assert queue["parameters"] == {"QueueName": "shop-dev-orders"}
-    # stack_tags: the dev folder's replace the root's; a stack's own replace its folder's
-    assert queue["tags"] == {"team": "platform", "env": "dev"} and service["tags"] == {"team": "apps"}
+    # stack_tags: the dev folder's replace the root's; with `stack_tags_inheritance: merge` the app folder's
+    # are merged into dev's and the service's own into those (what `sceptre dump config` shows)
+    assert queue["tags"] == {"team": "platform", "env": "dev"}
+    assert service["tags"] == {"env": "dev", "team": "apps", "tier": "app"}
     # !stack_output dev/network/queue.yaml::QueueArn -> !ref; a list parameter comma-joined
     assert isinstance(params["parameters"]["Value"], OutputRef)
     assert str(params["parameters"]["Value"]) == "!ref dev-network-queue.outputs.QueueArn"
     assert params["parameters"]["Zones"] == "a,b"
-    assert params["termination_protection"] is True
     assert str(service["parameters"]["QueueUrl"]) == "!ref dev-network-queue.outputs.QueueUrl"
     assert service["depends_on"] == ["dev-network-params"] and service["stack_timeout"] == 30
     # the Jinja template rendered with the stack's sceptre_user_data (trim_blocks from j2_environment)
@@ -63,7 +66,7 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
     assert result.code == 0, result.out + result.err
     listed = [line for line in result.err.splitlines() if line.startswith("not mapped:")]
     assert any("config/dev/app/worker.yaml:8" in line and "!my_resolver" in line for line in listed)
-    assert any("config/dev/app/worker.yaml:14" in line and "!my_hook" in line for line in listed)
+    assert any("config/dev/app/worker.yaml:15" in line and "!my_hook" in line for line in listed)
     assert any("config/dev/app/legacy.yaml:1" in line and "Python template" in line for line in listed)
     assert len(listed) == 3, listed
     text = (out / "formwright.yaml").read_text()
@@ -73,6 +76,8 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
                     "Motd: !file 'files/motd.txt'", "Joined: x,y", "before_deploy:", "- echo creating"):
         assert written in text, written
     assert "Custom" not in text
+    # sceptre's protect refuses every change to the stack; the nearest formwright has guards its deletion
+    assert "termination_protection: true" in text and "protect: true" in result.out
     assert (out / "files" / "motd.txt").read_text() == "hello\n"
     assert "dev-app-skipped" not in text  # ignore: true - sceptre never launches it
     assert "ignore: true" in result.out

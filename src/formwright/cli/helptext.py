@@ -68,7 +68,7 @@ HELP: dict[str, tuple[list[tuple[str, str]], dict[int, str]]] = {
                 ("formwright import infra store Bucket=my-existing-bucket -y", "the project in ./infra")],
                {EXIT_CLOUD_FAILED: FAILED, EXIT_LOCKED: LOCKED, EXIT_CANCELLED: DECLINED,
                 EXIT_INTERRUPTED: INTERRUPTED}),
-    "import-sceptre": ([("formwright import-sceptre ../infra-sceptre -o infra", "then: formwright plan infra"),
+    "import-sceptre": ([("formwright import-sceptre ../infra-sceptre -o infra", "then: formwright plan"),
                         ("formwright import-sceptre ../infra-sceptre --strict --output json",
                          "for CI: exit 2 on anything not mapped")], {}),
     "status": ([("formwright status", "every stack"),

@@ -19,7 +19,7 @@ FormatOption.param_decls = ("--output",)
 
 def import_sceptre(
     sceptre_dir: Path = typer.Argument(..., metavar="SCEPTRE_DIR",
-                                       help="The sceptre project: the folder holding config/ and templates/."),
+                                       help="The sceptre project: the folder with config/ and templates/."),
     out: Path = typer.Option(None, "--out", "-o", metavar="PATH",
                              help="Folder for the formwright project (default: ./<project_code>)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when anything could not be mapped (nothing "
@@ -28,7 +28,7 @@ def import_sceptre(
     output: Output = FormatOption,
 ) -> None:
     """Convert a sceptre project into a formwright project: config inheritance as sceptre merges it, each \
-stack with the CloudFormation stack name sceptre gives it (so existing stacks are taken over, not recreated), \
+stack with the CloudFormation stack name sceptre gives it (existing stacks are taken over, not recreated), \
 templates copied and Jinja templates rendered with sceptre_user_data, resolvers and `!cmd` hooks as \
 formwright's. What cannot be mapped (a custom resolver or hook, a Python or jsonnet template) is listed with \
 file:line and the rest is still written; --strict makes it an error."""

@@ -58,7 +58,8 @@ def convert(root: Path, out: Path) -> Conversion:
     for config in configs:  # the project's settings: those of the root config.yaml (every stack has them)
         top = {k: v for k, v in top.items() if config.config.get(k) == v}
     conversion = Conversion(project={"name": str(configs[0].config.get("project_code") or root.name)})
-    for key, ours in (("region", "region"), ("profile", "profile"), ("template_bucket_name", "artifact_bucket")):
+    for key, ours in (("region", "region"), ("profile", "profile"),
+                      ("template_bucket_name", "artifact_bucket")):
         if isinstance(top.get(key), str):
             conversion.project[ours] = top[key]
     if top.get("required_version"):
@@ -125,8 +126,9 @@ def _stack(config: StackConfig, root: Path, out: Path, paths: dict[str, StackCon
         if hooks:
             body["hooks"] = hooks
     for key in values:
-        if key not in _READ and key not in NOTED:
-            conversion.unmapped.append(Unmapped(config.where(key), f"key '{key}': not a sceptre key formwright "
+        if key not in _READ and key not in NOTED and not key.endswith("_inheritance"):
+            conversion.unmapped.append(Unmapped(config.where(key), f"key '{key}': not a sceptre key "
+                                                "formwright "
                                                 "knows; left out"))
     return name, body
 
@@ -146,8 +148,10 @@ def _missing(config: StackConfig, dependency: Any, conversion: Conversion) -> No
 def _options(config: StackConfig, body: dict[str, Any], mapper: ValueMapper, conversion: Conversion) -> None:
     """The deploy options: protection, roles, timeout, on_failure, notifications, obsolete."""
     values = config.config
-    if "protect" in values:
-        body["termination_protection"] = bool(values["protect"])
+    if values.get("protect") is True:
+        body["termination_protection"] = True
+        conversion.notes.append(f"{config.where('protect')}: protect: true -> termination_protection: true; "
+                                "sceptre's protect also refused updates, formwright's guards deletion only")
     for key in SERVICE_ROLE_KEYS:
         if values.get(key):
             body["service_role"] = mapper.map(values[key])
@@ -162,6 +166,10 @@ def _options(config: StackConfig, body: dict[str, Any], mapper: ValueMapper, con
         body["on_failure"] = str(values["on_failure"]).lower()
     if values.get("notifications"):
         body["notification_arns"] = mapper.map(values["notifications"])
+    for key in ("sceptre_role_session_duration", "iam_role_session_duration"):
+        if values.get(key):
+            body["session_duration"] = int(values[key])
+            break
     if values.get("obsolete") is True:
         body["obsolete"] = True
 
@@ -178,13 +186,15 @@ def _hooks(config: StackConfig, conversion: Conversion) -> dict[str, list[Any]]:
                 what = action.tag if isinstance(action, Tagged) else repr(action)
                 conversion.unmapped.append(Unmapped(
                     action.where() if isinstance(action, Tagged) else config.where("hooks"),
-                    f"hook {what} at {point}: no formwright counterpart (a custom hook needs sceptre's runtime)"))
+                    f"hook {what} at {point}: no formwright counterpart "
+                    "(a custom hook needs sceptre's runtime)"))
     return hooks
 
 
 _READ = {"template", "template_path", "stack_name", "region", "profile", "parameters", "stack_tags",
          "dependencies", "protect", *SERVICE_ROLE_KEYS, *ASSUMED_ROLE_KEYS, "stack_timeout", "on_failure",
-         "notifications", "obsolete", "hooks", "template_bucket_name"}
+         "notifications", "obsolete", "hooks", "template_bucket_name", "sceptre_role_session_duration",
+         "iam_role_session_duration"}
 
 
 def _template(config: StackConfig, root: Path, out: Path, name: str, conversion: Conversion) -> str | None:
@@ -233,7 +243,7 @@ def _render_jinja(config: StackConfig, source: Path, out: Path, name: str, where
     user_data = config.config.get("sceptre_user_data") or {}
     if holds(user_data, Tagged):
         conversion.unmapped.append(Unmapped(config.where("sceptre_user_data"),
-                                            "sceptre_user_data holds resolvers: they are resolved by sceptre at "
+                                            "sceptre_user_data holds resolvers: sceptre resolves them at "
                                             "run time; the template was not rendered"))
         return None
     options = dict(config.config.get("j2_environment") or {})

@@ -18,10 +18,10 @@ import yaml
 from formwright.errors import InputError
 
 # How sceptre (4.x, sceptre/config/reader.py) merges a key of a folder's config into its children's: lists of
-# dependencies are joined, `j2_environment` and `stack_group_config` merged as dicts; every other key is
-# replaced by the child's value.
-LIST_JOINED = ("dependencies",)
-DICT_MERGED = ("j2_environment", "stack_group_config")
+# dependencies are joined; `parameters`, `stack_tags`, `sceptre_user_data` (dicts) and `hooks`,
+# `notifications` (lists) are replaced unless `<key>_inheritance: merge` (the child's setting, else the
+# parent's) asks to merge them; every other key is replaced by the child's value.
+MERGEABLE = ("dependencies", "hooks", "notifications", "parameters", "sceptre_user_data", "stack_tags")
 
 
 @dataclass
@@ -108,10 +108,13 @@ def merge(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     """`child` over `parent` with sceptre's merge strategies."""
     merged = copy.deepcopy(parent)
     for key, value in child.items():
-        if key in LIST_JOINED and isinstance(merged.get(key), list) and isinstance(value, list):
-            merged[key] = merged[key] + value
-        elif key in DICT_MERGED and isinstance(merged.get(key), dict) and isinstance(value, dict):
-            merged[key] = {**merged[key], **value}
+        old = merged.get(key)
+        inheritance = child.get(f"{key}_inheritance") or parent.get(f"{key}_inheritance")
+        joined = (key == "dependencies" and inheritance != "override") or inheritance == "merge"
+        if key in MERGEABLE and joined and isinstance(old, list) and isinstance(value, list):
+            merged[key] = old + copy.deepcopy(value)
+        elif key in MERGEABLE and joined and isinstance(old, dict) and isinstance(value, dict):
+            merged[key] = {**old, **copy.deepcopy(value)}
         else:
             merged[key] = copy.deepcopy(value)
     return merged
@@ -156,5 +159,7 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def _context(stack_group_config: dict[str, Any]) -> dict[str, Any]:
-    """What `{{ }}` sees in a sceptre config file."""
-    return {"environment_variable": dict(os.environ), "stack_group_config": stack_group_config, "var": {}}
+    """What `{{ }}` sees in a sceptre config file: the config inherited so far, by key and as
+    `stack_group_config`, the environment and the (empty) `--var`s."""
+    return {**stack_group_config, "var": {}, "stack_group_config": stack_group_config,
+            "environment_variable": dict(os.environ)}

@@ -54,7 +54,7 @@ class ValueMapper:
     def _miss(self, tagged: Tagged, why: str) -> None:
         self.unmapped.append(Unmapped(tagged.where(), f"{tagged.tag} {_short(tagged.value)}: {why}"))
 
-    def _tag(self, tagged: Tagged) -> Any:  # noqa: PLR0911 - one return per resolver
+    def _tag(self, tagged: Tagged) -> Any:
         tag, arg = tagged.tag, tagged.value
         if tag == "!no_value":
             return DROP
