@@ -92,3 +92,14 @@ def test_stacks_sceptre_launched_plan_with_nothing_but_formwrights_ownership_tag
             assert change["action"] == "Modify" and change["replacement"] == "False", (name, change)
             assert {d["name"] for d in change["details"]} <= {"Tags"}, (name, change)
     assert chained == {}
+
+    # the first deploy adds the ownership tags and nothing else; then a plan has nothing left to do
+    deployed = run_cli("deploy", str(out), "-y", "--output", "json")
+    assert deployed.code == 0, deployed.out + deployed.err
+    assert {s["StackName"] for s in cfn.describe_stacks()["Stacks"]} == made
+    again = run_cli("plan", str(out), "--output", "json")
+    assert again.code == 0, again.err
+    for name, stack in again.json()["plans"].items():
+        assert (stack["resources"], stack["parameters"], stack["tags"]) == ([], [], []), (name, stack)
+    after = cfn.describe_stacks(StackName="shop-dev-network-queue")["Stacks"][0]
+    assert {o["OutputKey"]: o["OutputValue"] for o in after["Outputs"]} == outputs
