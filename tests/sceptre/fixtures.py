@@ -118,6 +118,9 @@ hooks:
 """,
     "config/dev/app/legacy.yaml": """\
 template_path: legacy.py
+""",
+    "config/dev/app/old.yaml": """\
+template_path: queue.yaml
 obsolete: true
 """,
     "config/dev/app/skipped.yaml": """\

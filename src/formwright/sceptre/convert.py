@@ -53,7 +53,6 @@ def convert(root: Path, out: Path) -> Conversion:
     configs = read_project(root)
     if not configs:
         raise InputError("the sceptre project has no stack configs under config/", file=str(root / "config"))
-    paths = {c.path: c for c in configs}
     top = configs[0].config
     for config in configs:  # the project's settings: those of the root config.yaml (every stack has them)
         top = {k: v for k, v in top.items() if config.config.get(k) == v}
@@ -65,12 +64,21 @@ def convert(root: Path, out: Path) -> Conversion:
     if top.get("required_version"):
         conversion.notes.append(f"required_version {top['required_version']} is sceptre's own version pin; "
                                 "left out")
-    stacks: dict[str, Any] = {}
+    templates: dict[str, str] = {}  # sceptre path -> the template written; a stack without one is left out
     for config in configs:
         if config.config.get("ignore") is True:
             conversion.notes.append(f"{config.file}: ignore: true - sceptre never launches it; left out")
             continue
-        name, body = _stack(config, root, out, paths, conversion)
+        template = _template(config, root, out, stack_key(config.path), conversion)
+        if template:
+            templates[config.path] = template
+        else:
+            conversion.notes.append(f"{config.file}: left out: its template is not mapped")
+    stacks: dict[str, Any] = {}
+    for config in configs:
+        if config.path not in templates:
+            continue
+        name, body = _stack(config, root, out, templates, conversion)
         stacks[name] = body
         conversion.stacks[name] = body["stack_name"]
     conversion.project["stacks"] = stacks
@@ -79,15 +87,15 @@ def convert(root: Path, out: Path) -> Conversion:
     return conversion
 
 
-def _stack(config: StackConfig, root: Path, out: Path, paths: dict[str, StackConfig],
+def _stack(config: StackConfig, root: Path, out: Path, templates: dict[str, str],
            conversion: Conversion) -> tuple[str, dict[str, Any]]:
-    """One stack's formwright body."""
+    """One stack's formwright body (`templates`: the template written for each stack converted)."""
     values = config.config
     name = stack_key(config.path)
 
     def known(path: str) -> str | None:
         path = path.removesuffix(".yaml")
-        return stack_key(path) if path in paths and paths[path].config.get("ignore") is not True else None
+        return stack_key(path) if path in templates else None
 
     def copy_file(arg: str, tagged: Tagged) -> str | None:
         source = (root / arg).resolve()
@@ -101,10 +109,7 @@ def _stack(config: StackConfig, root: Path, out: Path, paths: dict[str, StackCon
         return inside.as_posix()
 
     mapper = ValueMapper(known, copy_file, conversion.unmapped)
-    body: dict[str, Any] = {}
-    template = _template(config, root, out, name, conversion)
-    if template:
-        body["template"] = template
+    body: dict[str, Any] = {"template": templates[config.path]}
     project_code = values.get("project_code") or conversion.project["name"]
     body["stack_name"] = str(values.get("stack_name") or f"{project_code}-{config.path.replace('/', '-')}")
     for key, ours in (("region", "region"), ("profile", "profile")):
@@ -142,7 +147,8 @@ def _parameter(value: Any) -> Any:
 
 def _missing(config: StackConfig, dependency: Any, conversion: Conversion) -> None:
     conversion.unmapped.append(Unmapped(config.where("dependencies"),
-                                        f"dependency {dependency}: no such stack config (or ignored)"))
+                                        f"dependency {dependency}: no such stack config (or ignored, "
+                                        "or left out)"))
 
 
 def _options(config: StackConfig, body: dict[str, Any], mapper: ValueMapper, conversion: Conversion) -> None:
