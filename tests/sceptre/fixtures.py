@@ -109,6 +109,7 @@ parameters:
   Motd: !file_contents files/motd.txt
   Custom: !my_resolver something
   Joined: !join [",", [x, y]]
+  Mixed: [a, !my_resolver b]
 protect: true
 hooks:
   before_create:

@@ -66,16 +66,17 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
     assert result.code == 0, result.out + result.err
     listed = [line for line in result.err.splitlines() if line.startswith("not mapped:")]
     assert any("config/dev/app/worker.yaml:8" in line and "!my_resolver" in line for line in listed)
-    assert any("config/dev/app/worker.yaml:15" in line and "!my_hook" in line for line in listed)
+    assert any("config/dev/app/worker.yaml:16" in line and "!my_hook" in line for line in listed)
     assert any("config/dev/app/legacy.yaml:1" in line and "Python template" in line for line in listed)
-    assert len(listed) == 3, listed
+    assert any("config/dev/app/worker.yaml:10" in line and "!my_resolver b" in line for line in listed)
+    assert len(listed) == 4, listed
     text = (out / "formwright.yaml").read_text()
     # formwright's resolvers and hooks, written by name for the engine that reads them (issue 24)
     for written in ("QueueName: '{{ env.WORKER_QUEUE }}'", "Token: !secret 'app/token'",
                     "Host: !ssm '/app/db/host'", "Other: !stack_output 'other-stack.Url'",
                     "Motd: !file 'files/motd.txt'", "Joined: x,y", "before_deploy:", "- echo creating"):
         assert written in text, written
-    assert "Custom" not in text
+    assert "Custom" not in text and "Mixed" not in text  # a value with an unmapped part is left out
     # sceptre's protect refuses every change to the stack; the nearest formwright has guards its deletion
     assert "termination_protection: true" in text and "protect: true" in result.out
     assert (out / "files" / "motd.txt").read_text() == "hello\n"
@@ -90,7 +91,7 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
 def test_strict_exits_2_on_the_first_construct_and_writes_nothing(tmp_path: Path, run_cli) -> None:
     _, out, result = converted(tmp_path, run_cli, {**FILES, **EXTRA}, "--strict")
     assert result.code == 2 and "Traceback" not in result.err
-    assert "config/dev/app/legacy.yaml:1" in result.err and "3 construct(s) cannot be mapped" in result.err
+    assert "config/dev/app/legacy.yaml:1" in result.err and "4 construct(s) cannot be mapped" in result.err
     assert not out.exists()
     answer = run_cli("import-sceptre", str(tmp_path / "shop-sceptre"), "-o", str(out), "--strict",
                      "--output", "json")

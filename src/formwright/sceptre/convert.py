@@ -117,7 +117,7 @@ def _stack(config: StackConfig, root: Path, out: Path, templates: dict[str, str]
             body[ours] = values[key]
     if values.get("parameters"):
         body["parameters"] = {k: _parameter(v) for k, v in mapper.map(values["parameters"]).items()
-                              if v is not None}
+                              if not holds(v, type(None))}  # a value with an unmapped part is left out
     if values.get("stack_tags"):
         body["tags"] = {k: v for k, v in mapper.map(values["stack_tags"]).items() if v is not None}
     depends = [known(str(d)) or _missing(config, d, conversion) for d in values.get("dependencies") or []]
