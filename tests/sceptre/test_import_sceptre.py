@@ -109,7 +109,15 @@ def test_bad_input_is_one_line_with_file_and_line(tmp_path: Path, run_cli) -> No
     _, out, result = converted(tmp_path, run_cli, broken)
     assert result.code == 2 and "config/dev/network/queue.yaml:3" in result.err, result.err
     assert not out.exists()
+    shapeless = {**FILES, "config/dev/network/queue.yaml": "template_path: queue.yaml\nstack_tags: [a]\n"}
+    _, _, wrong = converted(tmp_path / "shape", run_cli, shapeless)
+    assert wrong.code == 2 and "config/dev/network/queue.yaml" in wrong.err and "Traceback" not in wrong.err
     _, out, first = converted(tmp_path / "again", run_cli, FILES)
     assert first.code == 0
     second = run_cli("import-sceptre", str(tmp_path / "again" / "shop-sceptre"), "-o", str(out))
     assert second.code == 2 and "already exists" in second.err  # never overwritten without --force
+    # the default folder is ./<project_code>: here the sceptre project's own folder, refused
+    write(tmp_path / "here" / "shop", FILES)
+    clash = run_cli("import-sceptre", "shop", cwd=tmp_path / "here")
+    assert clash.code == 2 and "into the sceptre project" in clash.err, clash.err
+    assert not (tmp_path / "here" / "shop" / "formwright.yaml").exists()

@@ -49,6 +49,9 @@ file:line and the rest is still written; --strict makes it an error."""
                              line=int(line) if line.isdigit() else None,
                              hint="run without --strict to see them all and write the rest")
     target = out if out is not None else Path(str(result.project["name"]))
+    if target.resolve().is_relative_to(sceptre_dir.resolve()):
+        raise InputError(f"the formwright project would be written into the sceptre project ({target})",
+                         file=str(target), hint="pass -o with a folder outside SCEPTRE_DIR")
     if (target / "formwright.yaml").exists() and not force:
         raise InputError(f"{target / 'formwright.yaml'} already exists", file=str(target / "formwright.yaml"),
                          hint="pass --force to replace it, or -o another folder")

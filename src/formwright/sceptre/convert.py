@@ -78,7 +78,12 @@ def convert(root: Path, out: Path) -> Conversion:
     for config in configs:
         if config.path not in templates:
             continue
-        name, body = _stack(config, root, out, templates, conversion)
+        try:
+            name, body = _stack(config, root, out, templates, conversion)
+        except (AttributeError, TypeError, ValueError) as err:  # a key of the wrong shape (a list for a dict)
+            raise InputError(f"a key of this stack config has a value sceptre would not take either ({err})",
+                             file=config.file, hint="see sceptre's Stack Config reference for each key's "
+                             "type") from None
         stacks[name] = body
         conversion.stacks[name] = body["stack_name"]
     conversion.project["stacks"] = stacks
