@@ -71,6 +71,21 @@ def instance_command(*path: str, name: Callable[[Workspace], str], extra: tuple[
                   bad=bad or (lambda ws: [*path, "nope", str(ws.life), *extra]), folder="life")
 
 
+def sceptre_project(ws: Workspace) -> Path:
+    """The sceptre project of tests/sceptre/fixtures.py (written once per workspace)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sceptre_fixtures",
+                                                  Path(__file__).parents[1] / "sceptre" / "fixtures.py")
+    assert spec and spec.loader
+    fixtures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixtures)
+    folder = ws.root / "sceptre-project"
+    if not folder.exists():
+        fixtures.write(folder, fixtures.FILES)
+    return folder
+
+
 def own_home(ws: Workspace) -> dict[str, str]:
     """A private FORMWRIGHT_HOME: local-cloud commands must not stop the tests' own local cloud."""
     return {"FORMWRIGHT_HOME": str(ws.root / "lc-home")}
@@ -109,6 +124,9 @@ RECIPES: dict[str, Recipe] = {
                      bad=lambda ws: ["import", str(ws.broken), "a", "Bucket=x", "-y"], folder="importable"),
     "adopt": Recipe(lambda ws, d: adopt_deployed(ws),
                     bad=lambda ws: ["adopt", "no-such-stack-*", "-o", str(ws.root / ws.fresh("none"))]),
+    "import-sceptre": Recipe(
+        lambda ws, d: ["import-sceptre", str(sceptre_project(ws)), "-o", str(ws.root / ws.fresh("sceptre"))],
+        bad=lambda ws: ["import-sceptre", str(ws.broken), "-o", str(ws.root / ws.fresh("sceptre"))]),
     "outputs": project_command("outputs", "queue", "QueueName", deployed=True),
     "diff": project_command("diff", deployed=True),
     "events": project_command("events", deployed=True),

@@ -124,6 +124,8 @@ COMMANDS = {  # name: (module, the line `formwright --help` shows without import
     "import": ("formwright.cli.operate_cmds", "Bring existing resources under a stack (IMPORT change set)."),
     "ls": ("formwright.cli.stacks_cmds", "Every stack in the account and region: status, owner, updated."),
     "adopt": ("formwright.cli.adopt_cmd", "Write a project that manages existing stacks as they are."),
+    "import-sceptre": ("formwright.cli.import_sceptre_cmd", "Convert a sceptre project into a formwright "
+                       "project (same stack names)."),
     "status": ("formwright.cli.inspect_cmds", "Each stack's CloudFormation status and last update."),
     "outputs": ("formwright.cli.inspect_cmds", "Stack outputs; one value with STACK KEY."),
     "diff": ("formwright.cli.inspect_cmds", "The local templates against the deployed ones."),

@@ -1,0 +1,1 @@
+"""Converting sceptre projects into formwright projects (`formwright import-sceptre`)."""
