@@ -26,7 +26,8 @@ Outputs:
 # local-cloud, validate, build, graph, package, transform, instance list|show|history and
 # sync status|suspend|resume do not
 CLOUD_COMMANDS = [
-    "ls", "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand",
+    "ls", "plan", "deploy", "delete", "status", "outputs", "diff", "events", "expand", "drift", "import",
+    "adopt",
     "instance create", "instance update", "instance upgrade", "instance rollback", "instance retry",
     "instance run", "instance scope", "instance delete", "sync run", "sync reconcile",
 ]
@@ -78,7 +79,8 @@ def test_every_cloud_command_takes_profile_and_region() -> None:
     # every other command is one that makes no cloud call (a new command must be put in one list or the other)
     offline = {"init", "validate", "build", "graph", "history", "package", "completion", "transform tosca",
                "instance list", "instance show", "instance history", "sync status", "sync suspend",
-               "sync resume", "local-cloud start", "local-cloud stop", "local-cloud status"}
+               "sync resume", "local-cloud start", "local-cloud stop", "local-cloud status",
+               "local-cloud reset", "show-plan", "import-sceptre"}
     assert set(commands) == set(CLOUD_COMMANDS) | offline
 
 

@@ -135,7 +135,7 @@ def test_a_mistake_in_an_overlay_file_is_reported_at_its_own_line(overlaid: Path
 
 # every command that reads the project takes --env (and FORMWRIGHT_ENV), --var, --var-file
 PROJECT_COMMANDS = ["validate", "build", "graph", "plan", "deploy", "delete", "status", "outputs", "diff",
-                    "events"]
+                    "events", "drift", "import"]
 
 
 def test_every_project_command_reads_the_environment(overlaid: Path, run_cli, cloud) -> None:
@@ -151,6 +151,8 @@ def test_every_project_command_reads_the_environment(overlaid: Path, run_cli, cl
         assert having == set(PROJECT_COMMANDS), flag
     for command in PROJECT_COMMANDS:
         extra = ["--yes"] if command in ("deploy", "delete") else []
+        if command == "import":  # `import [DIR] STACK LOGICAL_ID=IDENTIFIER…`
+            extra = ["vpc", "Vpc=vpc-123", "--yes"]
         for how in ({"args": ["--env", "staging"]}, {"args": [], "env": {"FORMWRIGHT_ENV": "staging"}}):
             result = run_cli(command, str(overlaid), *how["args"], *extra, env=how.get("env"))
             assert result.code == 2 and result.err.strip().count("\n") == 0, (command, result.err)

@@ -13,6 +13,7 @@ from typing import Any
 
 from formwright.errors import FormwrightError, ProjectError
 from formwright.model.environments import environment_names
+from formwright.model.owners import TAG_ENVIRONMENT
 from formwright.model.references import OutputRef
 from formwright.model.tree import Project, StackConfig
 
@@ -35,7 +36,11 @@ def check_apart(project: Project, load: Callable[[str | None], Project]) -> None
             continue  # that environment's own mistakes are for `validate` and its own commands to report
         for stack in theirs.stacks.values():
             found = mine.get(_place(stack))
-            if found is not None and _definition(found[1]) != _definition(stack):
+            if found is not None and _definition(found[1]) == _definition(stack):
+                # one stack shared by the environments: no environment's ownership tag, or each deploy would
+                # retag it (and prune, which reads that tag, never takes a shared stack for its own)
+                found[1].tags.pop(TAG_ENVIRONMENT, None)
+            elif found is not None:
                 name, config = found
                 where = f"environment '{other}'" if other else "the project without --env"
                 raise ProjectError(
@@ -58,8 +63,10 @@ def _place(stack: StackConfig) -> tuple[Any, ...]:
 
 def _definition(stack: StackConfig) -> tuple[Any, ...]:
     """What a deploy of the stack sends, as the project writes it."""
+    # the environment's ownership tag differs by design: it does not make two definitions differ
+    tags = {k: v for k, v in stack.tags.items() if k != TAG_ENVIRONMENT}
     return (stack.template, stack.tosca, sorted((k, _value(v)) for k, v in stack.parameters.items()),
-            sorted(stack.tags.items()), sorted(stack.capabilities), sorted(stack.inputs.items()))
+            sorted(tags.items()), sorted(stack.capabilities), sorted(stack.inputs.items()))
 
 
 def _value(value: Any) -> Any:
