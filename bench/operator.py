@@ -83,8 +83,11 @@ def wait_until(predicate, what: str, timeout: float) -> float:
 
 def objects_ready(server, namespace: str, names: set[str], revision: str | None = None) -> bool:
     """True when every named object is Ready=True (and applied `revision`, when given)."""
-    listing = server.request("GET", f"/apis/cloudformation.contrib.fluxcd.io/v1alpha1/namespaces/{namespace}"
-                             "/cloudformationstacks") or {}
+    try:
+        listing = server.request("GET", f"/apis/cloudformation.contrib.fluxcd.io/v1alpha1/namespaces/"
+                                 f"{namespace}/cloudformationstacks") or {}
+    except (OSError, TimeoutError):  # a busy API server answers late: asked again at the next poll
+        return False
     done = set()
     for item in listing.get("items", []):
         status = item.get("status") or {}
