@@ -15,8 +15,8 @@ Resources:
     Type: AWS::SQS::Queue
     Properties:
       VisibilityTimeout: 30
-  Gateway:
-    Type: AWS::EC2::InternetGateway
+  Handle:
+    Type: AWS::CloudFormation::WaitConditionHandle
 Outputs:
   QueueUrl:
     Value: !Ref Queue
@@ -76,8 +76,9 @@ def test_drift_made_out_of_band_is_detected_shown_and_reverted(tmp_path: Path, r
     assert data["ok"] is True and data["drifted"] == ["queue"]
     queue = data["stacks"]["queue"]
     assert queue["status"] == "DRIFTED" and queue["in_sync"] == 0
-    # an InternetGateway is not checked by drift detection: counted, with its type, never hidden
-    assert (queue["not_checked"], queue["not_checked_types"]) == (1, ["AWS::EC2::InternetGateway"])
+    # a type drift detection does not check (a wait condition handle) is counted, with its type, never hidden
+    handle = "AWS::CloudFormation::WaitConditionHandle"
+    assert (queue["not_checked"], queue["not_checked_types"]) == (1, [handle])
     [resource] = queue["drifted"]
     assert (resource["logical_id"], resource["status"]) == ("Queue", "MODIFIED")
     assert [(p["path"], p["expected"], p["actual"]) for p in resource["properties"]] == [

@@ -49,10 +49,14 @@ class FakeTarget:
 LATER = NOW + dt.timedelta(minutes=1)
 
 
+# every stack formwright makes carries its ownership tags (issue 23), sorted as the runner sends tags
+OWNED = [{"Key": "formwright:project", "Value": "p"}, {"Key": "formwright:stack", "Value": "s"}]
+
+
 def stack_response(status: str, reason: str = "", outputs: dict | None = None,
                    updated: dt.datetime | None = None) -> dict:
     stack = {"StackName": "p-s", "StackId": ID, "StackStatus": status, "StackStatusReason": reason,
-             "CreationTime": NOW,
+             "CreationTime": NOW, "Tags": OWNED,
              "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in (outputs or {}).items()]}
     if updated is not None:
         stack["LastUpdatedTime"] = updated
@@ -88,7 +92,7 @@ def harness(tmp_path: Path):
 def expect_change_set(stubber: Stubber, kind: str, changes: list | None = None) -> None:
     stubber.add_response("create_change_set", {"Id": CS, "StackId": ID},
                          {"StackName": "p-s", "ChangeSetName": ANY, "ChangeSetType": kind, "Parameters": [],
-                          "Tags": [], "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
+                          "Tags": OWNED, "Capabilities": [], "ClientToken": ANY, "TemplateBody": ANY})
     stubber.add_response("describe_change_set", {
         "ChangeSetId": CS, "StackId": ID, "Status": "CREATE_COMPLETE", "ExecutionStatus": "AVAILABLE",
         "Changes": changes or [{"Type": "Resource", "ResourceChange": {

@@ -80,8 +80,8 @@ def print_plans(plans: dict[str, StackPlan], order: list[str],
     unchanged = []
     for name in names:
         plan = plans[name]
-        if plan.kind in SETTLED_PLANS and not verbose:
-            unchanged.append(name)
+        if plan.kind in SETTLED_PLANS and not verbose and "drifted" not in (plan.note or ""):
+            unchanged.append(name)  # a drifted one keeps its own line: drift is said once, per stack
             continue
         head = f"[bold]{escape(name)}[/] ({escape(plan.stack_name)}): {plan.kind}"
         if plan.note:
