@@ -17,7 +17,9 @@ import hashlib
 import ipaddress
 import os
 import shutil
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,15 +202,45 @@ def stop(booted: Booted) -> None:
 
 
 def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.Popen | None) -> None:
+    inside = _processes_in(state / "root")  # read before the kill, while their roots can still be read
     if process is not None and process.poll() is None:
         # `unshare --fork` ignores SIGTERM while it waits; SIGKILL ends it, its --kill-child then SIGKILLs the
         # namespace's PID 1, and the kernel kills every other process of that PID namespace
         process.kill()
         process.wait()
+    _wait_gone(state / "root", inside)
     subprocess.run(["ip", "link", "del", host_veth], capture_output=True, check=False)  # noqa: S603,S607
     subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)  # noqa: S603,S607
     if state.exists() and not _mounts_under(state):
         shutil.rmtree(state, ignore_errors=True)
+
+
+def _processes_in(root: Path) -> list[int]:
+    """The processes whose root is `root` (the instance's, chrooted there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "root") == str(root):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _wait_gone(root: Path, inside: list[int], bound: float = 10.0) -> None:
+    """Wait until every process that ran in the instance's root is gone from /proc: the kernel kills the
+    rest of its PID namespace after its init, not at once, and a terminated instance must have nothing left
+    when it says so."""
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        left = [pid for pid in {*inside, *_processes_in(root)} if Path(f"/proc/{pid}").exists()]
+        if not left:
+            return
+        for pid in _processes_in(root):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
 
 
 def _mounts_under(folder: Path) -> list[str]:
