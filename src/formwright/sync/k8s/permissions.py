@@ -115,6 +115,7 @@ def _review(conn: Any, perm: Permission, namespace: str | None) -> bool:
 def ensure_peering(conn: Any, name: str, namespaces: Sequence[str | None]) -> None:
     """Create the replicas' peering record when it is missing (kopf only reads and patches it), so that one
     `kubectl apply -k` installs everything: a record and its CRD in the same apply would race."""
+    targets: list[tuple[str, str, str | None]]
     if namespaces == [None]:
         targets = [("/apis/kopf.dev/v1/clusterkopfpeerings", "ClusterKopfPeering", None)]
     else:
