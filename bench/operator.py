@@ -98,19 +98,6 @@ def objects_ready(server, namespace: str, names: set[str], revision: str | None 
     return names <= done
 
 
-def load_fault_proxy():
-    """tests/aws/fault_proxy.py, the tests' counting proxy (loaded by path, as bench/deploy.py does)."""
-    import importlib.util
-
-    path = HERE.parent / "tests" / "aws" / "fault_proxy.py"
-    spec = importlib.util.spec_from_file_location("fault_proxy", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fault_proxy"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=1000)
@@ -127,6 +114,7 @@ def main() -> None:
         raise SystemExit(f"bench/operator.py: {why}")
     work = Path(tempfile.mkdtemp(prefix="formwright-bench-operator-"))
     os.environ["FORMWRIGHT_HOME"] = str(work / "home")
+    from bench.deploy import load_fault_proxy  # the tests' counting proxy, loaded as bench/deploy.py does
     from formwright.cloud import local
 
     fault_proxy = load_fault_proxy()
