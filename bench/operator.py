@@ -32,6 +32,7 @@ import os
 import re
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -79,6 +80,23 @@ def wait_until(predicate, what: str, timeout: float) -> float:
             raise SystemExit(f"bench/operator.py: timed out waiting for {what}")
         time.sleep(0.5)
     return time.monotonic() - start
+
+
+def spread(timeline: list, start: float, end: float) -> str:
+    """How the window's reads fell on the stacks: the most any one stack had, how many stacks had more than
+    one, and the calls that did not answer 200 (a pass that failed comes back at retryInterval)."""
+    reads: Counter[str] = Counter()
+    failed: Counter[str] = Counter()
+    for arrived, _, action, stack, status in timeline:
+        if start <= arrived < end:
+            if action.startswith(("Describe", "List")):
+                reads[stack] += 1
+            if status != 200:
+                failed[f"{action} HTTP {status}"] += 1
+    most = max(reads.values(), default=0)
+    several = sum(1 for n in reads.values() if n > 1)
+    return f"reads per stack in the window: at most {most}, {several} stacks read more than once; " \
+           f"failed calls: {dict(failed) or 'none'}"
 
 
 def objects_ready(server, namespace: str, names: set[str], revision: str | None = None) -> bool:
@@ -160,7 +178,9 @@ def main() -> None:
 
         time.sleep(min(args.interval, 30))  # let the last passes settle before measuring
         k8s_before, cfn_before = request_total(server), dict(proxy.calls)
+        window_start = time.monotonic()
         time.sleep(args.window)
+        window_end = time.monotonic()
         k8s_calls = request_total(server) - k8s_before - 1  # less this script's own /metrics read
         cfn_calls = {k: v - cfn_before.get(k, 0) for k, v in proxy.calls.items() if v - cfn_before.get(k, 0)}
         per_minute = 60.0 / args.window
@@ -172,6 +192,7 @@ def main() -> None:
         verdict = "met" if per_object <= 1 else "NOT met"
         print(f"  describes per object per interval: {per_object:.2f} (target <= 1: {verdict}); "
               f"change sets: {cfn_calls.get('CreateChangeSet', 0)} (target 0)")
+        print(f"  {spread(proxy.timeline, window_start, window_end)}")
         print(f"operator memory: {rss_mb(replica.process.pid):.0f} MB resident")
 
         bump = f"main@sha1:{'2' * 40}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import subprocess
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_create_update_timer_and_delete_with_destroy(operator, repo, cloud):
     assert cfn.describe("sync-app").status == "CREATE_COMPLETE"
 
     quiet = kopf.Patch()
-    op.tick(body=body, meta=body["metadata"], patch=quiet, git_repositories=index(repo.url))
+    asyncio.run(op.tick(body=body, meta=body["metadata"], patch=quiet, git_repositories=index(repo.url)))
     assert not quiet  # not due yet: the timer does nothing
 
     body["metadata"]["generation"] = 2

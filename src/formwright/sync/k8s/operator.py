@@ -19,11 +19,14 @@ Run: `kopf run -m formwright.sync.k8s.operator --all-namespaces` (see deploy/k8s
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import os
 import random
 import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +59,8 @@ FINALIZER = "finalizers.cloudformation.contrib.fluxcd.io"
 OLD_FINALIZER = f"{STACK_API_GROUP}/finalizer"  # formwright's before; dropped when seen
 REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 TICK = float(os.environ.get("FORMWRIGHT_SYNC_TICK", "1"))
+#: the thread pool of kopf's synchronous handlers (set at start-up; None, the loop's default, before it)
+EXECUTOR: Executor | None = None
 
 
 def plain(value: Any) -> Any:
@@ -308,7 +313,9 @@ def operator() -> Operator:
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     """Our finalizer name; peering so that one replica per shard acts (the oldest: see `peering_priority`);
     the shard's label selector; and the permissions checked before anything is watched."""
+    global EXECUTOR
     settings.persistence.finalizer = FINALIZER
+    EXECUTOR = settings.execution.executor
     if os.environ.get("FORMWRIGHT_SYNC_PEERING"):
         settings.peering.name = os.environ["FORMWRIGHT_SYNC_PEERING"]
     elif settings.peering.name == "default":
@@ -391,11 +398,15 @@ def apply(body: Mapping, patch: Any, **kwargs: Any) -> None:
 
 
 @kopf.timer(STACK_API_GROUP, VERSION, PLURAL, interval=TICK, initial_delay=TICK)
-def tick(body: Mapping, meta: Mapping, patch: Any, **kwargs: Any) -> None:
-    """The object's timer: run the next pass when it is due."""
+async def tick(body: Mapping, meta: Mapping, patch: Any, **kwargs: Any) -> None:
+    """The object's timer: run the next pass when it is due. Asynchronous, so the check of every object
+    each second stays on the event loop; only a due pass goes to a worker thread (a synchronous timer
+    would hand each of 1,000 objects' ticks to kopf's thread pool every second)."""
     key = f"{meta.get('namespace', 'default')}/{meta.get('name')}"
     if operator().due(key):
-        _pass(body, patch, kwargs)
+        # in kopf's own thread pool, as its synchronous handlers run (no second pool of threads)
+        context = contextvars.copy_context()
+        await asyncio.get_running_loop().run_in_executor(EXECUTOR, context.run, _pass, body, patch, kwargs)
 
 
 def _revision_seen(kind: str, namespace: str | None, name: str, body: Mapping, logger: Any) -> None:
