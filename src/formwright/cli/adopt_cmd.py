@@ -9,7 +9,14 @@ from typing import Any
 import typer
 
 from formwright.cli import common
-from formwright.cli.common import Output, OutputOption, PlainProfileOption, TargetOption, emit_json
+from formwright.cli.common import (
+    Output,
+    OutputOption,
+    OwnershipTagOption,
+    PlainProfileOption,
+    TargetOption,
+    emit_json,
+)
 from formwright.errors import InputError
 
 OWNERSHIP_NOTE = ("the next deploy adds the ownership tags formwright:project and formwright:stack to each "
@@ -95,8 +102,7 @@ def register(app: typer.Typer) -> None:
         region: list[str] | None = typer.Option(None, "--region", metavar="REGION",
                                                 help="A region to look in (repeatable); default: AWS_REGION, "
                                                      "then the profile's region."),
-        tag: bool = typer.Option(False, "--tag", help="Let the next deploy add formwright's ownership tags "
-                                                      "(a tags-only update of each stack)."),
+        tag: bool = OwnershipTagOption,
         profile: str | None = PlainProfileOption,
         target: str | None = TargetOption,
         output: Output = OutputOption,

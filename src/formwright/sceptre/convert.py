@@ -47,9 +47,11 @@ def stack_key(path: str) -> str:
     return path.removesuffix(".yaml").strip("/").replace("/", "-").replace("_", "-")
 
 
-def convert(root: Path, out: Path) -> Conversion:
+def convert(root: Path, out: Path, *, tag: bool = False) -> Conversion:
     """Read the sceptre project at `root` and write the formwright project to `out` (formwright.yaml,
-    templates/ and the files resolvers read)."""
+    templates/ and the files resolvers read). Without `tag` the project says `ownership_tags: false`: the
+    stacks keep the tags sceptre gave them (as `formwright adopt` writes it), so the first plan of stacks
+    sceptre deployed shows no change; with it the next deploy adds formwright's ownership tags."""
     configs = read_project(root)
     if not configs:
         raise InputError("the sceptre project has no stack configs under config/", file=str(root / "config"))
@@ -61,6 +63,8 @@ def convert(root: Path, out: Path) -> Conversion:
                       ("template_bucket_name", "artifact_bucket")):
         if isinstance(top.get(key), str):
             conversion.project[ours] = top[key]
+    if not tag:
+        conversion.project["ownership_tags"] = False
     if top.get("required_version"):
         conversion.notes.append(f"required_version {top['required_version']} is sceptre's own version pin; "
                                 "left out")
@@ -278,10 +282,21 @@ class _Dumper(yaml.SafeDumper):
     """formwright.yaml as people write it: keys in their order, tags for resolvers."""
 
 
-_Dumper.add_representer(Tag, lambda dumper, tag: dumper.represent_scalar(tag.tag, str(tag.value)))
+def _represent_tag(dumper: yaml.SafeDumper, tag: Tag) -> yaml.Node:
+    if isinstance(tag.value, dict):
+        return dumper.represent_mapping(tag.tag, tag.value, flow_style=True)
+    if isinstance(tag.value, list):
+        return dumper.represent_sequence(tag.tag, tag.value, flow_style=True)
+    return dumper.represent_scalar(tag.tag, str(tag.value))
+
+
+_Dumper.add_representer(Tag, _represent_tag)
 
 
 def dump(project: dict[str, Any]) -> str:
     """The project as formwright.yaml text."""
     head = "# Converted from a sceptre project by `formwright import-sceptre`.\n"
+    if project.get("ownership_tags") is False:
+        head += ("# ownership_tags: false - the stacks keep sceptre's tags only, no formwright:* ownership tags "
+                 "(import-sceptre --tag adds them)\n")
     return head + yaml.dump(project, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=110)

@@ -82,7 +82,9 @@ class ValueMapper:
         if tag == "!environment_variable" and isinstance(arg, str):
             return "{{ env." + arg.strip() + " }}"
         if tag in ("!rcmd", "!cmd") and isinstance(arg, str):
-            return Tag("!cmd", arg)
+            # sceptre-cmd-resolver runs the command with `$SHELL -c` (bash when SHELL is unset) and passes
+            # its stdout as it is, final newline included; formwright's !cmd runs no shell and strips
+            return Tag("!cmd", {"run": ["bash", "-c", arg], "strip": False})
         if tag in ("!join", "!split", "!select", "!sub"):
             return self._intrinsic(tagged)
         self._miss(tagged, "no formwright counterpart (a custom resolver needs sceptre's runtime)")
