@@ -1,4 +1,5 @@
-"""sceptre itself, for the proof tests: installed once per machine in its own venv (tests/sceptre/install.py)."""
+"""sceptre itself, for the proof tests: installed once per machine in its own venv
+(tests/sceptre/install.py)."""
 
 from __future__ import annotations
 

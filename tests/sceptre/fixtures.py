@@ -110,6 +110,7 @@ parameters:
   Custom: !my_resolver something
   Joined: !join [",", [x, y]]
   Mixed: [a, !my_resolver b]
+  Policy: !file files/policy.json
 protect: true
 hooks:
   before_create:
@@ -130,6 +131,7 @@ ignore: true
 """,
     "templates/legacy.py": "def sceptre_handler(sceptre_user_data):\n    return '{}'\n",
     "files/motd.txt": "hello\n",
+    "files/policy.json": "{}",
 }
 
 

@@ -1,4 +1,5 @@
-"""The proof of issue 25, with sceptre itself (4.x, its own venv: tests/sceptre/install.py) on the local cloud.
+"""The proof of issue 25, with sceptre itself (4.x, in its own venv: tests/sceptre/install.py) on the local
+cloud.
 
 1. Stacks `sceptre launch` made, the project converted with `formwright import-sceptre`, then `formwright
    plan`: the same stack names, and no change at all (the converted project says `ownership_tags: false`, so
@@ -153,5 +154,7 @@ def test_a_converted_project_deployed_from_nothing_makes_what_sceptre_launch_mak
         assert ours["status"] == theirs["status"] == "CREATE_COMPLETE", name
         assert ours["parameters"] == theirs["parameters"], name
         assert ours["tags"] == theirs["tags"], name
+        # the same template, read: sceptre sends the file's text (a rendered .j2 with a leading `---`),
+        # formwright the template as compact JSON (engine/stack.py Stack.processed)
         assert ours["template"] == theirs["template"], name
     assert hooks.read_text().splitlines() == sceptre_hooks

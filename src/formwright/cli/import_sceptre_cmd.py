@@ -1,5 +1,5 @@
-"""`formwright import-sceptre SCEPTRE_DIR [-o DIR] [--strict] [--tag]`: a sceptre project converted into a formwright
-project whose stacks keep the names sceptre gave them."""
+"""`formwright import-sceptre SCEPTRE_DIR [-o DIR] [--strict] [--tag]`: a sceptre project converted into a
+formwright project whose stacks keep the names sceptre gave them."""
 
 from __future__ import annotations
 

@@ -129,7 +129,13 @@ def _stack(config: StackConfig, root: Path, out: Path, templates: dict[str, str]
                               if not holds(v, type(None))}  # a value with an unmapped part is left out
     if values.get("stack_tags"):
         body["tags"] = {k: v for k, v in mapper.map(values["stack_tags"]).items() if v is not None}
-    depends = [known(str(d)) or _missing(config, d, conversion) for d in values.get("dependencies") or []]
+    depends = []
+    for dependency in values.get("dependencies") or []:
+        found = known(str(dependency))
+        if found:
+            depends.append(found)
+        else:
+            _missing(config, dependency, conversion)
     refs = set(mapper.references)
     body["depends_on"] = sorted({d for d in depends if d and d not in refs})  # a !ref already orders them
     if not body["depends_on"]:
@@ -297,6 +303,6 @@ def dump(project: dict[str, Any]) -> str:
     """The project as formwright.yaml text."""
     head = "# Converted from a sceptre project by `formwright import-sceptre`.\n"
     if project.get("ownership_tags") is False:
-        head += ("# ownership_tags: false - the stacks keep sceptre's tags only, no formwright:* ownership tags "
-                 "(import-sceptre --tag adds them)\n")
+        head += ("# ownership_tags: false - the stacks keep sceptre's tags only, no formwright:* ownership "
+                 "tags (import-sceptre --tag adds them)\n")
     return head + yaml.dump(project, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=110)

@@ -76,6 +76,10 @@ class ValueMapper:
             return Tag("!ssm", arg)
         if tag == "!secretsmanager" and isinstance(arg, str):
             return Tag("!secret", arg)
+        if tag == "!file" and isinstance(arg, str) and arg.lower().endswith((".json", ".yaml", ".yml")):
+            # sceptre-file-resolver hands over such a file parsed (a mapping), formwright's !file its text
+            self._miss(tagged, "sceptre's !file parses a JSON or YAML file; formwright's !file reads text")
+            return None
         if tag in ("!file_contents", "!file") and isinstance(arg, str):
             copied = self.copy_file(arg, tagged)
             return Tag("!file", copied) if copied else None
