@@ -115,6 +115,7 @@ protect: true
 hooks:
   before_create:
     - !cmd "echo creating"
+    - !cmd {run: "echo $0", shell: /bin/bash}
   after_update:
     - !my_hook notify
 """,

@@ -48,18 +48,19 @@ def find_or_install() -> Sceptre | str:
                        {"PYTHONPATH": os.pathsep.join([folder, *sys.path])})
     venv = cache_folder()
     binary = venv / "bin" / "sceptre"
-    done = venv / ".installed"  # written last: a folder without it is a broken install, made again
+    done = venv / ".installed"  # written last: a folder without it (or listing other packages) is made again
+    wanted = f"sceptre=={SCEPTRE} {' '.join(PLUGINS)}\n"
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / f"{venv.name}.lock", "w") as lock:  # two pytest workers install it once
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.is_file() and binary.is_file():
+        if done.is_file() and done.read_text() == wanted and binary.is_file():
             return Sceptre([str(binary)])
         shutil.rmtree(venv, ignore_errors=True)
         why = _install(venv)
         if why:
             shutil.rmtree(venv, ignore_errors=True)
             return why
-        done.write_text(f"sceptre=={SCEPTRE} {' '.join(PLUGINS)}\n")
+        done.write_text(wanted)
     return Sceptre([str(binary)])
 
 

@@ -68,7 +68,7 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
     assert result.code == 0, result.out + result.err
     listed = [line for line in result.err.splitlines() if line.startswith("not mapped:")]
     assert any("config/dev/app/worker.yaml:8" in line and "!my_resolver" in line for line in listed)
-    assert any("config/dev/app/worker.yaml:17" in line and "!my_hook" in line for line in listed)
+    assert any("config/dev/app/worker.yaml:18" in line and "!my_hook" in line for line in listed)
     assert any("config/dev/app/worker.yaml:11" in line and "parses a JSON or YAML file" in line
                for line in listed)
     assert any("config/dev/app/legacy.yaml:1" in line and "Python template" in line for line in listed)
@@ -78,7 +78,8 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
     # formwright's resolvers and hooks, written by name for the engine that reads them (issue 24)
     for written in ("QueueName: '{{ env.WORKER_QUEUE }}'", "Token: !secret 'app/token'",
                     "Host: !ssm '/app/db/host'", "Other: !stack_output 'other-stack.Url'",
-                    "Motd: !file 'files/motd.txt'", "Joined: x,y", "before_deploy:", "- echo creating"):
+                    "Motd: !file 'files/motd.txt'", "Joined: x,y", "before_deploy:", "- echo creating",
+                    "- - /bin/bash\n        - -c\n        - echo $0"):
         assert written in text, written
     assert "Custom" not in text and "Mixed" not in text  # a value with an unmapped part is left out
     # sceptre's protect refuses every change to the stack; the nearest formwright has guards its deletion

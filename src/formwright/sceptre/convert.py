@@ -201,8 +201,9 @@ def _hooks(config: StackConfig, conversion: Conversion) -> dict[str, list[Any]]:
     for point, actions in (config.config.get("hooks") or {}).items():
         ours = HOOK_POINTS.get(point)
         for action in actions or []:
-            if ours and isinstance(action, Tagged) and action.tag == "!cmd" and isinstance(action.value, str):
-                hooks.setdefault(ours, []).append(["sh", "-c", action.value])
+            command = _shell_command(action)
+            if ours and command:
+                hooks.setdefault(ours, []).append(command)
             else:
                 what = action.tag if isinstance(action, Tagged) else repr(action)
                 conversion.unmapped.append(Unmapped(
@@ -210,6 +211,17 @@ def _hooks(config: StackConfig, conversion: Conversion) -> dict[str, list[Any]]:
                     f"hook {what} at {point}: no formwright counterpart "
                     "(a custom hook needs sceptre's runtime)"))
     return hooks
+
+
+def _shell_command(action: Any) -> list[str] | None:
+    """sceptre's `!cmd C` or `!cmd {run: C, shell: S}` as the argv it runs (`shell=True`, `executable=S`)."""
+    if not isinstance(action, Tagged) or action.tag != "!cmd":
+        return None
+    if isinstance(action.value, str):
+        return ["sh", "-c", action.value]
+    if isinstance(action.value, dict) and isinstance(action.value.get("run"), str):
+        return [str(action.value.get("shell") or "sh"), "-c", action.value["run"]]
+    return None
 
 
 _READ = {"template", "template_path", "stack_name", "region", "profile", "parameters", "stack_tags",
