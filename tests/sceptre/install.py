@@ -50,8 +50,12 @@ def find_or_install() -> Sceptre | str:
     binary = venv / "bin" / "sceptre"
     done = venv / ".installed"  # written last: a folder without it (or listing other packages) is made again
     wanted = f"sceptre=={SCEPTRE} {' '.join(PLUGINS)}\n"
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{venv.name}.lock", "w") as lock:  # two pytest workers install it once
+    try:
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(venv.parent / f"{venv.name}.lock", "w")  # noqa: SIM115 - held for the whole install
+    except OSError as err:
+        return f"cannot install sceptre {SCEPTRE}: {venv.parent} is not writable ({err.strerror or err})"
+    with lock:  # two pytest workers install it once
         fcntl.flock(lock, fcntl.LOCK_EX)
         if done.is_file() and done.read_text() == wanted and binary.is_file():
             return Sceptre([str(binary)])
