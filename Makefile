@@ -44,6 +44,9 @@ test-deps: install
 k8s:
 	bash tests/k8s/build-apiserver.sh
 
+# tests/sceptre install sceptre 4.7 themselves the first time, from the registry into a venv of its own,
+# ~/.cache/formwright/sceptre-4.7.0-py3.X (tests/sceptre/install.py: it pins an old jsonschema that would
+# break aws-sam-translator here), and reuse it after; they skip, saying why, only where it cannot be had.
 test: test-deps
 	-@$(MAKE) --no-print-directory k8s
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider

@@ -24,6 +24,7 @@ Parameters:
   Cert: {Type: String}
   Blob: {Type: String}
   Rev: {Type: String}
+  Raw: {Type: String, Default: ""}
 Resources:
   Q:
     Type: AWS::SQS::Queue
@@ -33,6 +34,7 @@ Outputs:
   Cert: {Value: !Ref Cert}
   Blob: {Value: !Ref Blob}
   Rev: {Value: !Ref Rev}
+  Raw: {Value: !Ref Raw}
   Names: {Value: !Join [",", !Ref Names]}
 """
 EXTERNAL = """\
@@ -59,6 +61,7 @@ stacks:
       Cert: !file files/cert.pem
       Blob: !file {path: files/blob.bin, base64: true}
       Rev: !cmd [python3, -c, "print('  rev-42  ')"]
+      Raw: !cmd {run: [python3, -c, "print('  rev-42  ')"], strip: false}
 """
 
 
@@ -108,6 +111,7 @@ def test_every_resolver_resolves_at_deploy_and_the_plan_names_its_source(tmp_pat
     assert outputs["Cert"] == "-----CERT-----"
     assert outputs["Blob"] == "AAH/"  # base64 of 00 01 ff
     assert outputs["Rev"] == "rev-42"  # stdout stripped
+    assert outputs["Raw"] == "  rev-42  \n"  # as it is: what sceptre's `!rcmd` passes (import-sceptre)
     stack = cloud.client("cloudformation").describe_stacks(StackName="res-app")["Stacks"][0]
     assert {"Key": "owner", "Value": "team-a"} in stack["Tags"]
 
@@ -180,6 +184,7 @@ def test_a_missing_value_is_one_line_at_its_line_before_any_write(tmp_path: Path
     ("Host: !file ../outside.txt", "outside the checkout"),
     ("Host: !file files/none.txt", "no such file"),
     ("Host: !cmd {run: [], timeout: 5}", "!cmd: needs a command"),
+    ("Host: !cmd {run: [ls], strip: maybe}", "!cmd: `strip` must be true or false"),
     ("Host: !stack_output res-app.Url", "is stack 'app' of this project"),
 ])
 def test_validate_checks_the_form_offline(tmp_path: Path, run_cli, line: str, text: str) -> None:

@@ -110,10 +110,12 @@ parameters:
   Custom: !my_resolver something
   Joined: !join [",", [x, y]]
   Mixed: [a, !my_resolver b]
+  Policy: !file files/policy.json
 protect: true
 hooks:
   before_create:
     - !cmd "echo creating"
+    - !cmd {run: "echo $0", shell: /bin/bash}
   after_update:
     - !my_hook notify
 """,
@@ -130,6 +132,7 @@ ignore: true
 """,
     "templates/legacy.py": "def sceptre_handler(sceptre_user_data):\n    return '{}'\n",
     "files/motd.txt": "hello\n",
+    "files/policy.json": "{}",
 }
 
 
@@ -139,3 +142,68 @@ def write(root: Path, files: dict[str, str]) -> Path:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     return root
+
+# The project `sceptre launch` deploys in tests/sceptre/test_sceptre_deployed.py: FILES and a third nested
+# folder whose stack reads a value through each resolver sceptre and formwright both have, and runs `!cmd`
+# hooks. Before the launch the test makes the SSM parameter /shop/db/host and the stack `shop-external`
+# (output Endpoint), sets SHOP_OWNER and HOOK_LOG (the file the hooks append to), and runs sceptre from the
+# project's folder (sceptre's file resolvers read paths relative to it).
+LAUNCHED = {
+    **FILES,
+    "config/dev/shared/config.yaml": """\
+parameters:
+  Owner: !environment_variable SHOP_OWNER
+""",
+    "config/dev/shared/settings.yaml": """\
+template_path: settings.yaml
+parameters_inheritance: merge
+parameters:
+  Queue: !stack_output dev/network/queue.yaml::QueueArn
+  Host: !ssm /shop/db/host
+  External: !stack_output_external shop-external::Endpoint
+  Motd: !file_contents files/motd.txt
+  Banner: !file files/banner.txt
+  Path: !join ["/", [orders, "{{ stack_group_config.region }}"]]
+  Second: !select [1, !split [",", "red,green,blue"]]
+  Greeting: !sub ["{name}-{env}", {name: shop, env: dev}]
+  Optional: !no_value
+  Shout: !rcmd "echo shop | tr a-z A-Z"
+hooks:
+  before_create:
+    - !cmd "echo before-create settings >> \\"$HOOK_LOG\\""
+  after_create:
+    - !cmd "echo after-create settings >> \\"$HOOK_LOG\\""
+""",
+    "templates/settings.yaml": """\
+Parameters:
+  Owner: {Type: String}
+  Queue: {Type: String}
+  Host: {Type: String}
+  External: {Type: String}
+  Motd: {Type: String}
+  Banner: {Type: String}
+  Path: {Type: String}
+  Second: {Type: String}
+  Greeting: {Type: String}
+  Optional: {Type: String, Default: fallback}
+  Shout: {Type: String}
+Resources:
+  Setting:
+    Type: AWS::SSM::Parameter
+    Properties:
+      Type: String
+      Value: !Sub "${Owner} ${Queue} ${Host} ${External} ${Path} ${Second} ${Greeting} ${Optional}"
+Outputs:
+  SettingName: {Value: !Ref Setting}
+""",
+    "files/motd.txt": "welcome to the shop\n",
+    "files/banner.txt": "open 9-5",
+}
+
+# What the test makes before `sceptre launch`: the stack `!stack_output_external` reads.
+EXTERNAL_TEMPLATE = """\
+Resources:
+  Topic: {Type: AWS::SNS::Topic}
+Outputs:
+  Endpoint: {Value: !Ref Topic}
+"""

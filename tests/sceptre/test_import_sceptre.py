@@ -37,6 +37,8 @@ def test_a_sceptre_project_becomes_a_formwright_project_with_sceptres_stack_name
     }
     project = load_yaml((out / "formwright.yaml").read_text(), "formwright.yaml")
     assert project["name"] == "shop" and project["region"] == "us-east-1"  # the root config.yaml's
+    # the stacks keep sceptre's tags: formwright adds its ownership tags only with --tag (as adopt)
+    assert project["ownership_tags"] is False and answer["tag"] is False
     stacks = project["stacks"]
     queue, params = stacks["dev-network-queue"], stacks["dev-network-params"]
     service = stacks["dev-app-service"]
@@ -66,15 +68,18 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
     assert result.code == 0, result.out + result.err
     listed = [line for line in result.err.splitlines() if line.startswith("not mapped:")]
     assert any("config/dev/app/worker.yaml:8" in line and "!my_resolver" in line for line in listed)
-    assert any("config/dev/app/worker.yaml:16" in line and "!my_hook" in line for line in listed)
+    assert any("config/dev/app/worker.yaml:18" in line and "!my_hook" in line for line in listed)
+    assert any("config/dev/app/worker.yaml:11" in line and "parses a JSON or YAML file" in line
+               for line in listed)
     assert any("config/dev/app/legacy.yaml:1" in line and "Python template" in line for line in listed)
     assert any("config/dev/app/worker.yaml:10" in line and "!my_resolver b" in line for line in listed)
-    assert len(listed) == 4, listed
+    assert len(listed) == 5, listed
     text = (out / "formwright.yaml").read_text()
     # formwright's resolvers and hooks, written by name for the engine that reads them (issue 24)
     for written in ("QueueName: '{{ env.WORKER_QUEUE }}'", "Token: !secret 'app/token'",
                     "Host: !ssm '/app/db/host'", "Other: !stack_output 'other-stack.Url'",
-                    "Motd: !file 'files/motd.txt'", "Joined: x,y", "before_deploy:", "- echo creating"):
+                    "Motd: !file 'files/motd.txt'", "Joined: x,y", "before_deploy:", "- echo creating",
+                    "- - /bin/bash\n        - -c\n        - echo $0"):
         assert written in text, written
     assert "Custom" not in text and "Mixed" not in text  # a value with an unmapped part is left out
     # sceptre's protect refuses every change to the stack; the nearest formwright has guards its deletion
@@ -91,7 +96,7 @@ def test_what_cannot_be_mapped_is_listed_with_file_and_line_and_the_rest_written
 def test_strict_exits_2_on_the_first_construct_and_writes_nothing(tmp_path: Path, run_cli) -> None:
     _, out, result = converted(tmp_path, run_cli, {**FILES, **EXTRA}, "--strict")
     assert result.code == 2 and "Traceback" not in result.err
-    assert "config/dev/app/legacy.yaml:1" in result.err and "4 construct(s) cannot be mapped" in result.err
+    assert "config/dev/app/legacy.yaml:1" in result.err and "5 construct(s) cannot be mapped" in result.err
     assert not out.exists()
     answer = run_cli("import-sceptre", str(tmp_path / "shop-sceptre"), "-o", str(out), "--strict",
                      "--output", "json")
@@ -121,3 +126,10 @@ def test_bad_input_is_one_line_with_file_and_line(tmp_path: Path, run_cli) -> No
     clash = run_cli("import-sceptre", "shop", cwd=tmp_path / "here")
     assert clash.code == 2 and "into the sceptre project" in clash.err, clash.err
     assert not (tmp_path / "here" / "shop" / "formwright.yaml").exists()
+
+
+def test_tag_lets_the_next_deploy_add_the_ownership_tags(tmp_path: Path, run_cli) -> None:
+    _, out, result = converted(tmp_path, run_cli, FILES, "--tag")
+    assert result.code == 0, result.err
+    assert "ownership_tags" not in (out / "formwright.yaml").read_text()
+    assert "but the ownership tags (--tag)" in result.out

@@ -1,105 +1,160 @@
-"""The proof of issue 25: stacks `sceptre launch` made on the local cloud, the project converted with
-`formwright import-sceptre`, then `formwright plan`: the same stack names, every stack an update (none created
-or replaced), no parameter, template or resource change; only the ownership tags formwright adds to every
-stack, and the parameters read from a stack with that pending tag change shown as "(known after apply)",
-their deployed values being the referenced outputs' current ones.
+"""The proof of issue 25, with sceptre itself (4.x, in its own venv: tests/sceptre/install.py) on the local
+cloud.
 
-sceptre runs as itself, a child process, against the local cloud through boto3's AWS_ENDPOINT_URL (botocore
-reads it for every client sceptre makes: sceptre passes no endpoint of its own). sceptre pins old versions of
-jsonschema and networkx, so it is not in the project's test dependencies: install it in its own folder
-(`pip install --target DIR sceptre`) and point FORMWRIGHT_TEST_SCEPTRE at `DIR` (it runs with this
-interpreter and DIR first on PYTHONPATH), or have `sceptre` on PATH."""
+1. Stacks `sceptre launch` made, the project converted with `formwright import-sceptre`, then `formwright
+   plan`: the same stack names, and no change at all (the converted project says `ownership_tags: false`, so
+   formwright adds none of its tags); a deploy then changes nothing.
+2. The same launch recorded (every stack's name, parameters, tags and template), the stacks deleted with
+   `sceptre delete`, the converted project deployed by formwright from nothing: the same stacks, parameters,
+   tags and templates, and the `!cmd` hooks ran at the same points.
+
+sceptre runs as itself, a child process from the project's folder (its file resolvers read paths relative to
+the working folder), against the local cloud through boto3's AWS_ENDPOINT_URL (botocore reads it for every
+client sceptre makes: sceptre passes no endpoint of its own). The fixture project is our own
+(tests/sceptre/fixtures.py LAUNCHED): nested config folders, resolvers, hooks, a Jinja template with
+sceptre_user_data."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
 
 from formwright.template.document import loads
 
-from .fixtures import FILES, write
+from .fixtures import EXTERNAL_TEMPLATE, LAUNCHED, write
+from .install import Sceptre
 
-OWNERSHIP = {"formwright:project", "formwright:stack"}
+pytestmark = [pytest.mark.slow, pytest.mark.cloud]
 
-
-def sceptre_command() -> tuple[list[str], dict[str, str]]:
-    """How to run sceptre here: (argv prefix, extra environment)."""
-    folder = os.environ.get("FORMWRIGHT_TEST_SCEPTRE")
-    if folder:
-        return [sys.executable, "-c", "import sys; from sceptre.cli import cli; sys.exit(cli())"], {
-            "PYTHONPATH": os.pathsep.join([folder, *sys.path])}
-    found = shutil.which("sceptre")
-    if not found:
-        pytest.skip("sceptre is not installed (see this module's docstring)")
-    return [found], {}
+STACKS = {"shop-dev-network-queue", "shop-dev-network-params", "shop-dev-app-service",
+          "shop-dev-shared-settings"}
+EXTERNAL = "shop-external"  # made with boto3: what `!stack_output_external` reads
 
 
-def test_stacks_sceptre_launched_plan_with_nothing_but_formwrights_ownership_tags(
-        tmp_path: Path, run_cli, cloud) -> None:
-    argv, extra = sceptre_command()
-    source = write(tmp_path / "shop-sceptre", FILES)
-    env = {**os.environ, **extra, "AWS_ENDPOINT_URL": cloud.endpoint, "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull}
-    launched = subprocess.run([*argv, "--dir", str(source), "launch", "--yes", "dev"], env=env,
-                              capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-    assert launched.returncode == 0, launched.stdout + launched.stderr
-    cfn = boto3.client("cloudformation", endpoint_url=cloud.endpoint, region_name="us-east-1",
-                       aws_access_key_id="testing", aws_secret_access_key="testing")
-    made = {s["StackName"] for s in cfn.describe_stacks()["Stacks"]}
-    assert made == {"shop-dev-network-queue", "shop-dev-network-params", "shop-dev-app-service"}
+def client(cloud, service: str) -> Any:
+    return boto3.client(service, endpoint_url=cloud.endpoint, region_name="us-east-1",
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
 
+
+def environment(cloud, tmp_path: Path) -> dict[str, str]:
+    """The environment both tools run in: the local cloud as AWS, the variables the fixture project reads."""
+    return {**os.environ, "AWS_ENDPOINT_URL": cloud.endpoint, "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_CONFIG_FILE": os.devnull, "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+            "SHOP_OWNER": "team-orders", "HOOK_LOG": str(tmp_path / "hooks.log")}
+
+
+def run_sceptre(sceptre: Sceptre, source: Path, env: dict[str, str], *args: str) -> str:
+    """`sceptre --dir SOURCE ARGS...` from the project's folder; its stdout (it must succeed)."""
+    done = subprocess.run([*sceptre.argv, "--dir", str(source), *args], env={**env, **sceptre.env},
+                          cwd=source, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def launched(cloud, sceptre: Sceptre, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The fixture project written, what it reads from outside made, and `sceptre launch --yes dev` run."""
+    source = write(tmp_path / "shop-sceptre", LAUNCHED)
+    env = environment(cloud, tmp_path)
+    client(cloud, "ssm").put_parameter(Name="/shop/db/host", Value="db.internal", Type="String")
+    cfn = client(cloud, "cloudformation")
+    cfn.create_stack(StackName=EXTERNAL, TemplateBody=EXTERNAL_TEMPLATE)
+    cfn.get_waiter("stack_create_complete").wait(StackName=EXTERNAL, WaiterConfig={"Delay": 1})
+    run_sceptre(sceptre, source, env, "launch", "--yes", "dev")
+    return source, env
+
+
+def recorded(cfn) -> dict[str, dict[str, Any]]:
+    """Every stack but the external one: its parameters, tags, template (as sent and as parsed), status."""
+    stacks = {}
+    for stack in cfn.describe_stacks()["Stacks"]:
+        name = stack["StackName"]
+        if name == EXTERNAL:
+            continue
+        body = cfn.get_template(StackName=name)["TemplateBody"]
+        text = body if isinstance(body, str) else json.dumps(body)
+        stacks[name] = {
+            "parameters": {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])},
+            "tags": {t["Key"]: t["Value"] for t in stack.get("Tags", [])},
+            "template": json.loads(json.dumps(loads(text))),
+            "text": text,
+            "status": stack["StackStatus"],
+        }
+    return stacks
+
+
+def converted(run_cli, source: Path, out: Path, env: dict[str, str]) -> dict[str, Any]:
+    answer = run_cli("import-sceptre", str(source), "-o", str(out), "--output", "json", env=env)
+    assert answer.code == 0, answer.out + answer.err
+    summary = answer.json()
+    assert summary["unmapped"] == [], summary["unmapped"]
+    return summary
+
+
+def test_stacks_sceptre_launched_plan_with_no_change(tmp_path: Path, run_cli, cloud,
+                                                      sceptre: Sceptre) -> None:
+    source, env = launched(cloud, sceptre, tmp_path)
+    cfn = client(cloud, "cloudformation")
+    before = recorded(cfn)
+    assert set(before) == STACKS
     out = tmp_path / "shop"
-    converted = run_cli("import-sceptre", str(source), "-o", str(out), "--output", "json")
-    assert converted.code == 0, converted.out + converted.err
-    assert {s["stack_name"] for s in converted.json()["stacks"]} == made
-    # the Jinja template formwright wrote is the one sceptre rendered and deployed
-    generated = subprocess.run([*argv, "--dir", str(source), "--output", "json", "--ignore-dependencies",
-                                "generate", "dev/app/service.yaml"], env=env, capture_output=True, text=True,
-                               timeout=300, stdin=subprocess.DEVNULL)
-    assert generated.returncode == 0, generated.stderr
-    sceptres, _ = json.JSONDecoder().raw_decode(generated.stdout.strip())
+    summary = converted(run_cli, source, out, env)
+    assert {s["stack_name"] for s in summary["stacks"]} == STACKS
+    assert "ownership_tags: false" in (out / "formwright.yaml").read_text()
+    # the Jinja template formwright wrote is the one sceptre renders and deployed
+    generated = run_sceptre(sceptre, source, env, "--output", "json", "--ignore-dependencies", "generate",
+                            "dev/app/service.yaml")
+    sceptres, _ = json.JSONDecoder().raw_decode(generated.strip())
     assert json.loads(json.dumps(loads((out / "templates" / "dev-app-service.yaml").read_text()))) == sceptres
+    assert before["shop-dev-app-service"]["template"] == sceptres
 
-    plan = run_cli("plan", str(out), "--output", "json")
+    plan = run_cli("plan", str(out), "--output", "json", env=env)
     assert plan.code == 0, plan.out + plan.err
     plans = plan.json()["plans"]
-    assert set(plans) == {"dev-network-queue", "dev-network-params", "dev-app-service"}
-    queue = cfn.describe_stacks(StackName="shop-dev-network-queue")["Stacks"][0]
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in queue["Outputs"]}
-    # a !ref of a stack with a pending change is "(known after apply)" in formwright's plans (here the
-    # queue stack's change is only its ownership tags): each such parameter's deployed value is the
-    # referenced output's current value, so the deploy passes the same value
-    chained = {("dev-network-params", "Value"): outputs["QueueArn"],
-               ("dev-app-service", "QueueUrl"): outputs["QueueUrl"]}
+    assert {p["stack_name"] for p in plans.values()} == STACKS
     for name, stack in plans.items():
-        assert stack["kind"] == "update", (name, stack["kind"])  # taken over, never created
-        for change in stack["parameters"]:
-            assert change["new"] == "(known after apply)", (name, change)
-            assert change["old"] == chained.pop((name, change["key"])), (name, change)
-        # a stack with a parameter known after apply gets its change set at deploy (its plan has none yet)
-        tags = {tag["key"] for tag in stack["tags"]}
-        assert tags == (set() if stack["parameters"] else OWNERSHIP), (name, stack["tags"])
-        assert all(tag["old"] is None for tag in stack["tags"]), stack["tags"]
-        for change in stack["resources"]:  # tags reach the taggable resources, and nothing else changes
-            assert change["action"] == "Modify" and change["replacement"] == "False", (name, change)
-            assert {d["name"] for d in change["details"]} <= {"Tags"}, (name, change)
-    assert chained == {}
-
-    # the first deploy adds the ownership tags and nothing else; then a plan has nothing left to do
-    deployed = run_cli("deploy", str(out), "-y", "--output", "json")
-    assert deployed.code == 0, deployed.out + deployed.err
-    assert {s["StackName"] for s in cfn.describe_stacks()["Stacks"]} == made
-    again = run_cli("plan", str(out), "--output", "json")
-    assert again.code == 0, again.err
-    for name, stack in again.json()["plans"].items():
+        assert stack["kind"] in ("unchanged", "no changes"), json.dumps(stack, indent=1)
         assert (stack["resources"], stack["parameters"], stack["tags"]) == ([], [], []), (name, stack)
-    after = cfn.describe_stacks(StackName="shop-dev-network-queue")["Stacks"][0]
-    assert {o["OutputKey"]: o["OutputValue"] for o in after["Outputs"]} == outputs
+
+    # a deploy then writes nothing sceptre would see: the same parameters, tags and templates, no hook run
+    Path(env["HOOK_LOG"]).unlink()
+    deployed = run_cli("deploy", str(out), "-y", "--output", "json", env=env)
+    assert deployed.code == 0, deployed.out + deployed.err
+    assert recorded(cfn) == before
+    assert not Path(env["HOOK_LOG"]).exists()  # hooks run when a stack changes, and none did
+
+
+def test_a_converted_project_deployed_from_nothing_makes_what_sceptre_launch_makes(
+        tmp_path: Path, run_cli, cloud, sceptre: Sceptre) -> None:
+    source, env = launched(cloud, sceptre, tmp_path)
+    cfn = client(cloud, "cloudformation")
+    by_sceptre = recorded(cfn)
+    assert set(by_sceptre) == STACKS
+    hooks = Path(env["HOOK_LOG"])
+    sceptre_hooks = hooks.read_text().splitlines()
+    assert sceptre_hooks == ["before-create settings", "after-create settings"]
+    run_sceptre(sceptre, source, env, "delete", "--yes", "dev")
+    assert {s["StackName"] for s in cfn.describe_stacks()["Stacks"]} == {EXTERNAL}
+    hooks.unlink()
+
+    out = tmp_path / "shop"
+    converted(run_cli, source, out, env)
+    deployed = run_cli("deploy", str(out), "-y", "--output", "json", env=env)
+    assert deployed.code == 0, deployed.out + deployed.err
+    by_formwright = recorded(cfn)
+    assert set(by_formwright) == STACKS
+    for name in sorted(STACKS):
+        ours, theirs = by_formwright[name], by_sceptre[name]
+        assert ours["status"] == theirs["status"] == "CREATE_COMPLETE", name
+        assert ours["parameters"] == theirs["parameters"], name
+        assert ours["tags"] == theirs["tags"], name
+        # the same template, read: sceptre sends the file's text (a rendered .j2 with a leading `---`),
+        # formwright the template as compact JSON (engine/stack.py Stack.processed)
+        assert ours["template"] == theirs["template"], name
+    assert hooks.read_text().splitlines() == sceptre_hooks

@@ -9,7 +9,14 @@ from typing import Any
 import typer
 
 from formwright.cli import common
-from formwright.cli.common import Output, OutputOption, PlainProfileOption, TargetOption, emit_json
+from formwright.cli.common import (
+    Output,
+    OutputOption,
+    OwnershipTagOption,
+    PlainProfileOption,
+    TargetOption,
+    emit_json,
+)
 from formwright.errors import InputError
 
 OWNERSHIP_NOTE = ("the next deploy adds the ownership tags formwright:project and formwright:stack to each "
@@ -39,7 +46,8 @@ def read_stacks(patterns: list[str], regions: list[str], profile: str | None, ta
     from formwright.model.targets import TargetSpec
 
     found, skipped, first = [], [], None
-    for region in regions or [None]:
+    wanted: list[str | None] = [*regions] or [None]  # None: the default region
+    for region in wanted:
         target = targets.get(TargetSpec(region=region, profile=profile))
         first = first or target.region
         stacks, left = read_region(target.client("cloudformation"), target.region, patterns, counter)
@@ -95,8 +103,7 @@ def register(app: typer.Typer) -> None:
         region: list[str] | None = typer.Option(None, "--region", metavar="REGION",
                                                 help="A region to look in (repeatable); default: AWS_REGION, "
                                                      "then the profile's region."),
-        tag: bool = typer.Option(False, "--tag", help="Let the next deploy add formwright's ownership tags "
-                                                      "(a tags-only update of each stack)."),
+        tag: bool = OwnershipTagOption,
         profile: str | None = PlainProfileOption,
         target: str | None = TargetOption,
         output: Output = OutputOption,

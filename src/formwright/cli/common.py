@@ -76,6 +76,10 @@ StackOption = typer.Option(
     autocompletion=lambda ctx, incomplete: complete_stacks(ctx, incomplete),
 )
 YesOption = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation.")
+# adopt and import-sceptre: a project that takes existing stacks over leaves their tags alone unless asked
+OwnershipTagOption = typer.Option(False, "--tag", help="Let the next deploy add formwright's ownership tags "
+                                  "(a tags-only update of each stack); without it the project says "
+                                  "ownership_tags: false.")
 TargetOption = typer.Option(
     None, "--target", metavar="local|aws",
     help="local (the embedded local cloud, default) or aws; env FORMWRIGHT_TARGET.",

@@ -1,5 +1,5 @@
-"""`formwright import-sceptre SCEPTRE_DIR [-o DIR] [--strict]`: a sceptre project converted into a formwright
-project whose stacks keep the names sceptre gave them."""
+"""`formwright import-sceptre SCEPTRE_DIR [-o DIR] [--strict] [--tag]`: a sceptre project converted into a
+formwright project whose stacks keep the names sceptre gave them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from formwright.cli.common import Output, OutputOption, console, emit_json, err_console
+from formwright.cli.common import Output, OutputOption, OwnershipTagOption, console, emit_json, err_console
 from formwright.errors import InputError
 
 # `-o` is the output folder here, so the shared --output option keeps only its long name.
@@ -25,13 +25,16 @@ def import_sceptre(
     strict: bool = typer.Option(False, "--strict", help="Exit 2 when anything could not be mapped (nothing "
                                 "is written then)."),
     force: bool = typer.Option(False, "--force", help="Replace formwright.yaml when PATH already has one."),
+    tag: bool = OwnershipTagOption,
     output: Output = FormatOption,
 ) -> None:
     """Convert a sceptre project into a formwright project: config inheritance as sceptre merges it, each \
 stack with the CloudFormation stack name sceptre gives it (existing stacks are taken over, not recreated), \
 templates copied and Jinja templates rendered with sceptre_user_data, resolvers and `!cmd` hooks as \
 formwright's. What cannot be mapped (a custom resolver or hook, a Python or jsonnet template) is listed with \
-file:line and the rest is still written; --strict makes it an error."""
+file:line and the rest is still written; --strict makes it an error. The project says `ownership_tags: \
+false` (the stacks keep sceptre's tags, so the first plan of stacks sceptre deployed shows no change) unless \
+--tag."""
     import tempfile
 
     from formwright.sceptre.convert import convert
@@ -55,11 +58,12 @@ file:line and the rest is still written; --strict makes it an error."""
     if (target / "formwright.yaml").exists() and not force:
         raise InputError(f"{target / 'formwright.yaml'} already exists", file=str(target / "formwright.yaml"),
                          hint="pass --force to replace it, or -o another folder")
-    result = convert(sceptre_dir, target)
+    result = convert(sceptre_dir, target, tag=tag)
     summary = {
         "ok": True,
         "out": str(target),
         "project": result.project["name"],
+        "tag": tag,
         "stacks": [{"name": name, "stack_name": stack_name} for name, stack_name in result.stacks.items()],
         "notes": result.notes,
         "unmapped": [{"where": u.where, "what": u.what} for u in result.unmapped],
@@ -76,8 +80,8 @@ file:line and the rest is still written; --strict makes it an error."""
         console.print(f"  {escape(name)} -> {escape(stack_name)}", highlight=False)
     console.print(f"wrote {escape(str(target / 'formwright.yaml'))} ({len(result.stacks)} stacks"
                   + (f", {len(result.unmapped)} not mapped" if result.unmapped else "") + "); check it with "
-                  f"`formwright plan {escape(str(target))}`: it shows no change for stacks sceptre deployed",
-                  highlight=False)
+                  f"`formwright plan {escape(str(target))}`: it shows no change for stacks sceptre deployed"
+                  + (" but the ownership tags (--tag)" if tag else ""), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -322,7 +322,8 @@ def _command(project: Project, source: ValueSource) -> str:
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
         raise _error(source, f"exited with code {done.returncode}" + (f": {tail[0][:200]}" if tail else ""))
-    return done.stdout.decode("utf-8", "replace").strip()
+    out = done.stdout.decode("utf-8", "replace")
+    return out.strip() if source.option("strip", True) else out
 
 
 # ---- plugins -----------------------------------------------------------------------------------

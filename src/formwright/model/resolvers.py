@@ -5,7 +5,8 @@
 - `!stack_output STACK.KEY` / `{stack, output, region, account, profile, role_arn, ...}`: an output of a
   stack this project does not manage (its target flows from the stack's, as a group's does);
 - `!file PATH` / `!file {path: P, base64: true}`: a file's content, inside the project;
-- `!cmd "COMMAND"`, `!cmd [argv...]`, `!cmd {run: ..., timeout: 30}`: a command's stdout (no shell);
+- `!cmd "COMMAND"`, `!cmd [argv...]`, `!cmd {run: ..., timeout: 30}`: a command's stdout (no shell), its
+  surrounding whitespace stripped unless `strip: false` (sceptre's `!rcmd` keeps the final newline);
 - `!NAME ARG` for a resolver a package publishes in the `formwright.resolvers` entry-point group.
 
 Here only their form is read and checked (a `ValueSource` per tag, with its line); engine/resolve.py
@@ -40,7 +41,7 @@ KEYS = {
     "secret": {"id", "key", "version_stage", "version_id"},
     "stack_output": {"stack", "output", *TARGET_KEYS},
     "file": {"path", "base64"},
-    "cmd": {"run", "timeout"},
+    "cmd": {"run", "timeout", "strip"},
 }
 
 
@@ -89,7 +90,7 @@ class ValueSource:
         if self.kind == "file":
             return f"file:{self.option('path')}"
         if self.kind == "cmd":
-            return "cmd:" + shlex.join(self.argv())
+            return "cmd:" + shlex.join(self.argv()) + ("" if self.option("strip", True) else " (unstripped)")
         return f"{self.kind}:{self.shown_argument() if not isinstance(arg, str) else arg}"
 
     def option(self, name: str, default: Any = None) -> Any:
@@ -192,6 +193,8 @@ def check_form(kind: str, argument: Any, line: int | None, file: str | None = No
         timeout = source.option("timeout", CMD_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
             raise bad("`timeout` must be 1 to 3600 seconds")
+        if source.option("strip", True) not in (True, False):
+            raise bad("`strip` must be true or false")
 
 
 def _constructor(kind: str):

@@ -47,9 +47,11 @@ def stack_key(path: str) -> str:
     return path.removesuffix(".yaml").strip("/").replace("/", "-").replace("_", "-")
 
 
-def convert(root: Path, out: Path) -> Conversion:
+def convert(root: Path, out: Path, *, tag: bool = False) -> Conversion:
     """Read the sceptre project at `root` and write the formwright project to `out` (formwright.yaml,
-    templates/ and the files resolvers read)."""
+    templates/ and the files resolvers read). Without `tag` the project says `ownership_tags: false`: the
+    stacks keep the tags sceptre gave them (as `formwright adopt` writes it), so the first plan of stacks
+    sceptre deployed shows no change; with it the next deploy adds formwright's ownership tags."""
     configs = read_project(root)
     if not configs:
         raise InputError("the sceptre project has no stack configs under config/", file=str(root / "config"))
@@ -61,6 +63,8 @@ def convert(root: Path, out: Path) -> Conversion:
                       ("template_bucket_name", "artifact_bucket")):
         if isinstance(top.get(key), str):
             conversion.project[ours] = top[key]
+    if not tag:
+        conversion.project["ownership_tags"] = False
     if top.get("required_version"):
         conversion.notes.append(f"required_version {top['required_version']} is sceptre's own version pin; "
                                 "left out")
@@ -125,7 +129,13 @@ def _stack(config: StackConfig, root: Path, out: Path, templates: dict[str, str]
                               if not holds(v, type(None))}  # a value with an unmapped part is left out
     if values.get("stack_tags"):
         body["tags"] = {k: v for k, v in mapper.map(values["stack_tags"]).items() if v is not None}
-    depends = [known(str(d)) or _missing(config, d, conversion) for d in values.get("dependencies") or []]
+    depends = []
+    for dependency in values.get("dependencies") or []:
+        found = known(str(dependency))
+        if found:
+            depends.append(found)
+        else:
+            _missing(config, dependency, conversion)
     refs = set(mapper.references)
     body["depends_on"] = sorted({d for d in depends if d and d not in refs})  # a !ref already orders them
     if not body["depends_on"]:
@@ -191,8 +201,9 @@ def _hooks(config: StackConfig, conversion: Conversion) -> dict[str, list[Any]]:
     for point, actions in (config.config.get("hooks") or {}).items():
         ours = HOOK_POINTS.get(point)
         for action in actions or []:
-            if ours and isinstance(action, Tagged) and action.tag == "!cmd" and isinstance(action.value, str):
-                hooks.setdefault(ours, []).append(["sh", "-c", action.value])
+            command = _shell_command(action)
+            if ours and command:
+                hooks.setdefault(ours, []).append(command)
             else:
                 what = action.tag if isinstance(action, Tagged) else repr(action)
                 conversion.unmapped.append(Unmapped(
@@ -200,6 +211,17 @@ def _hooks(config: StackConfig, conversion: Conversion) -> dict[str, list[Any]]:
                     f"hook {what} at {point}: no formwright counterpart "
                     "(a custom hook needs sceptre's runtime)"))
     return hooks
+
+
+def _shell_command(action: Any) -> list[str] | None:
+    """sceptre's `!cmd C` or `!cmd {run: C, shell: S}` as the argv it runs (`shell=True`, `executable=S`)."""
+    if not isinstance(action, Tagged) or action.tag != "!cmd":
+        return None
+    if isinstance(action.value, str):
+        return ["sh", "-c", action.value]
+    if isinstance(action.value, dict) and isinstance(action.value.get("run"), str):
+        return [str(action.value.get("shell") or "sh"), "-c", action.value["run"]]
+    return None
 
 
 _READ = {"template", "template_path", "stack_name", "region", "profile", "parameters", "stack_tags",
@@ -278,10 +300,21 @@ class _Dumper(yaml.SafeDumper):
     """formwright.yaml as people write it: keys in their order, tags for resolvers."""
 
 
-_Dumper.add_representer(Tag, lambda dumper, tag: dumper.represent_scalar(tag.tag, str(tag.value)))
+def _represent_tag(dumper: yaml.SafeDumper, tag: Tag) -> yaml.Node:
+    if isinstance(tag.value, dict):
+        return dumper.represent_mapping(tag.tag, tag.value, flow_style=True)
+    if isinstance(tag.value, list):
+        return dumper.represent_sequence(tag.tag, tag.value, flow_style=True)
+    return dumper.represent_scalar(tag.tag, str(tag.value))
+
+
+_Dumper.add_representer(Tag, _represent_tag)
 
 
 def dump(project: dict[str, Any]) -> str:
     """The project as formwright.yaml text."""
     head = "# Converted from a sceptre project by `formwright import-sceptre`.\n"
+    if project.get("ownership_tags") is False:
+        head += ("# ownership_tags: false - the stacks keep sceptre's tags only, no formwright:* ownership "
+                 "tags (import-sceptre --tag adds them)\n")
     return head + yaml.dump(project, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=110)

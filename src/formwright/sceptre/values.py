@@ -76,13 +76,19 @@ class ValueMapper:
             return Tag("!ssm", arg)
         if tag == "!secretsmanager" and isinstance(arg, str):
             return Tag("!secret", arg)
+        if tag == "!file" and isinstance(arg, str) and arg.lower().endswith((".json", ".yaml", ".yml")):
+            # sceptre-file-resolver hands over such a file parsed (a mapping), formwright's !file its text
+            self._miss(tagged, "sceptre's !file parses a JSON or YAML file; formwright's !file reads text")
+            return None
         if tag in ("!file_contents", "!file") and isinstance(arg, str):
             copied = self.copy_file(arg, tagged)
             return Tag("!file", copied) if copied else None
         if tag == "!environment_variable" and isinstance(arg, str):
             return "{{ env." + arg.strip() + " }}"
         if tag in ("!rcmd", "!cmd") and isinstance(arg, str):
-            return Tag("!cmd", arg)
+            # sceptre-cmd-resolver runs the command with `$SHELL -c` (bash when SHELL is unset) and passes
+            # its stdout as it is, final newline included; formwright's !cmd runs no shell and strips
+            return Tag("!cmd", {"run": ["bash", "-c", arg], "strip": False})
         if tag in ("!join", "!split", "!select", "!sub"):
             return self._intrinsic(tagged)
         self._miss(tagged, "no formwright counterpart (a custom resolver needs sceptre's runtime)")
