@@ -312,10 +312,10 @@ def where_time_went(proxy: Any, began: float, wall: float, count: int) -> tuple[
     Per stack: CreateChangeSet's answer time; the change set's end to the first DescribeChangeSet that
     saw it (the polling cadence: no event tells a client); from that read's reply to ExecuteChangeSet's
     arrival (formwright's own time); ExecuteChangeSet's answer time; the stack's end to the first read
-    that saw it (by name or a listing: the cadence again); from that read's reply to each dependent's
-    CreateChangeSet (formwright's own time). Start-up runs to the first CreateChangeSet, exit from the
-    last stack's end. A read sees the end when the proxy answered it after the end (it judges just
-    before replying)."""
+    that saw it (its own by id, else a listing: the cadence again); from that read's reply to each
+    dependent's CreateChangeSet (formwright's own time, a listing's parsing included). Start-up runs to
+    the first CreateChangeSet, exit from the last stack's end. A read sees the end when the proxy
+    answered it after the end (it judges just before replying)."""
     calls: dict[str, dict[str, tuple[float, float]]] = {}
     change_set_reads: dict[str, list[float]] = {}  # stack -> replies of DescribeChangeSet
     stack_reads: dict[str, list[float]] = {}  # stack ("" a listing) -> replies of DescribeStacks
@@ -347,8 +347,11 @@ def where_time_went(proxy: Any, began: float, wall: float, count: int) -> tuple[
         steps[names[2]].append(ex_in - seen_ready)
         steps[names[3]].append(ex_out - ex_in)
         done_at[i] = ex_out + STACK_IN_PROGRESS
-        reads = [*stack_reads.get(name, []), *stack_reads.get("", [])]
-        seen_at[i] = min((t for t in reads if t >= done_at[i]), default=done_at[i])
+        # the read the wait took the end from: its own by id when it read so after the end (in its
+        # window, or alone), else the listing (a listing still in flight may show it first, unread by it)
+        by_id = [t for t in stack_reads.get(name, []) if t >= done_at[i]]
+        listed = [t for t in stack_reads.get("", []) if t >= done_at[i]]
+        seen_at[i] = min(by_id or listed or [done_at[i]])
         up = upstream(i, count)
         floor_at[i] = (floor_at[up] if up is not None else 0.0) + (ccs_out - ccs_in) + CHANGE_SET_PENDING \
             + (ex_out - ex_in) + STACK_IN_PROGRESS
