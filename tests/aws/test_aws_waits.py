@@ -131,7 +131,7 @@ def test_a_change_set_wait_sleeps_through_what_earlier_ones_took(clock) -> None:
     cfn.poll_client = ChangeSets(2)
     cfn.wait_change_set("cs")
     assert abs(clock.sleeps[0] - 0.9) < 1e-9  # the first read where the earlier ones were last going
-    assert [round(s, 9) for s in clock.sleeps[1:]] == [cadence.near] * 2  # then every 0.05 s
+    assert [round(s, 9) for s in clock.sleeps[1:]] == [cadence.near] * 2  # then every 0.02 s (`near`)
     assert cfn.poll_client.reads == 3
     fresh = CloudFormation(ChangeSets(0), CallCounter(), sleep=clock.sleep, cadence=cadence)
     clock.sleeps.clear()
@@ -159,7 +159,7 @@ def test_a_change_set_wait_learns_from_one_made_with_it(clock) -> None:
     cfn.poll_client = LearningChangeSets(6, learn_at=3, durations=cfn.change_sets)
     cfn.wait_change_set("cs")
     # the plain cadence while nothing was known (reads at ~0.1, 0.2, 0.3 s); then the other change set
-    # ended at ~1 s, last seen going at 0.9 s: a sleep to 0.9 s, and reads every 0.05 s from there
+    # ended at ~1 s, last seen going at 0.9 s: a sleep to 0.9 s, and reads every 0.02 s from there
     assert all(0.09 <= s <= 0.11 for s in clock.sleeps[:3])
     assert abs(sum(clock.sleeps[:4]) - 0.9) < 1e-9
     assert [round(s, 9) for s in clock.sleeps[4:]] == [cadence.near] * 3

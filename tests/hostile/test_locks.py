@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from formwright.engine.group import target_key
+from formwright.engine.group import lock_key
 from formwright.errors import LockHeldError
 from formwright.state.lock import project_lock, project_lock_path
 
@@ -28,6 +28,13 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "formwright.yaml").write_text(
         "name: locked\nregion: us-east-1\nstacks:\n  q: {template: q.yaml}\n")
     return tmp_path
+
+
+def _key(project: Path, cloud) -> str:
+    """The lock's name of the project on the local cloud (no environment)."""
+    from formwright.model import load_project
+
+    return lock_key(load_project(project), cloud)
 
 
 def _holder(project: Path, key: str) -> subprocess.Popen:
@@ -46,7 +53,7 @@ def _holder(project: Path, key: str) -> subprocess.Popen:
 
 
 def test_second_writer_exits_3_naming_the_holder(project: Path, run_cli, cloud) -> None:
-    holder = _holder(project, target_key(cloud))
+    holder = _holder(project, _key(project, cloud))
     try:
         for command in (["deploy", str(project), "-y"], ["delete", str(project), "-y"]):
             refused = run_cli(*command)
@@ -60,10 +67,10 @@ def test_second_writer_exits_3_naming_the_holder(project: Path, run_cli, cloud) 
 
 
 def test_stale_lock_of_a_killed_holder_is_taken_over_with_a_note(project: Path, run_cli, cloud) -> None:
-    holder = _holder(project, target_key(cloud))
+    holder = _holder(project, _key(project, cloud))
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait()
-    record = project_lock_path(project / ".formwright", target_key(cloud))
+    record = project_lock_path(project / ".formwright", _key(project, cloud))
     assert record.read_text()  # its record is left behind
     done = run_cli("deploy", str(project), "-y")
     assert done.code == 0, done.err

@@ -357,15 +357,18 @@ def test_the_cadence_grows_with_the_wait_and_is_capped() -> None:
     assert 0.09 <= cadence.delay(0, cadence.quick) <= 0.11  # a change set from 0.1 s
     assert 0.18 <= cadence.delay(1, cadence.quick) <= 0.22  # … growing as any wait
     # a wait whose kind of operation took ~2 s before, typically last seen going at 1.9 s: its window
-    # is 1.9 s to 3 s, read every 0.05 s; before it the plain cadence (a long expectation never delays
-    # a quick answer), up to a read at its start
+    # is 1.9 s to 3 s, read every 0.02 s from its start, then half the time since its start apart (one
+    # running late is not read 0.02 s apart throughout); before it the plain cadence (a long expectation
+    # never delays a quick answer), up to a read at its start
     assert cadence.window(2.0, 1.9) == (1.9, 3.0)
     assert cadence.window(2.0, 0.2) == (1.0, 3.0)  # never from before half the usual time
     assert 0.18 <= cadence.expecting(1.0, 2.0, 1.9) <= 0.22
     assert abs(cadence.expecting(1.8, 2.0, 1.9) - 0.1) < 1e-9
-    assert abs(cadence.expecting(1.95, 2.0, 1.9) - cadence.near) < 1e-9
-    assert abs(cadence.expecting(2.2, 2.0, 1.9) - cadence.near) < 1e-9
-    assert abs(cadence.expecting(76.0, 80.0, 75.0) - 2.0) < 1e-9  # a long one: near is 1/40 of it
+    assert abs(cadence.expecting(1.9, 2.0, 1.9) - cadence.near) < 1e-9
+    assert abs(cadence.expecting(1.93, 2.0, 1.9) - cadence.near) < 1e-9
+    assert abs(cadence.expecting(1.95, 2.0, 1.9) - 0.025) < 1e-9
+    assert abs(cadence.expecting(2.2, 2.0, 1.9) - 0.15) < 1e-9
+    assert abs(cadence.expecting(76.0, 80.0, 75.0) - 0.5) < 1e-9  # a long one, 1 s into its window
     assert 0.54 <= cadence.expecting(3.0, 2.0, 1.9) <= 0.66  # past 1.5x: the plain cadence again
     assert cadence.expecting(0.5, 600) <= cadence.minimum * 1.1
     assert 1.8 <= cadence.delay(10) <= 2.2  # after 10 s: every 2 s (a fifth of the time waited)

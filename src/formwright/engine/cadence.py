@@ -20,8 +20,9 @@ class Cadence:
     seen quickly, a long operation is read every `cap` seconds. A change set, quick to make, is read
     from `quick` seconds on. The first read waits `first` seconds (0 on the synchronous local cloud; on
     AWS nothing is ever done at once). A wait whose kind of operation was seen before (`Durations`)
-    reads `near` seconds apart (or a fortieth of the usual time) in the window where earlier ones
-    ended (`window`), and at the plain cadence outside it. Stacks waited on together share one
+    reads `near` seconds apart from the start of the window where earlier ones ended (`window`), then
+    `settling` of the time since that start apart (few reads when this one runs late), and at the plain
+    cadence outside the window. Stacks waited on together share one
     listing, read at most every `shared_minimum` seconds (engine/watch.py); a stack coming to its deploy
     is taken as a listing begun at most `listed_within` seconds before showed it. Resource events are read
     on every `events_every`-th poll, and `events_interval` seconds apart at least. A failed read
@@ -35,7 +36,8 @@ class Cadence:
     jitter: float = 0.1
     quick: float = 0.1
     lead: float = 0.5
-    near: float = 0.05
+    near: float = 0.02
+    settling: float = 0.5
     shared_minimum: float = 0.1
     listed_within: float = 5.0
     events_every: int = 4
@@ -61,15 +63,17 @@ class Cadence:
     def expecting(self, waited: float, expected: float, earliest: float = 0.0,
                   minimum: float | None = None) -> float:
         """The delay of a wait whose kind of operation took about `expected` seconds before: never
-        longer than `delay(waited, minimum)`; a read at the start of `window`, and reads `near` seconds
-        (or a fortieth of `expected`) apart inside it."""
+        longer than `delay(waited, minimum)`; a read at the start of `window`, and inside it reads `near`
+        seconds apart, growing to `settling` of the time since the window's start: where earlier ones
+        typically ended the end is seen within ~`near` seconds, and one running late is read at a pace
+        falling geometrically (~10 reads in its window's first second), not `near` apart throughout."""
         plain = self.delay(waited, minimum)
         start, end = self.window(expected, earliest)
         if expected <= 0 or waited >= end:
             return plain
         if start - waited > TOLERANCE:
             return min(plain, start - waited)
-        return min(plain, max(self.near, expected / 40))
+        return min(plain, max(self.near, self.settling * (waited - start)))
 
     def retry_delay(self, failures: int) -> float:
         """Seconds before retrying after `failures` failed reads in a row (equal jitter)."""

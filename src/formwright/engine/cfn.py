@@ -227,7 +227,8 @@ class CloudFormation:
         Reads come at the cadence from `Cadence.quick` seconds on; once the target's change sets were
         seen to end (`Durations`, asked again before every read: change sets made together learn
         from the first of them to end), the wait sleeps to the start of their `Cadence.window` and
-        reads `Cadence.near` seconds apart in it: the end is seen soon, with few reads."""
+        reads from `Cadence.near` seconds apart in it (`Cadence.expecting`): the end is seen soon, with few
+        reads."""
         began = time.monotonic()
         asked = {"going": 0.0, "last": 0.0}  # seconds into the wait: the latest read finding it going
 

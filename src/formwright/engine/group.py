@@ -43,9 +43,13 @@ def target_key(target: Any) -> str:
     """A folder name for per-target state, one per kind, account, region and endpoint:
     `aws-123456789012-eu-west-1-1a2b3c4d`. Switching account, region or emulator never reuses or
     clobbers another target's records."""
+    return f"{target.kind}-{target.account_id()}-{target.region}-{endpoint_digest(target)}"
+
+
+def endpoint_digest(target: Any) -> str:
+    """Eight hex digits naming the target's CloudFormation endpoint."""
     endpoint = str(target.client("cloudformation").meta.endpoint_url)
-    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:8]
-    return f"{target.kind}-{target.account_id()}-{target.region}-{digest}"
+    return hashlib.sha256(endpoint.encode()).hexdigest()[:8]
 
 
 def poll_client(target: Any) -> Any:
@@ -80,8 +84,11 @@ def cache_key(project: Project, target: Any) -> str:
 
 
 def lock_key(project: Project, target: Any) -> str:
-    """The writer lock's name: one per environment and (home) target."""
-    key = target_key(target)
+    """The writer lock's name: one per environment and (home) target's kind, region and endpoint
+    (`aws-eu-west-1-1a2b3c4d`). Not its account, unlike `target_key`: the lock is taken first thing, and
+    STS's answer (asked in the background, docs/architecture.md) must not hold up a deploy's start; two
+    accounts of one project folder, region and endpoint at once only wait for each other."""
+    key = f"{target.kind}-{target.region}-{endpoint_digest(target)}"
     return f"{project.environment}-{key}" if project.environment else key
 
 

@@ -132,7 +132,7 @@ class Stack:
             from formwright.macros import expand
 
             template = expand(self.original, registry=self.macros, parameter_values=parameters, region=region,
-                              account_id=self.account_id, s3_client=self._s3(), file=self.source,
+                              account_id=self.account(), s3_client=self._s3(), file=self.source,
                               base_dir=Path(self.source).parent)
         else:
             template = self.original
@@ -140,6 +140,12 @@ class Stack:
         with self._lock:
             self._processed[key] = (template, body)
         return template, body
+
+    def account(self) -> str:
+        """The account the stack deploys to: its target's (asked of STS when first needed, which only
+        macros do before a change set: the account id is kept off the way to the first one), else
+        `account_id`."""
+        return str(self.target.account_id()) if self.target is not None else self.account_id
 
     def _s3(self) -> Any:
         """S3 for the macros: the one given, else the target's (an S3 client costs ~0.1 s to make, so
@@ -156,7 +162,7 @@ class Stack:
         if source.is_file():
             shutil.copyfile(source, original)
         processed = self.build_dir / "processed.json"
-        write_atomic(processed, dump_json(plain(template)))
+        write_atomic(processed, dump_json(plain(template)), durable=False)  # rebuilt by every deploy
         return processed
 
     def declared_parameters(self, template: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +222,6 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             check_plugins(config)
         if targets is not None:
             target = targets.get(config.target)
-        account_id = target.account_id() if target is not None else LOCAL_ACCOUNT
         build_dir = project.build_dir / name
         fixed: dict[str, str] = {}
         extra_caps: list[str] = []
@@ -232,7 +237,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             region = target.region if target is not None else config.target.region or "us-east-1"
             prepared = prepare_stack(config.tosca, inputs=config.inputs, region=region,
                                      out_dir=build_dir / "tosca", s3_client=s3, bucket=bucket,
-                                     bucket_owner=account_id if target is not None else None)
+                                     bucket_owner=target.account_id() if target is not None else None)
             original, source = prepared.template, str(config.tosca)
             for problem in prepared.warnings:  # as `transform tosca` prints them: never a silent success
                 log.warning("warning: %s", problem)
@@ -258,8 +263,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             fixed_parameters=fixed,
             extra_capabilities=extra_caps,
             remote_macros=remote_macros,
-            account_id=account_id,
-            target=target,
+            target=target,  # its account (for macros) asked of the target when needed: `Stack.account`
             artifacts=artifacts,
             nested=nested,
             packaged_bucket=packaged_bucket,
