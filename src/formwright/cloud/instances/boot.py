@@ -1,4 +1,8 @@
-"""One booting instance: a copy of the cached Debian root, its own namespaces, its UserData run as root.
+"""One booting instance: the cached Debian root under an overlay, its own namespaces, its UserData run as root.
+
+Root: an overlayfs mount at `<state>/root` whose lower layer is the cached image (read-only, shared by every
+instance) and whose upper and work folders are the instance's own (`<state>/upper`, `<state>/work`), so a
+boot copies nothing; unmounted and removed when the instance ends.
 
 Network: a private bridge on the host (`BRIDGE`, host side `HOST_ADDRESS` of `NETWORK`) and, per instance, a
 network namespace joined to it by a veth pair, with the instance's PrivateIpAddress on the namespace's end.
@@ -126,9 +130,21 @@ def _claim(address: str, instance_id: str) -> Path:
     return claim
 
 
+def _mount_root(state: Path) -> Path:
+    """The instance's root: an overlay of its own upper folder over the read-only cached image."""
+    layers = {name: state / name for name in ("root", "upper", "work")}
+    for folder in layers.values():
+        folder.mkdir()
+    lower = image_dir()
+    if any(c in str(p) for p in (lower, state) for c in ",:\\"):  # overlayfs option syntax
+        raise BootRefused(f"the folders {lower} and {state} may not contain `,`, `:` or `\\` (overlayfs "
+                          "options): set FORMWRIGHT_HOME / XDG_CACHE_HOME to plain paths")
+    _run("mount", "-t", "overlay", "overlay", "-o",
+         f"lowerdir={lower},upperdir={layers['upper']},workdir={layers['work']}", str(layers["root"]))
+    return layers["root"]
+
+
 def _prepare_root(root: Path, instance_id: str, address: str, user_data: str | None) -> None:
-    subprocess.run(["cp", "-a", "--reflink=auto", str(image_dir()), str(root)],  # noqa: S603,S607
-                   check=True)
     (root / ".formwright-image").unlink(missing_ok=True)
     hostname = "ip-" + address.replace(".", "-")
     (root / "etc/hostname").write_text(hostname + "\n")
@@ -164,21 +180,26 @@ def _network(namespace: str, host_veth: str, address: str) -> None:
     _run("ip", "route", "add", "default", "via", HOST_ADDRESS, netns=namespace)
 
 
+def names(instance_id: str) -> tuple[str, str]:
+    """The instance's network namespace and host-side veth (an interface name has at most 15 characters)."""
+    digest = hashlib.sha1(instance_id.encode()).hexdigest()[:10]  # noqa: S324 - a name, not security
+    return f"fw-{instance_id}", f"fwh{digest}"
+
+
 def boot(instance_id: str, address: str, user_data: str | None, state_root: Path) -> Booted:
     """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)
     claim = _claim(address, instance_id)
-    digest = hashlib.sha1(instance_id.encode()).hexdigest()[:10]  # noqa: S324 - a name, not security
-    namespace, host_veth = f"fw-{instance_id}", f"fwh{digest}"
+    namespace, host_veth = names(instance_id)
     state = state_root / instance_id
     try:
         state.mkdir(parents=True, exist_ok=False)
-        _prepare_root(state / "root", instance_id, address, user_data)
+        root = _mount_root(state)
+        _prepare_root(root, instance_id, address, user_data)
         ensure_bridge()
         _network(namespace, host_veth, address)
-        root = state / "root"
         process = subprocess.Popen(  # noqa: S603 - fixed argv
             ["ip", "netns", "exec", namespace, "unshare", "--pid", "--mount", "--uts", "--fork",
              "--kill-child",
@@ -201,6 +222,25 @@ def stop(booted: Booted) -> None:
     (CLAIMS / booted.address).unlink(missing_ok=True)
 
 
+def remove_leftovers(state_root: Path) -> list[str]:
+    """Remove every instance under `state_root` (a FORMWRIGHT_HOME's `instances/`) and return their ids:
+    called only when no local cloud of that home runs, so each one was left by a local cloud that was killed
+    (SIGKILL runs no exit handler). Its processes, overlay mount, root, veth, namespace and address claim go."""
+    if not state_root.is_dir():
+        return []
+    removed = []
+    for state in sorted(p for p in state_root.iterdir() if p.is_dir()):
+        namespace, host_veth = names(state.name)
+        _tear_down(state, namespace, host_veth, None)
+        if CLAIMS.is_dir():
+            for claim in CLAIMS.iterdir():
+                with contextlib.suppress(OSError):
+                    if claim.read_text().strip() == state.name:
+                        claim.unlink()
+        removed.append(state.name)
+    return removed
+
+
 def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.Popen | None) -> None:
     inside = _processes_in(state / "root")  # read before the kill, while their roots can still be read
     if process is not None and process.poll() is None:
@@ -211,6 +251,9 @@ def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.
     _wait_gone(state / "root", inside)
     subprocess.run(["ip", "link", "del", host_veth], capture_output=True, check=False)  # noqa: S603,S607
     subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)  # noqa: S603,S607
+    for point in sorted(_mounts_under(state), reverse=True):  # the overlay root (deepest first)
+        if subprocess.run(["umount", point], capture_output=True, check=False).returncode:  # noqa: S603,S607
+            subprocess.run(["umount", "-l", point], capture_output=True, check=False)  # noqa: S603,S607
     if state.exists() and not _mounts_under(state):
         shutil.rmtree(state, ignore_errors=True)
 

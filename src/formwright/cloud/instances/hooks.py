@@ -19,12 +19,12 @@ _lock = threading.Lock()
 def boot_instance(logical: str, instance: Any) -> None:
     """Boot a moto instance CloudFormation just created; a refusal fails the resource with its reason."""
     from formwright.cloud.emulator.resources import ResourceFailure
-    from formwright.cloud.local import formwright_home
+    from formwright.cloud.local import instances_home
 
     user_data = instance.user_data
     text = str(user_data) if user_data is not None else None
     try:
-        booted = booting.boot(instance.id, instance.private_ip, text, formwright_home() / "instances")
+        booted = booting.boot(instance.id, instance.private_ip, text, instances_home())
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None
