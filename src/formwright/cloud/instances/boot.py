@@ -1,4 +1,4 @@
-"""One booting instance: the cached Debian root under an overlay, its own namespaces, its UserData run as root.
+"""One booting instance: the cached Debian root overlaid, its own namespaces, its UserData run by root.
 
 Root: an overlayfs mount at `<state>/root` whose lower layer is the cached image (read-only, shared by every
 instance) and whose upper and work folders are the instance's own (`<state>/upper`, `<state>/work`), so a
@@ -144,8 +144,11 @@ def _mount_root(state: Path) -> Path:
     return layers["root"]
 
 
-def _prepare_root(root: Path, instance_id: str, address: str, user_data: str | None) -> None:
+def _prepare_root(root: Path, instance_id: str, address: str, user_data: str | None,
+                  apt_config: str | None = None) -> None:
     (root / ".formwright-image").unlink(missing_ok=True)
+    if apt_config:
+        (root / "etc/apt/apt.conf.d/01formwright-proxy").write_text(apt_config)
     hostname = "ip-" + address.replace(".", "-")
     (root / "etc/hostname").write_text(hostname + "\n")
     (root / "etc/hosts").write_text(f"127.0.0.1 localhost\n{address} {hostname}\n")
@@ -177,7 +180,7 @@ def _network(namespace: str, host_veth: str, address: str) -> None:
     _run("ip", "link", "set", inner, "name", "eth0", netns=namespace)
     _run("ip", "addr", "add", f"{address}/{NETWORK.prefixlen}", "dev", "eth0", netns=namespace)
     _run("ip", "link", "set", "eth0", "up", netns=namespace)
-    _run("ip", "route", "add", "default", "via", HOST_ADDRESS, netns=namespace)
+    # no default route: the bridge's network is all an instance reaches (packages: through proxy.py)
 
 
 def names(instance_id: str) -> tuple[str, str]:
@@ -186,8 +189,10 @@ def names(instance_id: str) -> tuple[str, str]:
     return f"fw-{instance_id}", f"fwh{digest}"
 
 
-def boot(instance_id: str, address: str, user_data: str | None, state_root: Path) -> Booted:
-    """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why."""
+def boot(instance_id: str, address: str, user_data: str | None, state_root: Path,
+         apt_config: str | None = None) -> Booted:
+    """Make the instance's root, network and namespaces and start its boot (`apt_config`: apt's settings for
+    the package proxy); raise BootRefused with why."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)
@@ -197,7 +202,7 @@ def boot(instance_id: str, address: str, user_data: str | None, state_root: Path
     try:
         state.mkdir(parents=True, exist_ok=False)
         root = _mount_root(state)
-        _prepare_root(root, instance_id, address, user_data)
+        _prepare_root(root, instance_id, address, user_data, apt_config)
         ensure_bridge()
         _network(namespace, host_veth, address)
         process = subprocess.Popen(  # noqa: S603 - fixed argv
@@ -225,7 +230,7 @@ def stop(booted: Booted) -> None:
 def remove_leftovers(state_root: Path) -> list[str]:
     """Remove every instance under `state_root` (a FORMWRIGHT_HOME's `instances/`) and return their ids:
     called only when no local cloud of that home runs, so each one was left by a local cloud that was killed
-    (SIGKILL runs no exit handler). Its processes, overlay mount, root, veth, namespace and address claim go."""
+    (SIGKILL runs no exit handler). Its processes, overlay mount, root, veth, namespace and claim go."""
     if not state_root.is_dir():
         return []
     removed = []
