@@ -97,22 +97,13 @@ def wait_for(path: Path, wait: float = 120.0) -> str:
 
 
 def processes_in(root: Path) -> list[int]:
-    """Pids whose root folder is `root` (the instance's chroot)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.readlink(entry / "root") == str(root):
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
+    """Pids whose root folder is `root` (the instance's chroot), as the local cloud finds them."""
+    return boot.processes_in(root)
 
 
 def mounted(folder: Path) -> bool:
     """Whether something of the host is mounted at or under `folder`."""
-    points = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
-    return any(p == str(folder) or p.startswith(f"{folder}/") for p in points)
+    return bool(boot.mounts_under(folder))
 
 
 class PrivateCloud:

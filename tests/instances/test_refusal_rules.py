@@ -26,9 +26,9 @@ def test_packages_are_refused_by_name_in_any_config_but_configsets() -> None:
             "web": {"packages": {"apt": {"nginx": []}, "yum": {"httpd": [], "php": []}}},
             "extra": {"packages": {"yum": {"amazon-linux-extras": [], "git": []}}}}
     reason = refusals.packages_refusal({"AWS::CloudFormation::Init": init})
-    assert reason == ("AWS::CloudFormation::Init config extra packages: yum packages amazon-linux-extras have "
-                      "no Debian package the local instance (Debian GNU/Linux 12, apt) can install in their "
-                      "place; list them under `apt` by their Debian names")
+    assert reason == ("AWS::CloudFormation::Init config extra packages: yum packages amazon-linux-extras "
+                      "have no Debian package the local instance (Debian GNU/Linux 12, apt) can install in "
+                      "their place; list them under `apt` by their Debian names")
     del init["extra"]
     assert refusals.packages_refusal({"AWS::CloudFormation::Init": init}) is None
     assert refusals.packages_refusal(None) is None

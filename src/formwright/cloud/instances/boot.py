@@ -247,7 +247,7 @@ def remove_leftovers(state_root: Path) -> list[str]:
 
 
 def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.Popen | None) -> None:
-    inside = _processes_in(state / "root")  # read before the kill, while their roots can still be read
+    inside = processes_in(state / "root")  # read before the kill, while their roots can still be read
     if process is not None and process.poll() is None:
         # `unshare --fork` ignores SIGTERM while it waits; SIGKILL ends it, its --kill-child then SIGKILLs the
         # namespace's PID 1, and the kernel kills every other process of that PID namespace
@@ -256,14 +256,14 @@ def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.
     _wait_gone(state / "root", inside)
     subprocess.run(["ip", "link", "del", host_veth], capture_output=True, check=False)  # noqa: S603,S607
     subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)  # noqa: S603,S607
-    for point in sorted(_mounts_under(state), reverse=True):  # the overlay root (deepest first)
+    for point in sorted(mounts_under(state), reverse=True):  # the overlay root (deepest first)
         if subprocess.run(["umount", point], capture_output=True, check=False).returncode:  # noqa: S603,S607
             subprocess.run(["umount", "-l", point], capture_output=True, check=False)  # noqa: S603,S607
-    if state.exists() and not _mounts_under(state):
+    if state.exists() and not mounts_under(state):
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _processes_in(root: Path) -> list[int]:
+def processes_in(root: Path) -> list[int]:
     """The processes whose root is `root` (the instance's, chrooted there)."""
     found = []
     for entry in Path("/proc").iterdir():
@@ -282,16 +282,16 @@ def _wait_gone(root: Path, inside: list[int], bound: float = 10.0) -> None:
     when it says so."""
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
-        left = [pid for pid in {*inside, *_processes_in(root)} if Path(f"/proc/{pid}").exists()]
+        left = [pid for pid in {*inside, *processes_in(root)} if Path(f"/proc/{pid}").exists()]
         if not left:
             return
-        for pid in _processes_in(root):
+        for pid in processes_in(root):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
 
 
-def _mounts_under(folder: Path) -> list[str]:
+def mounts_under(folder: Path) -> list[str]:
     """Mount points of the host at or under `folder` (a root is never removed through a live mount)."""
     prefix = str(folder.resolve())
     points = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
