@@ -39,6 +39,7 @@ INIT = "var/lib/cloud/formwright-init.sh"
 INIT_SCRIPT = """#!/bin/sh
 exec >>/{log} 2>&1
 cat /etc/hostname > /proc/sys/kernel/hostname  # its own UTS namespace
+mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts 2>/dev/null  # its own ptys (apt, ssh)
 echo "Cloud-init v. formwright (local cloud) running 'modules:final' at $(date -u -R)."
 if [ -x /{script} ]; then
     /{script} || echo "Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)"
