@@ -69,9 +69,12 @@ def unavailable() -> str | None:
     """Why instances cannot boot on this machine, or None when they can."""
     if os.geteuid() != 0:
         return "booting instances needs root (network, PID and mount namespaces): run the local cloud as root"
-    for tool in ("unshare", "ip", "chroot"):
+    for tool in ("unshare", "ip", "chroot", "mount"):
         if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists():
             return f"booting instances needs `{tool}`, which is not installed"
+    filesystems = Path("/proc/filesystems")
+    if filesystems.exists() and "\toverlay\n" not in filesystems.read_text():
+        return "booting instances needs the kernel's overlay filesystem (overlayfs), which it lacks"
     if not (image_dir() / ".formwright-image").exists():
         return (f"the instance image is not built ({image_dir()} is missing): run `make instances-image` "
                 f"(or `sh {image_script()}`) once on this machine")
