@@ -1,7 +1,7 @@
 """An instance from a launch template, without booting (the stub mode): the template's parameters it does not
 set itself are its own (AWS::EC2::Instance LaunchTemplate; EC2 User Guide, "Launch an instance from a launch
 template": "parameters that you specify for the new instance override" the template's). moto's model ignored
-LaunchTemplate and failed without ImageId (InternalFailure). Booting it: tests/instances/test_launch_template.py.
+LaunchTemplate and failed without ImageId (InternalFailure). Booted: tests/instances/test_launch_template.py.
 """
 
 from __future__ import annotations
