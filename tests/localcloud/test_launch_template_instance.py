@@ -21,8 +21,7 @@ def test_an_instance_takes_what_its_launch_template_gives_and_overrides_the_rest
                                        "Tags": [{"Key": "Made", "Value": "by-template"}]}]}}},
             "Web": {"Type": "AWS::EC2::Instance", "Properties": {
                 "InstanceType": "t3.small",
-                "LaunchTemplate": {"LaunchTemplateName": {"Ref": "AWS::NoValue"},
-                                   "LaunchTemplateId": {"Ref": "Launch"},
+                "LaunchTemplate": {"LaunchTemplateId": {"Ref": "Launch"},
                                    "Version": {"Fn::GetAtt": ["Launch", "LatestVersionNumber"]}}}},
         },
         "Outputs": {"Web": {"Value": {"Ref": "Web"}}},
