@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,11 +149,8 @@ def _mount_root(state: Path) -> Path:
     return layers["root"]
 
 
-def _prepare_root(root: Path, instance_id: str, address: str, user_data: str | None,
-                  apt_config: str | None = None) -> None:
+def _prepare_root(root: Path, instance_id: str, address: str, user_data: str | None) -> None:
     (root / ".formwright-image").unlink(missing_ok=True)
-    if apt_config:
-        (root / "etc/apt/apt.conf.d/01formwright-proxy").write_text(apt_config)
     hostname = "ip-" + address.replace(".", "-")
     (root / "etc/hostname").write_text(hostname + "\n")
     (root / "etc/hosts").write_text(f"127.0.0.1 localhost\n{address} {hostname}\n")
@@ -194,9 +192,9 @@ def names(instance_id: str) -> tuple[str, str]:
 
 
 def boot(instance_id: str, address: str, user_data: str | None, state_root: Path,
-         apt_config: str | None = None) -> Booted:
-    """Make the instance's root, network and namespaces and start its boot (`apt_config`: apt's settings for
-    the package proxy); raise BootRefused with why."""
+         prepare: Callable[[Path], None] | None = None) -> Booted:
+    """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why.
+    `prepare` adds to the root before the instance starts (apt's package proxy: proxy.py)."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)
@@ -206,7 +204,9 @@ def boot(instance_id: str, address: str, user_data: str | None, state_root: Path
     try:
         state.mkdir(parents=True, exist_ok=False)
         root = _mount_root(state)
-        _prepare_root(root, instance_id, address, user_data, apt_config)
+        _prepare_root(root, instance_id, address, user_data)
+        if prepare is not None:
+            prepare(root)
         ensure_bridge()
         _network(namespace, host_veth, address)
         process = subprocess.Popen(  # noqa: S603 - fixed argv

@@ -30,8 +30,9 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
         cannot = booting.unavailable() or refusal(instance, metadata)
         if cannot:
             raise booting.BootRefused(cannot)
-        apt = proxy.apt_config(proxy.ensure_running())
-        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), apt)
+        packages_at = proxy.ensure_running()  # the instance's apt downloads through it
+        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(),
+                              prepare=lambda root: proxy.configure_apt(root, packages_at))
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None

@@ -19,6 +19,7 @@ import socket
 import threading
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -72,10 +73,11 @@ def ensure_running() -> str:
     return f"http://{boot.HOST_ADDRESS}:{port}/"
 
 
-def apt_config(url: str) -> str:
-    """apt's configuration that sends its downloads through the proxy at `url`."""
-    return (f"// formwright local cloud: packages come from Debian's registry through the host's proxy\n"
-            f'Acquire::http::Proxy "{url}";\nAcquire::https::Proxy "{url}";\n')
+def configure_apt(root: Path, url: str) -> None:
+    """Send the downloads of the apt in `root` (an instance's) through the proxy at `url`."""
+    (root / APT_CONFIG).write_text(
+        f"// formwright local cloud: packages come from Debian's registry through the host's proxy\n"
+        f'Acquire::http::Proxy "{url}";\nAcquire::https::Proxy "{url}";\n')
 
 
 class _Handler(BaseHTTPRequestHandler):
