@@ -1,8 +1,8 @@
 """Instances that really boot in the local cloud (`local_cloud: {instances: boot}`), through the CLI.
 
 Marked slow: the Debian image is built once per machine (`make instances-image`, cached outside the clone)
-and each instance gets a copy of it. Skipped, with the reason, only where root, `unshare` or the image
-cannot be had.
+and each instance's root is an overlay of it. Skipped, with the reason, only where root, `unshare` or the
+image cannot be had.
 
 Where the behaviour comes from:
 - UserData is a `#!` script run as root once, in cloud-init's final stage ("scripts-user": the script is kept
@@ -16,38 +16,21 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import shutil
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
-import boto3
 import pytest
 
-from formwright.cloud.instances import boot
+from tests.instances.conftest import (
+    PrivateCloud,
+    free_subnet,
+    get,
+    image_or_skip,
+    instance_template,
+    processes_in,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.cloud]
-
-
-def _image_or_skip() -> None:
-    """Build the cached image when this machine can (the first run is slow), or skip with the reason."""
-    if os.geteuid() != 0:
-        pytest.skip("booting instances needs root")
-    if shutil.which("unshare") is None:
-        pytest.skip("booting instances needs `unshare` (util-linux)")
-    no_debootstrap = shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").exists()
-    if boot.unavailable() and no_debootstrap:
-        pytest.skip("no instance image and no debootstrap to build it (apt-get install -y debootstrap)")
-    if boot.unavailable():
-        built = subprocess.run(["sh", str(boot.image_script())], capture_output=True, text=True, check=False)
-        if built.returncode != 0:
-            pytest.skip(f"the instance image could not be built: {built.stderr.strip()[-300:]}")
-    reason = boot.unavailable()
-    if reason:
-        pytest.skip(reason)
 
 
 USER_DATA = """#!/bin/sh
@@ -59,52 +42,14 @@ echo userdata-done
 
 
 def _template(subnet: str, address: str) -> dict:
-    return {
-        "Resources": {
-            "Net": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.213.0.0/16"}},
-            "Sub": {"Type": "AWS::EC2::Subnet",
-                    "Properties": {"VpcId": {"Ref": "Net"}, "CidrBlock": subnet}},
-            "Web": {"Type": "AWS::EC2::Instance",
-                    "Properties": {"ImageId": "ami-12c6146b", "InstanceType": "t3.micro",
-                                   "SubnetId": {"Ref": "Sub"}, "PrivateIpAddress": address,
-                                   "UserData": {"Fn::Base64": USER_DATA}}},
-        },
-        "Outputs": {"Address": {"Value": {"Fn::GetAtt": ["Web", "PrivateIp"]}}},
-    }
-
-
-def _get(url: str, wait: float = 60.0) -> str:
-    """The body at `url` once it answers (no proxy: the address is on the local cloud's private bridge)."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            with opener.open(url, timeout=2) as reply:
-                return reply.read().decode()
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-
-
-def _processes_in(root: Path) -> list[int]:
-    """Pids whose root folder is `root` (the instance's chroot)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if os.readlink(entry / "root") == str(root):
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
+    return instance_template(subnet, address, USER_DATA)
 
 
 def test_user_data_listener_answers_from_the_host_and_delete_removes_everything(
         tmp_path: Path, run_cli, cloud) -> None:
-    _image_or_skip()
-    third = random.randint(1, 250)  # noqa: S311 - another local cloud on this machine may boot instances too
-    address = f"10.213.{third}.{random.randint(10, 250)}"  # noqa: S311
+    image_or_skip()
+    third = free_subnet()
+    address = f"10.213.{third}.{third + 3}"
     (tmp_path / "web.json").write_text(json.dumps(_template(f"10.213.{third}.0/24", address)))
     (tmp_path / "formwright.yaml").write_text(
         "name: boot\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
@@ -118,14 +63,14 @@ def test_user_data_listener_answers_from_the_host_and_delete_removes_everything(
     state = Path(os.environ["FORMWRIGHT_HOME"]) / "instances" / instance_id
     root = state / "root"
 
-    assert _get(f"http://{address}:8080/index.html") == "served by the booted instance\n"
+    assert get(f"http://{address}:8080/index.html") == "served by the booted instance\n"
     assert (root / "root/marker").read_text() == f"hello from ip-{address.replace('.', '-')}\n"
     log = (root / "var/log/cloud-init-output.log").read_text()
     assert "userdata-done" in log
     console = ec2.get_console_output(InstanceId=instance_id)["Output"]
     assert "userdata-done" in console
     assert "Debian GNU/Linux 12" in (root / "etc/os-release").read_text()  # what every AMI is here
-    pids = _processes_in(root)
+    pids = processes_in(root)
     assert pids, "the instance's processes run chrooted in its root"
 
     deleted = run_cli("delete", str(tmp_path), "-y", "--output", "json")
@@ -138,7 +83,7 @@ def test_user_data_listener_answers_from_the_host_and_delete_removes_everything(
 
 def test_an_address_outside_the_instance_network_fails_the_instance_by_name(
         tmp_path: Path, run_cli, cloud) -> None:
-    _image_or_skip()
+    image_or_skip()
     template = _template("10.213.7.0/24", "10.213.7.9")
     template["Resources"]["Net"]["Properties"]["CidrBlock"] = "10.50.0.0/16"
     template["Resources"]["Sub"]["Properties"]["CidrBlock"] = "10.50.7.0/24"
@@ -158,21 +103,15 @@ def test_an_address_outside_the_instance_network_fails_the_instance_by_name(
 def test_terminate_and_local_cloud_stop_leave_nothing_running(tmp_path: Path) -> None:
     """A second local cloud in a private home: TerminateInstances stops one instance, `local-cloud stop` the
     other (its SIGTERM makes the server exit, which stops every instance first)."""
-    _image_or_skip()
-    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local"}
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "formwright", *args], env=env, capture_output=True,
-                              text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
-
-    started = cli("local-cloud", "start", "--output", "json")
-    assert started.returncode == 0, started.stderr
-    answer = json.loads(started.stdout)
+    image_or_skip()
+    private = PrivateCloud(tmp_path / "home")
+    cli = private.cli
+    answer = private.start()
     assert answer["instances_boot"] is True and answer["instances_boot_reason"] is None
     pids: dict[str, list[int]] = {}
     roots: dict[str, Path] = {}
     try:
-        third = random.randint(1, 250)  # noqa: S311
+        third = free_subnet()
         template = _template(f"10.213.{third}.0/24", f"10.213.{third}.21")
         second = dict(template["Resources"]["Web"], Properties={
             **template["Resources"]["Web"]["Properties"], "PrivateIpAddress": f"10.213.{third}.22"})
@@ -183,14 +122,13 @@ def test_terminate_and_local_cloud_stop_leave_nothing_running(tmp_path: Path) ->
             "local_cloud: {instances: boot}\n")
         deployed = cli("deploy", str(tmp_path), "-y")
         assert deployed.returncode == 0, deployed.stderr + deployed.stdout
-        ec2 = boto3.client("ec2", endpoint_url=answer["endpoint"], region_name="us-east-1",
-                           aws_access_key_id="testing", aws_secret_access_key="testing")  # noqa: S106
+        ec2 = private.ec2()
         instances = {i["PrivateIpAddress"]: i["InstanceId"]
                      for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
         roots = {ip: tmp_path / "home" / "instances" / iid / "root" for ip, iid in instances.items()}
         for ip in instances:
-            assert _get(f"http://{ip}:8080/index.html") == "served by the booted instance\n"
-        pids = {ip: _processes_in(root) for ip, root in roots.items()}
+            assert get(f"http://{ip}:8080/index.html") == "served by the booted instance\n"
+        pids = {ip: processes_in(root) for ip, root in roots.items()}
         first = f"10.213.{third}.21"
         ec2.terminate_instances(InstanceIds=[instances[first]])
         assert [p for p in pids[first] if Path(f"/proc/{p}").exists()] == []
@@ -206,13 +144,9 @@ def test_terminate_and_local_cloud_stop_leave_nothing_running(tmp_path: Path) ->
 def test_without_the_image_start_says_why_and_the_deploy_is_refused_with_the_reason(tmp_path: Path) -> None:
     """A local cloud whose cache holds no image (XDG_CACHE_HOME empty): the limit is said at start and the
     change set fails naming it; no instance is created."""
-    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local",
-           "XDG_CACHE_HOME": str(tmp_path / "empty-cache")}
-
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "formwright", *args], env=env, capture_output=True,
-                              text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
-
+    private = PrivateCloud(tmp_path / "home")
+    private.env["XDG_CACHE_HOME"] = str(tmp_path / "empty-cache")
+    cli = private.cli
     started = cli("local-cloud", "start")
     try:
         assert started.returncode == 0, started.stderr

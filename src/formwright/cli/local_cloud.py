@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
               output: Output = OutputOption) -> None:
         """Start the local cloud in the background (or reuse the running one), with the stacks,
         resources and data its last stop kept."""
+        removed = local.remove_left_instances()  # left running by a local cloud that was killed
         record, started = local.start(port or None, reset=reset, snapshot_interval=snapshot_interval)
         from formwright.cloud.instances.boot import unavailable
 
@@ -32,9 +33,11 @@ def register(app: typer.Typer) -> None:
             emit_json(
                 {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
                  "started": started, "snapshot": str(local.snapshot_file()),
-                 "instances_boot": cannot_boot is None, "instances_boot_reason": cannot_boot}
+                 "instances_boot": cannot_boot is None, "instances_boot_reason": cannot_boot,
+                 "left_instances_removed": removed}
             )
             return
+        _say_removed(removed)
         verb = "started" if started else "already running"
         console.print(
             f"local cloud {verb} at [bold]{record.endpoint}[/] (pid {record.pid}, log {record.log_file})"
@@ -48,11 +51,14 @@ def register(app: typer.Typer) -> None:
     def stop(output: Output = OutputOption) -> None:
         """Stop the local cloud; its state is kept for the next start (`start --reset` drops it)."""
         record, kept = local.stop()
+        removed = local.remove_left_instances()  # left running by a local cloud that was killed
         if output is Output.json:
             emit_json({"ok": True, "stopped": record is not None,
                        "endpoint": record.endpoint if record else None, "stacks_kept": kept,
-                       "snapshot": str(local.snapshot_file()) if kept is not None else None})
+                       "snapshot": str(local.snapshot_file()) if kept is not None else None,
+                       "left_instances_removed": removed})
             return
+        _say_removed(removed)
         if record is None:
             console.print("no local cloud was running")
         elif kept is None:
@@ -86,3 +92,10 @@ def register(app: typer.Typer) -> None:
             console.print("not running (start it with: formwright local-cloud start)")
         if record is None:
             raise typer.Exit(1)
+
+
+def _say_removed(removed: list[str]) -> None:
+    """Name the booted instances a killed local cloud had left running, now removed."""
+    if removed:
+        console.print(f"removed {len(removed)} booted instance(s) a killed local cloud left running: "
+                      + ", ".join(removed), markup=False)

@@ -218,6 +218,21 @@ def stop(wait: float = 30.0) -> tuple[LocalCloud | None, int | None]:
     return record, kept
 
 
+def instances_home() -> Path:
+    """Where this home's booted instances keep their state (one folder per instance id)."""
+    return formwright_home() / "instances"
+
+
+def remove_left_instances() -> list[str]:
+    """Remove the booted instances a killed local cloud of this home left running (processes, mounts, roots,
+    veths); their ids. Nothing while a local cloud of this home runs: its instances are its own."""
+    if running() is not None:
+        return []
+    from formwright.cloud.instances.boot import remove_leftovers
+
+    return remove_leftovers(instances_home())
+
+
 def stub_tags(target: object, types: list[str]) -> list[dict[str, str]]:
     """The stack tag that lets the local cloud stub `types`; nothing on any other target.
 

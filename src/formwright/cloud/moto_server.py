@@ -209,6 +209,8 @@ def patch_public_images() -> None:
 
     from moto.ssm.models import Parameter, SimpleSystemManagerBackend
 
+    from formwright.cloud.instances.refusals import PUBLIC_IMAGES
+
     if getattr(SimpleSystemManagerBackend, "_formwright_patched", False):
         return
     original = SimpleSystemManagerBackend.get_parameter
@@ -217,6 +219,7 @@ def patch_public_images() -> None:
         found = original(self, name)
         if found is None and name.startswith("/aws/service/") and ":" not in name:
             image = "ami-" + hashlib.sha256(name.encode()).hexdigest()[:17]
+            PUBLIC_IMAGES[image] = name
             return Parameter(  # type: ignore[abstract]  # moto's own class, instantiated as moto does
                 account_id=self.account_id, name=name, value=image, parameter_type="String",
                 description=None, allowed_pattern=None, keyid=None,

@@ -209,7 +209,7 @@ class Execution:
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
         if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
-            boot_instance(logical, obj)
+            boot_instance(logical, obj, entry.get("Metadata"))
         reason = None
         if stubbed and isinstance(obj, res.Stub):
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-def _security_group(props: dict[str, Any], account: str) -> dict[str, Any]:
+def _security_group(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """An ingress rule without ports (IpProtocol -1, "all protocols": AWS::EC2::SecurityGroup Ingress,
     FromPort "Required: Conditional") is all ports, -1 as the EC2 API writes "all"; moto's model reads
     FromPort and ToPort unconditionally (and drops a null one)."""
@@ -22,7 +22,7 @@ def _security_group(props: dict[str, Any], account: str) -> dict[str, Any]:
     return props
 
 
-def _kms_key(props: dict[str, Any], account: str) -> dict[str, Any]:
+def _kms_key(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """AWS::KMS::Key KeyPolicy: "If you don't specify a key policy, AWS KMS uses the default key policy",
     which gives the account's root full access (AWS KMS Developer Guide, "Default key policy"). A policy given
     as an object is handed to moto as the JSON text GetKeyPolicy answers."""
@@ -34,23 +34,55 @@ def _kms_key(props: dict[str, Any], account: str) -> dict[str, Any]:
     return props
 
 
-def _instance(props: dict[str, Any], account: str) -> dict[str, Any]:
+def _instance(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """A BlockDeviceMappings entry of an instance store volume (VirtualName `ephemeralN`, no Ebs) or one
     suppressed with NoDevice makes no EBS volume, and DescribeInstances lists EBS volumes only; moto's model
-    reads Ebs unconditionally, so it gets the EBS mappings alone."""
+    reads Ebs unconditionally, so it gets the EBS mappings alone. An instance from a launch template gets the
+    template's parameters it does not set itself (moto's model ignores LaunchTemplate)."""
+    if props.get("LaunchTemplate"):
+        props = _from_launch_template(props, account, region)
     if props.get("BlockDeviceMappings"):
         props["BlockDeviceMappings"] = [m for m in props["BlockDeviceMappings"] if "Ebs" in m]
     return props
 
 
-PREPARE: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+def _from_launch_template(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """The instance's properties with the launch template version's LaunchTemplateData under them: "any
+    parameters that you specify for the new instance override the corresponding parameters in the launch
+    template" (EC2 User Guide, "Launch an instance from a launch template"; AWS::EC2::Instance
+    LaunchTemplateSpecification: LaunchTemplateId or LaunchTemplateName, and Version)."""
+    from moto.ec2.models import ec2_backends
+
+    spec = props["LaunchTemplate"]
+    data = ec2_backends[account][region]._get_template_from_args(
+        {**spec, "Version": str(spec.get("Version", "$Default"))}).data
+    for key in ("ImageId", "InstanceType", "KeyName", "SecurityGroupIds", "SecurityGroups", "UserData",
+                "BlockDeviceMappings"):
+        if key in data and key not in props:
+            props[key] = str(data[key]) if key == "UserData" else copy.deepcopy(data[key])
+    primary: dict[str, Any] = next(
+        (n for n in data.get("NetworkInterfaces") or [] if int(n.get("DeviceIndex", 0)) == 0), {})
+    for key, there in (("SubnetId", "SubnetId"), ("PrivateIpAddress", "PrivateIpAddress"),
+                       ("SecurityGroupIds", "Groups")):
+        if there in primary:
+            props.setdefault(key, primary[there])
+    profile = data.get("IamInstanceProfile") or {}
+    if "IamInstanceProfile" not in props and (profile.get("Name") or profile.get("Arn")):
+        props["IamInstanceProfile"] = profile.get("Name") or str(profile["Arn"]).rsplit("/", 1)[-1]
+    for spec_tags in data.get("TagSpecifications") or []:
+        if spec_tags.get("ResourceType") == "instance":
+            props["Tags"] = [*spec_tags.get("Tags", []), *props.get("Tags", [])]
+    return props
+
+
+PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
     "AWS::EC2::Instance": _instance,
 }
 
 
-def for_moto(kind: str, props: dict[str, Any], account: str) -> dict[str, Any]:
+def for_moto(kind: str, props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """The properties to hand to moto's model of `kind` (a copy where they need changing)."""
     prepare = PREPARE.get(kind)
-    return prepare(copy.deepcopy(props), account) if prepare else props
+    return prepare(copy.deepcopy(props), account, region) if prepare else props

@@ -259,7 +259,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         elif kind in completions.OWN_CREATE:
             obj = completions.OWN_CREATE[kind](logical, props, account, region)
         else:
-            given = moto_inputs.for_moto(kind, props, account)
+            given = moto_inputs.for_moto(kind, props, account, region)
             instance = kind == "AWS::EC2::Instance"
             request.block_iops = completions.block_device_iops(props) if instance else None
             try:

@@ -1,4 +1,8 @@
-"""One booting instance: a copy of the cached Debian root, its own namespaces, its UserData run as root.
+"""One booting instance: the cached Debian root overlaid, its own namespaces, its UserData run by root.
+
+Root: an overlayfs mount at `<state>/root` whose lower layer is the cached image (read-only, shared by every
+instance) and whose upper and work folders are the instance's own (`<state>/upper`, `<state>/work`), so a
+boot copies nothing; unmounted and removed when the instance ends.
 
 Network: a private bridge on the host (`BRIDGE`, host side `HOST_ADDRESS` of `NETWORK`) and, per instance, a
 network namespace joined to it by a veth pair, with the instance's PrivateIpAddress on the namespace's end.
@@ -20,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +40,7 @@ INIT = "var/lib/cloud/formwright-init.sh"
 INIT_SCRIPT = """#!/bin/sh
 exec >>/{log} 2>&1
 cat /etc/hostname > /proc/sys/kernel/hostname  # its own UTS namespace
+mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts 2>/dev/null  # its own ptys (apt, ssh)
 echo "Cloud-init v. formwright (local cloud) running 'modules:final' at $(date -u -R)."
 if [ -x /{script} ]; then
     /{script} || echo "Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)"
@@ -64,9 +70,12 @@ def unavailable() -> str | None:
     """Why instances cannot boot on this machine, or None when they can."""
     if os.geteuid() != 0:
         return "booting instances needs root (network, PID and mount namespaces): run the local cloud as root"
-    for tool in ("unshare", "ip", "chroot"):
+    for tool in ("unshare", "ip", "chroot", "mount"):
         if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists():
             return f"booting instances needs `{tool}`, which is not installed"
+    filesystems = Path("/proc/filesystems")
+    if filesystems.exists() and "\toverlay\n" not in filesystems.read_text():
+        return "booting instances needs the kernel's overlay filesystem (overlayfs), which it lacks"
     if not (image_dir() / ".formwright-image").exists():
         return (f"the instance image is not built ({image_dir()} is missing): run `make instances-image` "
                 f"(or `sh {image_script()}`) once on this machine")
@@ -126,9 +135,21 @@ def _claim(address: str, instance_id: str) -> Path:
     return claim
 
 
+def _mount_root(state: Path) -> Path:
+    """The instance's root: an overlay of its own upper folder over the read-only cached image."""
+    layers = {name: state / name for name in ("root", "upper", "work")}
+    for folder in layers.values():
+        folder.mkdir()
+    lower = image_dir()
+    if any(c in str(p) for p in (lower, state) for c in ",:\\"):  # overlayfs option syntax
+        raise BootRefused(f"the folders {lower} and {state} may not contain `,`, `:` or `\\` (overlayfs "
+                          "options): set FORMWRIGHT_HOME / XDG_CACHE_HOME to plain paths")
+    _run("mount", "-t", "overlay", "overlay", "-o",
+         f"lowerdir={lower},upperdir={layers['upper']},workdir={layers['work']}", str(layers["root"]))
+    return layers["root"]
+
+
 def _prepare_root(root: Path, instance_id: str, address: str, user_data: str | None) -> None:
-    subprocess.run(["cp", "-a", "--reflink=auto", str(image_dir()), str(root)],  # noqa: S603,S607
-                   check=True)
     (root / ".formwright-image").unlink(missing_ok=True)
     hostname = "ip-" + address.replace(".", "-")
     (root / "etc/hostname").write_text(hostname + "\n")
@@ -161,24 +182,33 @@ def _network(namespace: str, host_veth: str, address: str) -> None:
     _run("ip", "link", "set", inner, "name", "eth0", netns=namespace)
     _run("ip", "addr", "add", f"{address}/{NETWORK.prefixlen}", "dev", "eth0", netns=namespace)
     _run("ip", "link", "set", "eth0", "up", netns=namespace)
-    _run("ip", "route", "add", "default", "via", HOST_ADDRESS, netns=namespace)
+    # no default route: the bridge's network is all an instance reaches (packages: through proxy.py)
 
 
-def boot(instance_id: str, address: str, user_data: str | None, state_root: Path) -> Booted:
-    """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why."""
+def names(instance_id: str) -> tuple[str, str]:
+    """The instance's network namespace and host-side veth (an interface name has at most 15 characters)."""
+    digest = hashlib.sha1(instance_id.encode()).hexdigest()[:10]  # noqa: S324 - a name, not security
+    return f"fw-{instance_id}", f"fwh{digest}"
+
+
+def boot(instance_id: str, address: str, user_data: str | None, state_root: Path,
+         prepare: Callable[[Path], None] | None = None) -> Booted:
+    """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why.
+    `prepare` adds to the root before the instance starts (apt's package proxy: proxy.py)."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)
     claim = _claim(address, instance_id)
-    digest = hashlib.sha1(instance_id.encode()).hexdigest()[:10]  # noqa: S324 - a name, not security
-    namespace, host_veth = f"fw-{instance_id}", f"fwh{digest}"
+    namespace, host_veth = names(instance_id)
     state = state_root / instance_id
     try:
         state.mkdir(parents=True, exist_ok=False)
-        _prepare_root(state / "root", instance_id, address, user_data)
+        root = _mount_root(state)
+        _prepare_root(root, instance_id, address, user_data)
+        if prepare is not None:
+            prepare(root)
         ensure_bridge()
         _network(namespace, host_veth, address)
-        root = state / "root"
         process = subprocess.Popen(  # noqa: S603 - fixed argv
             ["ip", "netns", "exec", namespace, "unshare", "--pid", "--mount", "--uts", "--fork",
              "--kill-child",
@@ -201,8 +231,27 @@ def stop(booted: Booted) -> None:
     (CLAIMS / booted.address).unlink(missing_ok=True)
 
 
+def remove_leftovers(state_root: Path) -> list[str]:
+    """Remove every instance under `state_root` (a FORMWRIGHT_HOME's `instances/`) and return their ids:
+    called only when no local cloud of that home runs, so each one was left by a local cloud that was killed
+    (SIGKILL runs no exit handler). Its processes, overlay mount, root, veth, namespace and claim go."""
+    if not state_root.is_dir():
+        return []
+    removed = []
+    for state in sorted(p for p in state_root.iterdir() if p.is_dir()):
+        namespace, host_veth = names(state.name)
+        _tear_down(state, namespace, host_veth, None)
+        if CLAIMS.is_dir():
+            for claim in CLAIMS.iterdir():
+                with contextlib.suppress(OSError):
+                    if claim.read_text().strip() == state.name:
+                        claim.unlink()
+        removed.append(state.name)
+    return removed
+
+
 def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.Popen | None) -> None:
-    inside = _processes_in(state / "root")  # read before the kill, while their roots can still be read
+    inside = processes_in(state / "root")  # read before the kill, while their roots can still be read
     if process is not None and process.poll() is None:
         # `unshare --fork` ignores SIGTERM while it waits; SIGKILL ends it, its --kill-child then SIGKILLs the
         # namespace's PID 1, and the kernel kills every other process of that PID namespace
@@ -211,11 +260,14 @@ def _tear_down(state: Path, namespace: str, host_veth: str, process: subprocess.
     _wait_gone(state / "root", inside)
     subprocess.run(["ip", "link", "del", host_veth], capture_output=True, check=False)  # noqa: S603,S607
     subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)  # noqa: S603,S607
-    if state.exists() and not _mounts_under(state):
+    for point in sorted(mounts_under(state), reverse=True):  # the overlay root (deepest first)
+        if subprocess.run(["umount", point], capture_output=True, check=False).returncode:  # noqa: S603,S607
+            subprocess.run(["umount", "-l", point], capture_output=True, check=False)  # noqa: S603,S607
+    if state.exists() and not mounts_under(state):
         shutil.rmtree(state, ignore_errors=True)
 
 
-def _processes_in(root: Path) -> list[int]:
+def processes_in(root: Path) -> list[int]:
     """The processes whose root is `root` (the instance's, chrooted there)."""
     found = []
     for entry in Path("/proc").iterdir():
@@ -234,16 +286,16 @@ def _wait_gone(root: Path, inside: list[int], bound: float = 10.0) -> None:
     when it says so."""
     deadline = time.monotonic() + bound
     while time.monotonic() < deadline:
-        left = [pid for pid in {*inside, *_processes_in(root)} if Path(f"/proc/{pid}").exists()]
+        left = [pid for pid in {*inside, *processes_in(root)} if Path(f"/proc/{pid}").exists()]
         if not left:
             return
-        for pid in _processes_in(root):
+        for pid in processes_in(root):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
 
 
-def _mounts_under(folder: Path) -> list[str]:
+def mounts_under(folder: Path) -> list[str]:
     """Mount points of the host at or under `folder` (a root is never removed through a live mount)."""
     prefix = str(folder.resolve())
     points = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]

@@ -11,20 +11,28 @@ import threading
 from typing import Any
 
 from formwright.cloud.instances import boot as booting
+from formwright.cloud.instances import proxy
 
 BOOTED: dict[str, booting.Booted] = {}
 _lock = threading.Lock()
 
 
-def boot_instance(logical: str, instance: Any) -> None:
-    """Boot a moto instance CloudFormation just created; a refusal fails the resource with its reason."""
+def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
+    """Boot a moto instance CloudFormation just created (`metadata`: its resource's Metadata); a refusal
+    fails the resource with its reason."""
     from formwright.cloud.emulator.resources import ResourceFailure
-    from formwright.cloud.local import formwright_home
+    from formwright.cloud.instances.refusals import refusal
+    from formwright.cloud.local import instances_home
 
     user_data = instance.user_data
     text = str(user_data) if user_data is not None else None
     try:
-        booted = booting.boot(instance.id, instance.private_ip, text, formwright_home() / "instances")
+        cannot = booting.unavailable() or refusal(instance, metadata)
+        if cannot:
+            raise booting.BootRefused(cannot)
+        packages_at = proxy.ensure_running()  # the instance's apt downloads through it
+        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(),
+                              prepare=lambda root: proxy.configure_apt(root, packages_at))
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None

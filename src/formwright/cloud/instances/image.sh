@@ -1,5 +1,5 @@
 #!/bin/sh
-# Build, once per machine, the Debian bookworm root every booting local-cloud instance is copied from
+# Build, once per machine, the Debian bookworm root every booting local-cloud instance overlays, read-only
 # (docs/local-cloud.md, "Booting instances"). Reused when present; built into a temporary folder and renamed
 # into place, so an interrupted build leaves nothing half made. Needs root and Debian's `debootstrap`.
 #   usage: image.sh [CACHE_DIR]     (default: ${XDG_CACHE_HOME:-$HOME/.cache}/formwright/instances)
@@ -30,7 +30,7 @@ work="$cache/.bookworm.building"
 rm -rf "$work"
 PATH="$PATH:/usr/sbin:/sbin" debootstrap --variant=minbase \
     --include=python3,iproute2,procps,ca-certificates bookworm "$work" "$mirror"
-rm -rf "$work/var/cache/apt/archives/"*.deb
+rm -rf "$work/var/cache/apt/archives/"*.deb   # the package lists stay: apt installs (and refusals.py reads them)
 date -u +%Y-%m-%dT%H:%M:%SZ > "$work/.formwright-image"
 rm -rf "$image"
 mv "$work" "$image"
