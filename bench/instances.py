@@ -12,7 +12,7 @@ run: what a boot cost before the overlay root, a copy of the cached image (`cp -
 
 Needs root and the image (`make instances-image`). Runs its own local cloud in a temporary FORMWRIGHT_HOME.
 
-    .venv/bin/python -P bench/instances.py [--counts 1 4 8]   (-P: bench/operator.py is not the stdlib's)
+    .venv/bin/python bench/instances.py [--counts 1 4 8]
 """
 
 from __future__ import annotations

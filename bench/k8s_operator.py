@@ -15,21 +15,15 @@ Printed, with the targets of issue 27:
   - the operator's resident memory;
   - the time from a revision bump of a source to Ready on the --bump objects that read it.
 
-Usage: .venv/bin/python bench/operator.py [--objects 1000] [--bump 100] [--interval 60] [--window 60]
+Usage: .venv/bin/python bench/k8s_operator.py [--objects 1000] [--bump 100] [--interval 60] [--window 60]
 """
 
 from __future__ import annotations
 
-import sys
-
-# Python puts this script's folder first on sys.path, where this file would stand in for the standard
-# library's `operator` module (imported by argparse, re, enum …): take the folder off before anything else.
-if sys.path and sys.path[0] and __file__.startswith(sys.path[0]):
-    del sys.path[0]
-
-import argparse  # after the sys.path fix above
+import argparse
 import os
 import re
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -77,7 +71,7 @@ def wait_until(predicate, what: str, timeout: float) -> float:
     start = time.monotonic()
     while not predicate():
         if time.monotonic() - start > timeout:
-            raise SystemExit(f"bench/operator.py: timed out waiting for {what}")
+            raise SystemExit(f"bench/k8s_operator.py: timed out waiting for {what}")
         time.sleep(0.5)
     return time.monotonic() - start
 
@@ -129,7 +123,7 @@ def main() -> None:
 
     why = cluster.unavailable()
     if why:
-        raise SystemExit(f"bench/operator.py: {why}")
+        raise SystemExit(f"bench/k8s_operator.py: {why}")
     work = Path(tempfile.mkdtemp(prefix="formwright-bench-operator-"))
     os.environ["FORMWRIGHT_HOME"] = str(work / "home")
     from bench.deploy import load_fault_proxy  # the tests' counting proxy, loaded as bench/deploy.py does
