@@ -105,6 +105,51 @@ def test_drift_made_out_of_band_is_detected_shown_and_reverted(tmp_path: Path, r
     assert run_cli("drift", str(folder)).code == 0
 
 
+def test_revert_drift_creates_again_a_resource_deleted_out_of_band(tmp_path: Path, run_cli, cloud) -> None:
+    # a drift-aware change set brings a DELETED resource back, as CloudFormation does (its known failure for
+    # one type, aws-cloudformation/cloudformation-coverage-roadmap#2455, expects exactly this); a plain
+    # deploy of the unchanged template has nothing to change
+    folder = project(tmp_path / "p", "gone", {"queue": QUEUE})
+    assert run_cli("deploy", str(folder), "-y").code == 0
+    cfn = cloud.client("cloudformation")
+    url = cfn.describe_stacks(StackName="gone-queue")["Stacks"][0]["Outputs"][0]["OutputValue"]
+    cloud.client("sqs").delete_queue(QueueUrl=url)
+
+    found = run_cli("drift", str(folder), "--output", "json")
+    assert found.code == 1, found.out + found.err
+    [resource] = found.json()["stacks"]["queue"]["drifted"]
+    assert (resource["logical_id"], resource["status"]) == ("Queue", "DELETED")
+
+    reverted = run_cli("deploy", str(folder), "-y", "--revert-drift", "--output", "json")
+    assert reverted.code == 0, reverted.out + reverted.err
+    stack = reverted.json()["stacks"]["queue"]
+    assert stack["outcome"] == "updated"
+    [change] = stack["plan"]["resources"]
+    assert (change["action"], change["logical_id"], change["drift"]) == ("Add", "Queue", "DELETED")
+    new_url = cfn.describe_stacks(StackName="gone-queue")["Stacks"][0]["Outputs"][0]["OutputValue"]
+    name = new_url.rsplit("/", 1)[1]
+    # created again (the queue URL the local cloud answers names its own endpoint, not the output's host)
+    assert [u for u in cloud.client("sqs").list_queues().get("QueueUrls", []) if u.endswith("/" + name)]
+    attributes = cloud.client("sqs").get_queue_attributes(QueueUrl=cloud.client("sqs").get_queue_url(
+        QueueName=name)["QueueUrl"], AttributeNames=["VisibilityTimeout"])
+    assert attributes["Attributes"]["VisibilityTimeout"] == "30"  # with the template's properties
+    assert run_cli("drift", str(folder)).code == 0
+
+
+def test_the_plan_of_a_revert_says_a_deleted_resource_is_created_again(tmp_path: Path, run_cli,
+                                                                        cloud) -> None:
+    folder = project(tmp_path / "p", "said", {"queue": QUEUE})
+    assert run_cli("deploy", str(folder), "-y").code == 0
+    cfn = cloud.client("cloudformation")
+    url = cfn.describe_stacks(StackName="said-queue")["Stacks"][0]["Outputs"][0]["OutputValue"]
+    cloud.client("sqs").delete_queue(QueueUrl=url)
+    from tests.cli.terminal import answer_in_terminal
+
+    code, shown = answer_in_terminal("deploy", str(folder), "--revert-drift", answer="n")
+    assert "+ add" in shown and "deleted outside CloudFormation: created again" in shown, shown
+    assert code == 4 and "nothing changed" in shown, shown  # answered no: cancelled (exit 4)
+
+
 def test_a_stack_removed_from_the_project_is_listed_and_pruned_by_its_tags(tmp_path: Path, run_cli,
                                                                             cloud) -> None:
     cfn = cloud.client("cloudformation")
