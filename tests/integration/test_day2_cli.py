@@ -217,6 +217,27 @@ def test_an_obsolete_stack_is_pruned_and_one_still_read_is_refused(tmp_path: Pat
     assert live(cloud) == {"obs-reader"}
 
 
+def test_delete_of_the_project_removes_its_obsolete_stacks_first(tmp_path: Path, run_cli, cloud) -> None:
+    # sceptre's `delete` deletes every stack its config holds, obsolete ones included: an obsolete stack is
+    # still the project's. Its importer goes first (ListImports), else the exporter's delete is refused;
+    # a stack taken out of formwright.yaml is listed and left to `deploy --prune`
+    exporter = EXPORTER.replace("shared-topic", "tear-topic")
+    importer = IMPORTER.replace("shared-topic", "tear-topic")
+    folder = project(tmp_path / "p", "tear", {"exporter": exporter, "importer": importer, "gone": TOPIC})
+    assert run_cli("deploy", str(folder), "-y").code == 0
+    other = project(tmp_path / "other", "tear-other", {"importer": TOPIC})  # another project's, alike
+    assert run_cli("deploy", str(other), "-y").code == 0
+    project(folder, "tear", {"exporter": exporter, "importer": importer}, {"importer": "obsolete: true"})
+
+    deleted = run_cli("delete", str(folder), "-y")
+    assert deleted.code == 0, deleted.out + deleted.err
+    said = deleted.out
+    assert said.index("tear-importer (obsolete: true)") < said.index("tear-exporter"), said
+    assert "left: tear-gone (no longer in formwright.yaml" in said, said
+    assert live(cloud) >= {"tear-gone", "tear-other-importer"}
+    assert not live(cloud) & {"tear-importer", "tear-exporter"}
+
+
 def test_a_bucket_made_by_hand_is_imported_with_its_objects(tmp_path: Path, run_cli, cloud) -> None:
     folder = project(tmp_path / "p", "imp", {"store": "Resources:\n  Queue:\n    Type: AWS::SQS::Queue\n"})
     assert run_cli("deploy", str(folder), "-y").code == 0
