@@ -119,6 +119,11 @@ def test_revert_drift_creates_again_a_resource_deleted_out_of_band(tmp_path: Pat
     assert found.code == 1, found.out + found.err
     [resource] = found.json()["stacks"]["queue"]["drifted"]
     assert (resource["logical_id"], resource["status"]) == ("Queue", "DELETED")
+    from tests.cli.terminal import answer_in_terminal
+
+    code, shown = answer_in_terminal("deploy", str(folder), "--revert-drift", answer="n")
+    assert "+ add" in shown and "deleted outside CloudFormation: created again" in shown, shown
+    assert code == 4 and "nothing changed" in shown, shown  # answered no: cancelled (exit 4)
 
     reverted = run_cli("deploy", str(folder), "-y", "--revert-drift", "--output", "json")
     assert reverted.code == 0, reverted.out + reverted.err
@@ -134,20 +139,6 @@ def test_revert_drift_creates_again_a_resource_deleted_out_of_band(tmp_path: Pat
         QueueName=name)["QueueUrl"], AttributeNames=["VisibilityTimeout"])
     assert attributes["Attributes"]["VisibilityTimeout"] == "30"  # with the template's properties
     assert run_cli("drift", str(folder)).code == 0
-
-
-def test_the_plan_of_a_revert_says_a_deleted_resource_is_created_again(tmp_path: Path, run_cli,
-                                                                        cloud) -> None:
-    folder = project(tmp_path / "p", "said", {"queue": QUEUE})
-    assert run_cli("deploy", str(folder), "-y").code == 0
-    cfn = cloud.client("cloudformation")
-    url = cfn.describe_stacks(StackName="said-queue")["Stacks"][0]["Outputs"][0]["OutputValue"]
-    cloud.client("sqs").delete_queue(QueueUrl=url)
-    from tests.cli.terminal import answer_in_terminal
-
-    code, shown = answer_in_terminal("deploy", str(folder), "--revert-drift", answer="n")
-    assert "+ add" in shown and "deleted outside CloudFormation: created again" in shown, shown
-    assert code == 4 and "nothing changed" in shown, shown  # answered no: cancelled (exit 4)
 
 
 def test_a_stack_removed_from_the_project_is_listed_and_pruned_by_its_tags(tmp_path: Path, run_cli,
