@@ -229,6 +229,10 @@ def test_delete_of_the_project_removes_its_obsolete_stacks_first(tmp_path: Path,
     assert "left: tear-gone (no longer in formwright.yaml" in said, said
     assert live(cloud) >= {"tear-gone", "tear-other-importer"}
     assert not live(cloud) & {"tear-importer", "tear-exporter"}
+    pruned = run_cli("delete", str(folder), "-y", "--prune", "--output", "json")  # --prune: those too
+    assert pruned.code == 0 and pruned.json()["left"] == [], pruned.out + pruned.err
+    assert pruned.json()["stacks"]["gone"]["outcome"] == "deleted"
+    assert "tear-gone" not in live(cloud) and "tear-other-importer" in live(cloud)
 
 
 def test_a_bucket_made_by_hand_is_imported_with_its_objects(tmp_path: Path, run_cli, cloud) -> None:

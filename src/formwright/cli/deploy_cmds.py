@@ -208,10 +208,12 @@ def register(app: typer.Typer) -> None:
     def delete(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
                stack: list[str] | None = StackOption,
                yes: bool = YesOption, max_concurrency: int = MaxConcurrencyOption,
+               prune: bool = typer.Option(False, "--prune", help="Also delete the project's stacks no longer "
+                                          "in formwright.yaml (found by their formwright tags)."),
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
         """Delete stacks in reverse dependency order (a stack's dependents go first, and are listed). \
 The whole project's delete removes its `obsolete: true` stacks too (found by their formwright tags, before \
-the stacks they read); stacks no longer in formwright.yaml are listed and left to `deploy --prune`."""
+the stacks they read); stacks no longer in formwright.yaml are listed and left, or deleted with --prune."""
         from formwright.cli.progress import Progress
         from formwright.cli.render import summary_table
         from formwright.engine.results import exit_code_of
@@ -224,20 +226,20 @@ the stacks they read); stacks no longer in formwright.yaml are listed and left t
         names = [n for n in reversed(project.order()) if only is None or n in only]
         targets = connect(project, target, only)
         check_protection(project, targets, names)
-        obsolete, left = project_leftovers(project, targets) if only is None else ([], [])
+        obsolete, left = project_leftovers(project, targets, prune) if only is None else ([], [])
         removed = [o.name for o in obsolete]
         if output is Output.text:
             asked = set(resolve_scopes(project, wanted)) if wanted else set(names)
             common.console.print("will delete, in this order:", highlight=False)
             for orphan in obsolete:
-                common.console.print(f"  {orphan.info.name} (obsolete: true)", highlight=False)
+                common.console.print(f"  {orphan.info.name} ({orphan.reason})", highlight=False)
             for name in names:
                 why = "" if name in asked else \
                     f" (depends on {', '.join(sorted(project.stacks[name].dependencies() & set(names)))})"
                 common.console.print(f"  {project.stacks[name].stack_name}{why}", highlight=False)
             for orphan in left:
-                common.console.print(f"left: {orphan.info.name} (no longer in formwright.yaml: `formwright "
-                                     "deploy --prune` deletes it)", highlight=False)
+                common.console.print(f"left: {orphan.info.name} (no longer in formwright.yaml: `--prune` "
+                                     "deletes it)", highlight=False)
         confirm(f"Delete {len(names) + len(removed)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
                 Progress([*removed, *names], enabled=output is Output.text, interruptible=True) as progress:
@@ -257,20 +259,21 @@ the stacks they read); stacks no longer in formwright.yaml are listed and left t
             raise typer.Exit(exit_code_of(results))
 
 
-def project_leftovers(project: Any, targets: Any) -> tuple[list[Any], list[Any]]:
-    """The project's live `obsolete: true` stacks (deleted with it; termination protection refused before
-    anything is deleted) and its stacks no longer in formwright.yaml (left to `deploy --prune`)."""
+def project_leftovers(project: Any, targets: Any, prune: bool) -> tuple[list[Any], list[Any]]:
+    """The project's live stacks it no longer deploys that its delete deletes too (`obsolete: true` ones;
+    with `prune` also those no longer in formwright.yaml; termination protection refused before anything is
+    deleted), and those it leaves."""
     from formwright.engine.prune import OBSOLETE, orphans
     from formwright.errors import InputError
 
     found = orphans(project, targets)
-    obsolete = [o for o in found if o.reason == OBSOLETE]
+    obsolete = [o for o in found if prune or o.reason == OBSOLETE]
     protected = [o.info.name for o in obsolete if o.info.termination_protection]
     if protected:
         raise InputError(f"termination protection is on for {', '.join(protected)}; nothing was deleted",
                          file=project.file,
                          hint="turn it off (aws cloudformation update-termination-protection), then delete")
-    return obsolete, [o for o in found if o.reason != OBSOLETE]
+    return obsolete, [o for o in found if o not in obsolete]
 
 
 def with_orphans(group: Any, found: list[Any]) -> Any:
