@@ -5,7 +5,8 @@ untimed, under the names sceptre gives its stacks (`sc-bench-s<i>`), changes one
 tenth stack out of band (boto3), then times, alternately and `--rounds` times (best kept):
 
 - `formwright drift DIR --output json`: a detection per stack, in parallel, each polled at the engine's
-  cadence, then every resource's drift read (DescribeStackResourceDrifts);
+  cadence, then each stack's resources counted by drift status (ListStackResources: NOT_CHECKED is only
+  there) and a drifted stack's drifted resources read (DescribeStackResourceDrifts);
 - `sceptre drift detect bench`: the same stacks, sceptre's own concurrency;
 - `sceptre drift show bench` (sceptre's detect again, then the resource drifts), for reference.
 
@@ -15,6 +16,12 @@ as CloudFormation detects asynchronously (formwright at AWS's cadence; sceptre p
 
 Both tools must find the same drifted stacks; the ratio sceptre / formwright is printed (target >= 5x).
 Each tool runs as its own process (each pays its own start-up).
+
+What bounds the ratio: with detections finishing at once both tools make about the same calls to one
+server and pay a Python start-up, so they take about the same time; with detections taking D seconds
+sceptre's first status read finds each in progress and sleeps 10 s, so it takes about start-up + 10 s
+(for any D up to 10 s) where formwright takes about start-up + D + the detections' start: the ratio
+approaches 5x only for D of a second or so on an idle machine.
 
     .venv/bin/python bench/drift.py [--stacks 50] [--rounds 2] [--concurrency 8] [--detection 2]
 """

@@ -208,8 +208,12 @@ def register(app: typer.Typer) -> None:
     def delete(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
                stack: list[str] | None = StackOption,
                yes: bool = YesOption, max_concurrency: int = MaxConcurrencyOption,
+               prune: bool = typer.Option(False, "--prune", help="Also delete the project's stacks no longer "
+                                          "in formwright.yaml (found by their formwright tags)."),
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
-        """Delete stacks in reverse dependency order (a stack's dependents go first, and are listed)."""
+        """Delete stacks in reverse dependency order (a stack's dependents go first, and are listed). \
+The whole project's delete removes its `obsolete: true` stacks too (found by their formwright tags, before \
+the stacks they read); stacks no longer in formwright.yaml are listed and left, or deleted with --prune."""
         from formwright.cli.progress import Progress
         from formwright.cli.render import summary_table
         from formwright.engine.results import exit_code_of
@@ -222,24 +226,62 @@ def register(app: typer.Typer) -> None:
         names = [n for n in reversed(project.order()) if only is None or n in only]
         targets = connect(project, target, only)
         check_protection(project, targets, names)
+        obsolete, left = project_leftovers(project, targets, prune) if only is None else ([], [])
+        removed = [o.name for o in obsolete]
         if output is Output.text:
             asked = set(resolve_scopes(project, wanted)) if wanted else set(names)
             common.console.print("will delete, in this order:", highlight=False)
+            for orphan in obsolete:
+                common.console.print(f"  {orphan.info.name} ({orphan.reason})", highlight=False)
             for name in names:
                 why = "" if name in asked else \
                     f" (depends on {', '.join(sorted(project.stacks[name].dependencies() & set(names)))})"
                 common.console.print(f"  {project.stacks[name].stack_name}{why}", highlight=False)
-        confirm(f"Delete {len(names)} stack(s)?", yes, output)
+            for orphan in left:
+                common.console.print(f"left: {orphan.info.name} (no longer in formwright.yaml: `--prune` "
+                                     "deletes it)", highlight=False)
+        confirm(f"Delete {len(names) + len(removed)} stack(s)?", yes, output)
         with lock_project(project, home(project, targets), "delete"), \
-                Progress(names, enabled=output is Output.text, interruptible=True) as progress:
+                Progress([*removed, *names], enabled=output is Output.text, interruptible=True) as progress:
             group = make_group(project, targets, only, max_concurrency, progress, package=False,
                                resolve=False)
+            if obsolete:
+                group = with_orphans(group, obsolete)
             results = group.delete()
         failed = [r for r in results.values() if not r.ok]
-        order = [n for n in reversed(project.order()) if n in results]
+        order = [n for n in [*removed, *reversed(project.order())] if n in results]
         if output is Output.json:
-            emit_json({"ok": not failed, "stacks": {n: results[n].to_json() for n in order}})
+            emit_json({"ok": not failed, "stacks": {n: results[n].to_json() for n in order},
+                       "left": [o.to_json() for o in left]})
         else:
             common.console.print(summary_table(results, order))
         if failed:
             raise typer.Exit(exit_code_of(results))
+
+
+def project_leftovers(project: Any, targets: Any, prune: bool) -> tuple[list[Any], list[Any]]:
+    """The project's live stacks it no longer deploys that its delete deletes too (`obsolete: true` ones;
+    with `prune` also those no longer in formwright.yaml; termination protection refused before anything is
+    deleted), and those it leaves."""
+    from formwright.engine.prune import OBSOLETE, orphans
+    from formwright.errors import InputError
+
+    found = orphans(project, targets)
+    obsolete = [o for o in found if prune or o.reason == OBSOLETE]
+    protected = [o.info.name for o in obsolete if o.info.termination_protection]
+    if protected:
+        raise InputError(f"termination protection is on for {', '.join(protected)}; nothing was deleted",
+                         file=project.file,
+                         hint="turn it off (aws cloudformation update-termination-protection), then delete")
+    return obsolete, [o for o in found if o not in obsolete]
+
+
+def with_orphans(group: Any, found: list[Any]) -> Any:
+    """The group with the orphans' stacks added: one delete orders them all (an obsolete stack before the
+    stacks it reads, importers before exporters)."""
+    from formwright.engine.group import StackGroup
+    from formwright.engine.prune import orphan_stacks
+
+    return StackGroup(group.project, {**orphan_stacks(group.project, found), **group.stacks}, group.target,
+                      max_concurrency=group.max_concurrency, progress=group.progress, counter=group.counter,
+                      targets=group.targets)

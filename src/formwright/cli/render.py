@@ -42,6 +42,8 @@ def plan_table(plan: StackPlan, *, verbose: bool = True) -> Table:
             style = {"True": "bold red", "Conditional": "yellow"}.get(change.replacement, "dim")
             extra = f"[{style}]replacement {change.replacement}[/]"
         action = "may change" if change.may_change else change.action.lower()
+        if change.action == "Add" and change.drift == "DELETED":
+            extra = "[yellow](deleted outside CloudFormation: created again)[/]"
         if change.because:
             extra += f" [dim]({escape(change.because)})[/]"
         table.add_row(f"[{c}]{change.symbol} {action}[/]", escape(change.logical_id),

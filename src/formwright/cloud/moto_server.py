@@ -252,10 +252,13 @@ def _patch_drift(responses: Any) -> None:
         return ActionResult({**found, "Timestamp": utcnow()})
 
     def describe_stack_resource_drifts(self: Any) -> ActionResult:
+        # "Resources that don't currently support drift detection aren't checked, and so not included"
+        # (API reference): their NOT_CHECKED is in ListStackResources' DriftInformation
         stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
         wanted = set(self._get_param("StackResourceDriftStatusFilters") or [])
         drifts = [{**d, "Timestamp": utcnow()} for d in getattr(stack, "fw_drifts", [])
-                  if not wanted or d["StackResourceDriftStatus"] in wanted]
+                  if d["StackResourceDriftStatus"] != "NOT_CHECKED"
+                  and (not wanted or d["StackResourceDriftStatus"] in wanted)]
         return ActionResult({"StackResourceDrifts": drifts})
 
     def detect_stack_resource_drift(self: Any) -> ActionResult:
@@ -303,8 +306,17 @@ def _patch_resource_status(responses: Any) -> None:
     def list_stack_resources(self: Any) -> Any:
         answer = list_resources(self)
         stack = self.cloudformation_backend.get_stack(self._get_param("StackName"))
+        # each resource's status in the latest drift detection (NOT_CHECKED before any, and for the
+        # types it cannot check), as StackResourceDriftInformationSummary
+        checked = {d["LogicalResourceId"]: d["StackResourceDriftStatus"]
+                   for d in getattr(stack, "fw_drifts", [])}
+        when = (getattr(stack, "drift_information", None) or {}).get("LastCheckTimestamp")
         for summary in answer.result["StackResourceSummaries"]:
             summary["ResourceStatus"] = api.resource_status(stack, summary["LogicalResourceId"])
+            drift = {"StackResourceDriftStatus": checked.get(summary["LogicalResourceId"], "NOT_CHECKED")}
+            if when is not None and summary["LogicalResourceId"] in checked:
+                drift["LastCheckTimestamp"] = when
+            summary["DriftInformation"] = drift
         return answer
 
     responses.CloudFormationResponse.list_stack_resources = list_stack_resources

@@ -6,7 +6,9 @@
 - `POST /formwright-api/snapshot` writes the snapshot now and answers how many stacks it keeps (what
   `local-cloud stop` says); a snapshot is also written every `interval` seconds when requests came
   since the last one, and on SIGTERM (`local-cloud stop`, a reboot's shutdown);
-- at start the snapshot, if any, is loaded whole before the first request is answered.
+- at start the snapshot, if any, is loaded whole before the first request is answered;
+- moto routes each request by listing its own package's folders (twice for a request to 127.0.0.1, whose
+  host names no service): listed once here, as the installed package does not change while it serves.
 """
 
 from __future__ import annotations
@@ -63,11 +65,21 @@ def _read_body(environ: dict[str, Any]) -> None:
         environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(int(length)))
 
 
+def _list_modules_once() -> None:
+    """moto's `list_of_moto_modules` (an os.listdir and an isdir per entry, on every request) answered from
+    one listing."""
+    from moto import backends
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]  # moto has no hook for this
+
+
 def install(snapshots: Snapshots) -> None:
     """Wrap moto's WSGI application: the lock, the snapshot endpoint, the snapshot on SIGTERM."""
     import moto.server
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
+    _list_modules_once()
     original = DomainDispatcherApplication.__call__
 
     def call(self: Any, environ: dict[str, Any], start_response: Any) -> Any:

@@ -5,7 +5,9 @@ Follows "Detect unmanaged configuration changes to stacks and resources with dri
 CloudFormation User Guide): a detection runs asynchronously (DescribeStackDriftDetectionStatus until it
 is no longer DETECTION_IN_PROGRESS); a resource is IN_SYNC, MODIFIED, DELETED or NOT_CHECKED (a type
 drift detection does not support). NOT_CHECKED resources are counted, never hidden: a stack whose every
-resource is NOT_CHECKED is "in sync" only as far as anyone could tell. The sync loop
+resource is NOT_CHECKED is "in sync" only as far as anyone could tell. After a detection, one
+ListStackResources counts a stack's resources by status (DescribeStackResourceDrifts leaves the NOT_CHECKED
+ones out); only a drifted stack's drifted resources are read for their property differences. The sync loop
 (`sync/drift.py`) reads drifted resources through `drifted_resources` here.
 """
 
@@ -105,19 +107,37 @@ def detect(cfn: CloudFormation, name: str, stack_name: str) -> StackDrift:
     return result(cfn, name, stack_name, start(cfn, stack_name))
 
 
+def resource_statuses(cfn: CloudFormation, stack_name: str) -> dict[str, tuple[str, str]]:
+    """Each resource's type and status in the stack's latest drift detection (ListStackResources'
+    DriftInformation, every page): the only place CloudFormation says NOT_CHECKED, as
+    DescribeStackResourceDrifts leaves out the resources it could not check."""
+    kwargs: dict[str, Any] = {"StackName": stack_name}
+    found: dict[str, tuple[str, str]] = {}
+    while True:
+        page = cfn.call("list_stack_resources", **kwargs)
+        for summary in page.get("StackResourceSummaries") or []:
+            status = (summary.get("DriftInformation") or {}).get("StackResourceDriftStatus") or "NOT_CHECKED"
+            found[str(summary.get("LogicalResourceId", ""))] = (str(summary.get("ResourceType", "")), status)
+        if not page.get("NextToken"):
+            return found
+        kwargs["NextToken"] = page["NextToken"]
+
+
 def result(cfn: CloudFormation, name: str, stack_name: str, detection_id: str) -> StackDrift:
-    """Wait for a started detection and read every resource's drift (in sync, drifted, not checked)."""
+    """Wait for a started detection; count its resources by status (in sync, not checked: one listing) and
+    read the property differences of a drifted stack's drifted resources (DescribeStackResourceDrifts,
+    for drifted stacks only)."""
     answer = wait(cfn, detection_id)
     if answer.get("DetectionStatus") == "DETECTION_FAILED" and not answer.get("StackDriftStatus"):
         return StackDrift(name, stack_name, "FAILED",
                           error=str(answer.get("DetectionStatusReason") or "drift detection failed"))
-    drifts = resource_drifts(cfn, stack_name)
-    unchecked = [d for d in drifts if d.status not in (*DRIFTED_STATUSES, "IN_SYNC")]
-    result = StackDrift(name, stack_name, "DRIFTED" if answer.get("StackDriftStatus") == "DRIFTED" else
-                        "IN_SYNC",
-                        drifted=[d for d in drifts if d.status in DRIFTED_STATUSES],
-                        in_sync=sum(d.status == "IN_SYNC" for d in drifts), not_checked=len(unchecked),
-                        not_checked_types=sorted({d.resource_type for d in unchecked}))
+    statuses = resource_statuses(cfn, stack_name)
+    drifted = answer.get("StackDriftStatus") == "DRIFTED"
+    unchecked = [kind for kind, status in statuses.values() if status not in (*DRIFTED_STATUSES, "IN_SYNC")]
+    result = StackDrift(name, stack_name, "DRIFTED" if drifted else "IN_SYNC",
+                        drifted=drifted_resources(cfn, stack_name) if drifted else [],
+                        in_sync=sum(status == "IN_SYNC" for _, status in statuses.values()),
+                        not_checked=len(unchecked), not_checked_types=sorted(set(unchecked)))
     if answer.get("DetectionStatus") == "DETECTION_FAILED":
         # CloudFormation still reports what it could check: "failed" names the resources it could not
         result.error = str(answer.get("DetectionStatusReason") or "")

@@ -44,7 +44,7 @@ def _places(project: Project, targets: Any) -> dict[tuple[str, str, str], Any]:
     """Each account, region and endpoint the project's stacks (obsolete ones too) live in: a Target each."""
     specs = [project.target, *(c.target for c in project.stacks.values())]
     for config in project.obsolete.values():
-        regions = config.regions or [config.target.region]
+        regions: list[str | None] = [*config.regions] if config.regions else [config.target.region]
         specs += [replace(config.target, region=r) for r in regions]
     found: dict[tuple[str, str, str], Any] = {}
     for spec in specs:
@@ -76,11 +76,9 @@ def orphans(project: Project, targets: Any) -> list[Orphan]:
     return sorted(found, key=lambda o: (o.target.region, o.info.name))
 
 
-def prune_group(project: Project, found: list[Orphan], home: Any, *, max_concurrency: int = 8,
-                progress: Any = None, counter: Any = None) -> Any:
-    """A StackGroup that deletes the orphans (importers first; an export still imported elsewhere refuses)."""
-    from formwright.engine.group import StackGroup
-    from formwright.engine.results import no_progress
+def orphan_stacks(project: Project, found: list[Orphan]) -> dict[str, Any]:
+    """The orphans as Stacks to delete, by their name in formwright.yaml (their cloud name when a stack of
+    the project has that name now); an obsolete one keeps its definition (its `!ref`s order the delete)."""
     from formwright.engine.stack import Stack
 
     stacks = {}
@@ -92,5 +90,14 @@ def prune_group(project: Project, found: list[Orphan], home: Any, *, max_concurr
             config = StackConfig(key, project, None)
         config.stack_name = orphan.info.name
         stacks[key] = Stack(config, {}, "", project.build_dir / key, target=orphan.target)
-    return StackGroup(project, stacks, home, max_concurrency=max_concurrency,
+    return stacks
+
+
+def prune_group(project: Project, found: list[Orphan], home: Any, *, max_concurrency: int = 8,
+                progress: Any = None, counter: Any = None) -> Any:
+    """A StackGroup that deletes the orphans (importers first; an export still imported elsewhere refuses)."""
+    from formwright.engine.group import StackGroup
+    from formwright.engine.results import no_progress
+
+    return StackGroup(project, orphan_stacks(project, found), home, max_concurrency=max_concurrency,
                       progress=progress or no_progress, counter=counter)

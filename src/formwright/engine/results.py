@@ -48,6 +48,9 @@ class ResourceChange:
     # which), replaced at worst as `replacement` says
     may_change: bool = False
     because: str = ""
+    # a drift-aware change set's ResourceDriftStatus: DELETED on an Add creates again a resource deleted
+    # outside CloudFormation
+    drift: str = ""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ResourceChange:
@@ -83,7 +86,7 @@ class ResourceChange:
             worst = max((p.requires_recreation for p in details.values()), key=_rank, default="Never")
             replacement = _REPLACEMENT_OF.get(worst, "False") if rc.get("Action") == "Modify" else "False"
         return cls(rc.get("Action", "?"), rc.get("LogicalResourceId", "?"), rc.get("ResourceType", ""),
-                   replacement, list(details.values()))
+                   replacement, list(details.values()), drift=str(rc.get("ResourceDriftStatus") or ""))
 
     def fill_values(self, old_template: dict[str, Any] | None, new_template: dict[str, Any] | None) -> None:
         """Old and new values of the changed properties from the deployed and the local processed

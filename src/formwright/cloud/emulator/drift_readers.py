@@ -22,9 +22,15 @@ def _sqs(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     queue = sqs_backends[account][region].queues.get(obj.name)
     if queue is None:
         return None
-    return {name: queue.attributes.get(name) for name in (
-        "DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "ReceiveMessageWaitTimeSeconds",
-        "VisibilityTimeout")} | {"QueueName": queue.name}
+    # read from the queue's own fields: moto's `attributes` builds every attribute of the queue on each
+    # access (a camel-to-snake conversion each), which made a queue's read most of a drift detection
+    return {name: getattr(queue, field) for name, field in _SQS_FIELDS.items()} | {"QueueName": queue.name}
+
+
+_SQS_FIELDS = {"DelaySeconds": "delay_seconds", "MaximumMessageSize": "maximum_message_size",
+               "MessageRetentionPeriod": "message_retention_period",
+               "ReceiveMessageWaitTimeSeconds": "receive_message_wait_time_seconds",
+               "VisibilityTimeout": "visibility_timeout"}
 
 
 def _ssm(obj: Any, account: str, region: str) -> dict[str, Any] | None:

@@ -4,9 +4,11 @@ Follows "Using drift-aware change sets" (AWS CloudFormation User Guide) and the 
 ResourceChange / ResourceTargetDefinition: the change set compares the template with the resources' actual
 state; a drifted property becomes a Modify detail whose BeforeValue is the actual value
 (`BeforeValueFrom: ACTUAL_STATE`), AfterValue the template's, with `Drift: {PreviousValue, ActualValue}`,
-and the resource carries `ResourceDriftStatus`. Executing it sets the drifted properties back. Only
-MODIFIED resources are reverted here (a DELETED one is left to a plain update), and only the properties
-the local cloud's drift detection reads (`drift_readers.py`).
+and the resource carries `ResourceDriftStatus`. Executing it sets the drifted properties back (only the
+properties the local cloud's drift detection reads, `drift_readers.py`). A resource deleted outside
+CloudFormation (drift status DELETED) that the template still holds is created again, as CloudFormation
+does (an `Add` carrying `ResourceDriftStatus: DELETED`; aws-cloudformation/cloudformation-coverage-roadmap
+#2455 reports the one type where AWS fails to): a plain update never notices it is gone.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def drift_details(stack: Any, logical: str, new: Desired) -> tuple[str, list[dic
     from formwright.cloud.emulator.drift import resource_drift  # drift reads execute's record: late
 
     drift = resource_drift(stack, logical)
-    status = drift["StackResourceDriftStatus"]
+    status = str(drift["StackResourceDriftStatus"])
     if status != "MODIFIED":
         return status, []
     kind = str(new.resources[logical]["Type"])
@@ -76,6 +78,11 @@ def revert(stack: Any, new: Desired, computed: list[dict[str, Any]]) -> list[dic
         if change is not None and change["Action"] != "Modify":
             continue
         status, details = drift_details(stack, logical, new)
+        if status == "DELETED":  # gone from its service: created again, with the template's properties
+            by_logical[logical] = {"Action": "Add", "LogicalResourceId": logical, "PhysicalResourceId": None,
+                                   "ResourceType": new.resources[logical]["Type"], "Replacement": "False",
+                                   "Scope": [], "Details": [], "ResourceDriftStatus": status}
+            continue
         if not details:
             continue
         if change is None:
