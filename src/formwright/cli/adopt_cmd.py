@@ -39,7 +39,8 @@ def read_stacks(patterns: list[str], regions: list[str], profile: str | None, ta
     from formwright.model.targets import TargetSpec
 
     found, skipped, first = [], [], None
-    for region in regions or [None]:
+    asked: list[str | None] = list(regions) or [None]  # None: the default region
+    for region in asked:
         target = targets.get(TargetSpec(region=region, profile=profile))
         first = first or target.region
         stacks, left = read_region(target.client("cloudformation"), target.region, patterns, counter)

@@ -44,7 +44,7 @@ def _places(project: Project, targets: Any) -> dict[tuple[str, str, str], Any]:
     """Each account, region and endpoint the project's stacks (obsolete ones too) live in: a Target each."""
     specs = [project.target, *(c.target for c in project.stacks.values())]
     for config in project.obsolete.values():
-        regions = config.regions or [config.target.region]
+        regions: list[str | None] = list(config.regions or []) or [config.target.region]
         specs += [replace(config.target, region=r) for r in regions]
     found: dict[tuple[str, str, str], Any] = {}
     for spec in specs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formwright.engine.cfn import CallCounter
 from formwright.engine.results import ProgressCallback, no_progress
@@ -43,6 +43,9 @@ from formwright.lifecycle.upgrade import (
 from formwright.lifecycle.workspace import Workspace, refuse_stack_targets
 from formwright.model.project import Project, find_project_file
 from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
+
+if TYPE_CHECKING:
+    from formwright.lifecycle.preview import Preview
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 EVENTS = {
@@ -105,7 +108,7 @@ class Lifecycle:
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
         self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
-        self.dry_run = False  # operations return a lifecycle.preview.Preview and change nothing
+        self.dry_run = False  # operations return a Preview and change nothing
 
     def log_path(self, operation_id: str) -> Path:
         """The operation's log: its actions' output and messages, secrets masked."""
@@ -214,7 +217,7 @@ class Lifecycle:
     # ---- operations -----------------------------------------------------------------------------
     def create(
         self, name: str, source: Path, inputs: dict[str, str], regions: list[str] | None = None
-    ) -> Outcome:
+    ) -> Outcome | Preview:
         """Create a new instance of the project at `source`."""
         if not NAME.match(name):
             raise InputError(f"bad instance name '{name}'", hint="lower-case letters, digits and '-', "
@@ -243,12 +246,13 @@ class Lifecycle:
         return self._start(name, "create", loaded, scope, main, [], graph, {},
                            new_instance={"version": loaded.project.version, "regions": scope})
 
-    def update(self, name: str, inputs: dict[str, str]) -> Outcome:
+    def update(self, name: str, inputs: dict[str, str]) -> Outcome | Preview:
         """Apply new input values to the instance's current version."""
         current = self._current(name)
         return self._change(name, "update", Path(current.source), inputs, current.regions)
 
-    def upgrade(self, name: str, to: Path, inputs: dict[str, str], *, repair: bool = False) -> Outcome:
+    def upgrade(self, name: str, to: Path, inputs: dict[str, str], *,
+                repair: bool = False) -> Outcome | Preview:
         """Move the instance to the project version at `to` (a folder or a package) by drift.
 
         First a shallow check that every element's stack is in the cloud as the journal says; a missing
@@ -257,7 +261,7 @@ class Lifecycle:
         current = self._current(name)
         return self._change(name, "upgrade", to, inputs, current.regions, repair=repair)
 
-    def scope(self, name: str, regions: list[str]) -> Outcome:
+    def scope(self, name: str, regions: list[str]) -> Outcome | Preview:
         """Deploy the instance in exactly these regions: per-region stacks are added or removed."""
         current = self._current(name)
         if not regions:
@@ -290,7 +294,7 @@ class Lifecycle:
     def _change(
         self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str], *,
         repair: bool = False,
-    ) -> Outcome:
+    ) -> Outcome | Preview:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
@@ -340,7 +344,7 @@ class Lifecycle:
                 missing.append(element)
         return missing
 
-    def rollback(self, name: str, to_revision: int | None = None) -> Outcome:
+    def rollback(self, name: str, to_revision: int | None = None) -> Outcome | Preview:
         """Bring the instance back to revision N exactly (default: undo the last change); a new revision."""
         self.require(name)
         current = self.journal.revision(name)
@@ -378,7 +382,7 @@ class Lifecycle:
             },
         )
 
-    def delete(self, name: str) -> Outcome:
+    def delete(self, name: str) -> Outcome | Preview:
         """Delete every stack of the instance in reverse dependency order, then the instance."""
         self.require(name)
         current = self.journal.revision(name)
@@ -391,7 +395,7 @@ class Lifecycle:
         main, graph = delete_plan(self.journal, name, current)
         return self._start(name, "delete", loaded, current.regions if current else [], main, [], graph, {})
 
-    def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome:
+    def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome | Preview:
         """Run a custom day-2 operation: Pre<Op>, its action, each stack's Pre/Post<Op>, Post<Op>."""
         current = self._current(name)
         previous = self._previous_inputs(name, current)
@@ -472,7 +476,7 @@ class Lifecycle:
     def _start(self, name: str, kind: str, loaded: _Loaded, regions: list[str], main: list[Planned],
                cleanup: list[Planned], graph: dict[str, list[str]], cleanup_graph: dict[str, list[str]], *,
                new_instance: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-               action: bool = False) -> Outcome:
+               action: bool = False) -> Outcome | Preview:
         """Write the operation and its planned steps, take the lock, run it (with `dry_run`: preview it)."""
         if self.dry_run:
             from formwright.lifecycle.executor import pinned_parameters

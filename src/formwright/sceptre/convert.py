@@ -125,7 +125,12 @@ def _stack(config: StackConfig, root: Path, out: Path, templates: dict[str, str]
                               if not holds(v, type(None))}  # a value with an unmapped part is left out
     if values.get("stack_tags"):
         body["tags"] = {k: v for k, v in mapper.map(values["stack_tags"]).items() if v is not None}
-    depends = [known(str(d)) or _missing(config, d, conversion) for d in values.get("dependencies") or []]
+    depends: list[str] = []
+    for dependency in values.get("dependencies") or []:
+        if stack := known(str(dependency)):
+            depends.append(stack)
+        else:
+            _missing(config, dependency, conversion)
     refs = set(mapper.references)
     body["depends_on"] = sorted({d for d in depends if d and d not in refs})  # a !ref already orders them
     if not body["depends_on"]:
