@@ -14,6 +14,18 @@ from pathlib import Path
 from .cluster import ApiServer
 
 
+def tarball(files: dict[str, str]) -> bytes:
+    """A tar.gz of `files`, laid out as the source-controller packs an artifact (paths from the root)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return out.getvalue()
+
+
 class Storage:
     """The source-controller's artifact storage: tarballs served over HTTP on 127.0.0.1."""
 
@@ -27,15 +39,11 @@ class Storage:
 
     def publish(self, files: dict[str, str], revision: str) -> dict:
         """Store an artifact of `files`; the `status.artifact` the source-controller would write."""
-        out = io.BytesIO()
-        with tarfile.open(fileobj=out, mode="w:gz") as archive:
-            for name, text in files.items():
-                data = text.encode()
-                member = tarfile.TarInfo(name)
-                member.size = len(data)
-                archive.addfile(member, io.BytesIO(data))
-        data = out.getvalue()
-        name = f"{hashlib.sha256(data).hexdigest()[:16]}.tar.gz"
+        data = tarball(files)
+        return self.store(f"{hashlib.sha256(data).hexdigest()[:16]}.tar.gz", data, revision)
+
+    def store(self, name: str, data: bytes, revision: str) -> dict:
+        """Store `data` (any bytes, a broken archive too) as artifact `name`; its `status.artifact`."""
         (self.folder / name).write_bytes(data)
         return {"url": f"{self.url}/{name}", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
                 "revision": revision, "path": name}

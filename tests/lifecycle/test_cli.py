@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from formwright.errors import ProjectError
-from formwright.lifecycle.manifest import check_instance_names, load_for_instance, parse_manifest
+from formwright.lifecycle.manifest import parse_manifest
+from formwright.lifecycle.rendering import check_instance_names, load_for_instance
 from formwright.model.project import load_project
 
 

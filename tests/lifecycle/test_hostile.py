@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from formwright.errors import CloudError, ProjectError
-from formwright.lifecycle.manifest import load_for_validation
+from formwright.lifecycle.rendering import load_for_validation
 
 
 def test_property_of_a_finished_stack_resolves_like_ref(lifecycle, tmp_path: Path, h) -> None:

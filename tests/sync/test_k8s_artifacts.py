@@ -12,19 +12,14 @@ fetched or verified is "Failed to load template '<path>' from source '<ref>'"; b
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
-import io
-import tarfile
-import threading
-from pathlib import Path
 
 import kopf
 import pytest
 
 from formwright.engine.cfn import CloudFormation
 from formwright.sync.k8s import operator as op
+from tests.k8s.sources import Storage, tarball
 
 from .conftest import QUEUE
 from .test_k8s import (
@@ -37,42 +32,11 @@ pytestmark = pytest.mark.cloud
 
 
 @pytest.fixture
-def served(tmp_path):
-    """A folder served over HTTP on 127.0.0.1 (the source-controller's artifact storage), and its URL."""
-    folder = tmp_path / "storage"
-    folder.mkdir()
-    handler = functools.partial(_Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield folder, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def tarball(files: dict[str, str]) -> bytes:
-    """A tar.gz of `files`, laid out as the source-controller packs an artifact (paths from the root)."""
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            member = tarfile.TarInfo(name)
-            member.size = len(data)
-            archive.addfile(member, io.BytesIO(data))
-    return out.getvalue()
-
-
-def publish(served: tuple[Path, str], name: str, data: bytes, revision: str) -> dict:
-    """Store `data` as an artifact and return the `status.artifact` the source-controller would write."""
-    folder, url = served
-    (folder / name).write_bytes(data)
-    return {"url": f"{url}/{name}", "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
-            "revision": revision, "path": name}
+def storage(tmp_path):
+    """The source-controller's artifact storage, served on 127.0.0.1 (tests/k8s/sources.py)."""
+    found = Storage(tmp_path / "storage")
+    yield found
+    found.close()
 
 
 def source(artifact: dict | None) -> list[dict]:
@@ -90,21 +54,21 @@ def stack(name: str, kind: str, source_name: str) -> dict:
 
 
 def test_bucket_and_oci_artifacts_are_fetched_verified_and_applied_and_broken_ones_fail_alone(
-    operator, cloud, served  # noqa: F811 - fixtures
+    operator, cloud, storage  # noqa: F811 - fixtures
 ):
     good = tarball({"template.yaml": QUEUE})
     bucket_rev = "sha256:" + hashlib.sha256(b"bucket listing").hexdigest()  # a Bucket's revision
     oci_rev = "latest@sha256:" + "b" * 64  # an OCIRepository's `<tag>@<digest>`
     buckets = {
-        ("default", "bucket"): source(publish(served, "bucket.tar.gz", good, bucket_rev)),
-        ("default", "tampered"): source(dict(publish(served, "tampered.tar.gz", good, "sha256:" + "c" * 64),
+        ("default", "bucket"): source(storage.store("bucket.tar.gz", good, bucket_rev)),
+        ("default", "tampered"): source(dict(storage.store("tampered.tar.gz", good, "sha256:" + "c" * 64),
                                              digest="sha256:" + "0" * 64)),
     }
     escaping = tarball({"../../outside.yaml": QUEUE, "template.yaml/../../x": "no"})
     oci = {
-        ("default", "oci"): source(publish(served, "oci.tar.gz", good, oci_rev)),
+        ("default", "oci"): source(storage.store("oci.tar.gz", good, oci_rev)),
         ("default", "pending"): source(None),
-        ("default", "escaping"): source(publish(served, "escaping.tar.gz", escaping, "v1@sha256:" + "e" * 9)),
+        ("default", "escaping"): source(storage.store("escaping.tar.gz", escaping, "v1@sha256:" + "e" * 9)),
     }
     outcome = {}
     # the broken ones first: the good ones after them are applied all the same

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from formwright.cli import common  # its consoles (rich) are made on first use
 from formwright.cli.common import (
-    DirArgument,
     MacrosOption,
     Output,
     OutputOption,
-    ScopeArgument,
-    StackOption,
     TargetOption,
     YesOption,
-    dir_and_scopes,
     emit_json,
     with_project_flags,
 )
@@ -30,10 +26,13 @@ from formwright.cli.project import (
     lock_project,
     macro_mode,
     make_group,
-    open_project,
     references,
     selection,
+    with_selection,
 )
+
+if TYPE_CHECKING:
+    from formwright.model.project import Project
 
 
 def check_protection(project: Any, targets: Any, names: list[str]) -> None:
@@ -91,10 +90,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     @with_project_flags
+    @with_selection
     def deploy(
-        directory: Path | None = DirArgument,
-        scope: list[str] | None = ScopeArgument,
-        stack: list[str] | None = StackOption,
+        project: Project,
+        wanted: list[str],
         yes: bool = YesOption,
         force: bool = typer.Option(False, "--force", help="Ignore the applied cache; plan every stack."),
         max_concurrency: int = MaxConcurrencyOption,
@@ -122,9 +121,6 @@ def register(app: typer.Typer) -> None:
         from formwright.engine.stack import prepare_stacks
         from formwright.lifecycle.actions import Redactor
 
-        directory, scopes = dir_and_scopes(directory, scope)
-        wanted = [*scopes, *(stack or [])]
-        project = open_project(directory, wanted)
         saved = saved_plan(plan_file, project) if plan_file is not None else None
         only = saved.order if saved is not None else selection(project, wanted, dependencies=True)
         names = list(only or project.order())
@@ -205,9 +201,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     @with_project_flags
-    def delete(directory: Path | None = DirArgument, scope: list[str] | None = ScopeArgument,
-               stack: list[str] | None = StackOption,
-               yes: bool = YesOption, max_concurrency: int = MaxConcurrencyOption,
+    @with_selection
+    def delete(project: Project, wanted: list[str], yes: bool = YesOption,
+               max_concurrency: int = MaxConcurrencyOption,
                prune: bool = typer.Option(False, "--prune", help="Also delete the project's stacks no longer "
                                           "in formwright.yaml (found by their formwright tags)."),
                target: str | None = TargetOption, output: Output = OutputOption) -> None:
@@ -219,9 +215,6 @@ the stacks they read); stacks no longer in formwright.yaml are listed and left, 
         from formwright.engine.results import exit_code_of
         from formwright.model.scopes import resolve_scopes
 
-        directory, scopes = dir_and_scopes(directory, scope)
-        wanted = [*scopes, *(stack or [])]
-        project = open_project(directory, wanted)
         only = selection(project, wanted, dependents=True)
         names = [n for n in reversed(project.order()) if only is None or n in only]
         targets = connect(project, target, only)

@@ -111,10 +111,10 @@ stack in no project."""
         regions: dict[str, str] = {}
         if stack_name is not None:
             only_stack_name(directory, scope)
-            info = require_stack(lone_stack(target), stack_name)
-            rows[stack_name] = {"stack_name": stack_name, "status": info.status,
-                                "updated": info.updated.isoformat() if info.updated else None,
-                                "reason": info.reason}
+            lone = require_stack(lone_stack(target), stack_name)
+            rows[stack_name] = {"stack_name": stack_name, "status": lone.status,
+                                "updated": lone.updated.isoformat() if lone.updated else None,
+                                "reason": lone.reason}
         else:
             project = open_project(directory, scope)
             only = selection(project, scope)

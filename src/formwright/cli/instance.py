@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -29,6 +29,9 @@ from formwright.cli.common import (
 from formwright.cli.progress import Progress
 from formwright.lifecycle.inputs import parse_pairs
 from formwright.lifecycle.operations import Lifecycle, Outcome
+
+if TYPE_CHECKING:
+    from formwright.lifecycle.preview import Preview
 
 
 def _project_home(ctx: typer.Context, value: Path | None) -> Path | None:
@@ -75,7 +78,7 @@ YesOption = typer.Option(False, "--yes", "-y", help="Do not ask (at a terminal t
 
 
 def _operate(project: Path, cloud: tuple[str | None, str | None, str | None, str | None], output: Output,
-             name: str, unlock: str | None, work: Callable[[Lifecycle], Outcome],
+             name: str, unlock: str | None, work: Callable[[Lifecycle], Outcome | Preview],
              concurrency: int = 1, quiet: bool = False, *, dry_run: bool = False,
              ask: str | None = None) -> None:
     """Run one operation with progress, print its outcome (text or JSON); `cloud` is (--target, --region,
@@ -100,6 +103,7 @@ def _operate(project: Path, cloud: tuple[str | None, str | None, str | None, str
             outcome = work(lifecycle)
         finally:
             lifecycle.close()
+    assert isinstance(outcome, Outcome)  # a Preview only comes of a dry run
     if output is Output.json:
         emit_json({"ok": True, **outcome.to_json()})
         return
@@ -130,7 +134,7 @@ def _echo_to(progress: Progress) -> Callable[[str, str, str], None]:
 
 
 def _preview(project: Path, cloud: tuple[str | None, str | None, str | None, str | None], output: Output,
-             work: Callable[[Lifecycle], Any], concurrency: int) -> None:
+             work: Callable[[Lifecycle], Outcome | Preview], concurrency: int) -> None:
     """Print what the operation would do (lifecycle/preview.py); nothing is changed."""
     from formwright.cli.render import print_preview
 

@@ -4,22 +4,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from formwright.cli.common import (
-    DirArgument,
     MacrosOption,
     Output,
     OutputOption,
-    ScopeArgument,
-    StackOption,
     TargetOption,
     emit_json,
     with_project_flags,
 )
+from formwright.cli.project import with_selection
 from formwright.errors import EXIT_CHANGES
+
+if TYPE_CHECKING:
+    from formwright.model.project import Project
 
 PlanOutOption = typer.Option(None, "--out", "-o", metavar="PATH",
                              help="Save the plan to this JSON file, its change sets kept, for "
@@ -96,10 +97,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     @with_project_flags
+    @with_selection
     def plan(
-        directory: Path | None = DirArgument,
-        scope: list[str] | None = ScopeArgument,
-        stack: list[str] | None = StackOption,
+        project: Project,
+        wanted: list[str],
         keep: bool = typer.Option(False, "--keep", help="Keep the change sets (default: remove them)."),
         out: Path | None = PlanOutOption,
         exit_code: bool = typer.Option(False, "--exit-code",
@@ -115,14 +116,11 @@ def register(app: typer.Typer) -> None:
         """Show what deploy would change, per stack, from real change sets. Never executes."""
         from formwright.cli import common
         from formwright.cli.progress import Progress
-        from formwright.cli.project import connect, make_group, open_project, references, selection
+        from formwright.cli.project import connect, make_group, references, selection
         from formwright.cli.render import print_plans, print_removals
         from formwright.engine.plan_file import SavedPlan, write_plan
         from formwright.engine.results import SETTLED_PLANS
 
-        directory, scopes = common.dir_and_scopes(directory, scope)
-        wanted = [*scopes, *(stack or [])]
-        project = open_project(directory, wanted)
         only = selection(project, wanted)
         targets = connect(project, target, only)
         with Progress(list(only or project.order()), enabled=output is Output.text,

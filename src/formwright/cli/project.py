@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from formwright.cli import common
-from formwright.cli.common import Output, project_dir, project_flags
+from formwright.cli.common import (
+    DirArgument,
+    Output,
+    ScopeArgument,
+    StackOption,
+    dir_and_scopes,
+    project_dir,
+    project_flags,
+)
 from formwright.errors import EXIT_CANCELLED, EXIT_INTERRUPTED, InputError
 
 if TYPE_CHECKING:
@@ -57,6 +68,36 @@ def open_project(directory: Path | None, stacks: list[str] | None = None, *,
         fan_out(project, project.region or default_region(project.target.profile))
     check_stacks(project, stacks)
     return project
+
+
+_SELECTION = {  # name: (annotation, typer parameter), in the order they stand on the command line
+    "directory": (Path | None, DirArgument),
+    "scope": (list[str] | None, ScopeArgument),
+    "stack": (list[str] | None, StackOption),
+}
+
+
+def with_selection(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a project command `[DIR] [SCOPE]...` and `--stack NAME` (repeatable); it is called with the
+    project they name opened (`open_project`) as `project`, and the scopes and stacks named as `wanted`.
+    Put it under `@with_project_flags`, which sets the flags the project is opened with."""
+    signature = inspect.signature(command)
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, directory: Path | None = None, scope: list[str] | None = None,
+                stack: list[str] | None = None, **kwargs: Any) -> Any:
+        folder, scopes = dir_and_scopes(directory, scope)
+        wanted = [*scopes, *(stack or [])]
+        return command(*args, project=open_project(folder, wanted), wanted=wanted, **kwargs)
+
+    given = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=param, annotation=kind)
+             for name, (kind, param) in _SELECTION.items()]
+    own = [p for name, p in signature.parameters.items() if name not in ("project", "wanted")]
+    wrapper.__signature__ = signature.replace(parameters=[*given, *own])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**{k: v for k, v in command.__annotations__.items()
+                                  if k not in ("project", "wanted")},
+                               **{name: kind for name, (kind, _) in _SELECTION.items()}}
+    return wrapper
 
 
 def check_stacks(project: Project, stacks: list[str] | None) -> None:

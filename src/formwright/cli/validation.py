@@ -49,7 +49,7 @@ def run_validate(directory: Path, *, output: Output, macros: str | None, lint_te
     """Load, prepare, check and lint the project at `directory`; exit 2 when any error was found."""
     from formwright.cli.common import project_flags
     from formwright.engine.stack import check_output_references, prepare_stacks
-    from formwright.lifecycle.manifest import load_for_validation
+    from formwright.lifecycle.rendering import load_for_validation
     from formwright.model.regions import fan_out
     from formwright.template import check_size
 
@@ -105,7 +105,7 @@ def check_environments(project: Any, directory: Path) -> list[str]:
     targets, references, regions), so that a mistake in environments/prod.yaml fails the CI gate, not
     `deploy --env prod`. The names of the environments loaded besides the project's own."""
     from formwright.cli.common import project_flags
-    from formwright.lifecycle.manifest import load_for_validation
+    from formwright.lifecycle.rendering import load_for_validation
     from formwright.model.apart import check_apart
     from formwright.model.environments import environment_names
     from formwright.model.regions import fan_out

@@ -48,7 +48,7 @@ def versions() -> dict[str, Any]:
             "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
 
 
-def _new_defaultdict(cls: type, factory: Any) -> Any:
+def _new_defaultdict(cls: type[collections.defaultdict[Any, Any]], factory: Any) -> Any:
     made = cls.__new__(cls)
     made.default_factory = factory
     return made
@@ -83,17 +83,24 @@ def _pickler(stream: io.BytesIO) -> pickle.Pickler:
 
 def _backend_dicts() -> dict[str, Any]:
     """moto's backends in use, by `module:global` name (where the live BackendDict is found again)."""
-    from moto.core.base_backend import BackendDict
-
     found = {}
-    for backend in list(BackendDict._instances):
-        module = sys.modules.get(backend.backend.__module__)
+    for backend in list(_live_backends()):
+        module_name = backend.backend.__module__
+        module = sys.modules.get(module_name)
         name = next((n for n, v in vars(module).items() if v is backend), None) if module else None
         if name is None:
             raise SnapshotRefused(f"moto's {backend.service_name} backend is not a module global: "
                                   "the local cloud cannot snapshot it")
-        found[f"{module.__name__}:{name}"] = backend
+        found[f"{module_name}:{name}"] = backend
     return found
+
+
+def _live_backends() -> list[Any]:
+    """moto's registry of the BackendDicts in use (a class attribute its own code reads the same way)."""
+    from moto.core.base_backend import BackendDict
+
+    # moto declares the class-level registry as a generic instance variable; its own code ignores this too
+    return BackendDict._instances  # type: ignore[misc]
 
 
 def capture() -> bytes:
@@ -158,8 +165,6 @@ def install(payload: dict[str, Any]) -> None:
     """Replace the live state by a loaded payload (call holding the state lock, before serving)."""
     import importlib
 
-    from moto.core.base_backend import BackendDict
-
     targets = {}
     for key in payload["backends"]:
         module, name = key.split(":")
@@ -168,8 +173,8 @@ def install(payload: dict[str, Any]) -> None:
         backend = targets[key]
         dict.clear(backend)
         dict.update(backend, contents)
-        if backend not in BackendDict._instances:
-            BackendDict._instances.append(backend)
+        if backend not in _live_backends():
+            _live_backends().append(backend)
     for name, contents in payload["registries"].items():
         register(name).clear()
         REGISTRIES[name].update(contents)

@@ -189,8 +189,8 @@ class Knowns:
         if isinstance(condition, str) and (why := self._condition(condition)):
             reasons.append(why)
             replacement = "Conditional"
-        properties = body.get("Properties") if isinstance(body.get("Properties"), dict) else {}
-        for name, value in properties.items():
+        properties = body.get("Properties")
+        for name, value in (properties if isinstance(properties, dict) else {}).items():
             why = self.why_expression_changes(value)
             if why is None:
                 continue

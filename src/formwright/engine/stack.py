@@ -364,8 +364,6 @@ def check_output_references(stacks: dict[str, Stack], project: Project) -> None:
 def managed_bucket_name(target: Any, project: Project) -> str:
     """The S3 bucket formwright manages on the target for large templates and artifacts. Offline (no
     target: validate, build) the account is the project's pinned `account:`, else the local cloud's."""
-    region = getattr(target, "region", None) or project.region or "us-east-1"
-    # the sync reconciler hands a bare name and region (sync/templates.Named), which pins no account
-    offline = getattr(getattr(project, "target", None), "account", None) or LOCAL_ACCOUNT
-    account = target.account_id() if target is not None else offline
+    region = (target.region if target is not None else None) or project.region or "us-east-1"
+    account = target.account_id() if target is not None else project.target.account or LOCAL_ACCOUNT
     return f"formwright-{account}-{region}"

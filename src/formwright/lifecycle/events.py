@@ -21,7 +21,8 @@ from formwright.lifecycle.actions import (
     run_command,
     run_python,
 )
-from formwright.lifecycle.manifest import Manifest, Trigger, instance_context, render_value
+from formwright.lifecycle.manifest import Manifest, Trigger
+from formwright.lifecycle.rendering import instance_context, render_value
 from formwright.lifecycle.sources import SecretStore
 from formwright.state.journal import Journal, Operation
 

@@ -25,20 +25,14 @@ from formwright.errors import CloudError, FormwrightError
 from formwright.lifecycle.actions import OperationLog, Redactor
 from formwright.lifecycle.elements import manifest_order, reverse_graph, split_id
 from formwright.lifecycle.events import EventFirer, EventScope
-from formwright.lifecycle.manifest import (
-    LenientInputs,
-    Manifest,
-    load_for_instance,
-    manifest_snapshot,
-    parse_manifest,
-    stack_of,
-)
+from formwright.lifecycle.manifest import Manifest, parse_manifest, stack_of
 from formwright.lifecycle.ownership import (
     is_shared_element,
     set_tags,
     sharer_key,
     sharers,
 )
+from formwright.lifecycle.rendering import LenientInputs, load_for_instance, manifest_snapshot
 from formwright.lifecycle.sources import SecretStore
 from formwright.lifecycle.workspace import Workspace
 from formwright.model.project import Project

@@ -10,39 +10,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formwright.engine.cfn import CallCounter
 from formwright.engine.results import ProgressCallback, no_progress
-from formwright.errors import FormwrightError, InputError
+from formwright.errors import InputError
 from formwright.lifecycle.actions import Echo, OperationLog, Redactor
 from formwright.lifecycle.elements import check_regions, element_graph, elements_of, split_id
 from formwright.lifecycle.executor import Executor, drop_instance_state
 from formwright.lifecycle.homes import home_region, instance_environment
 from formwright.lifecycle.inputs import resolve_inputs
-from formwright.lifecycle.manifest import (
-    LenientInputs,
-    Manifest,
-    check_instance_names,
-    check_secure_names,
-    load_for_instance,
-    parse_manifest,
-)
+from formwright.lifecycle.loading import MASK, Loaded, load, unmasked
+from formwright.lifecycle.manifest import parse_manifest
 from formwright.lifecycle.ownership import check_names_free, check_single_instance
-from formwright.lifecycle.package import install_package, is_package
-from formwright.lifecycle.sources import SecretStore, changed_since, snapshot
+from formwright.lifecycle.rendering import LenientInputs, check_instance_names, load_for_instance
+from formwright.lifecycle.sources import SecretStore, changed_since
 from formwright.lifecycle.upgrade import (
     NewElement,
     Planned,
     check_input_changes,
     delete_plan,
+    journal_steps,
     plan_drift,
     rollback_plan,
     shared_plan,
 )
-from formwright.lifecycle.workspace import Workspace, refuse_stack_targets
-from formwright.model.project import Project, find_project_file
-from formwright.state.journal import Instance, Journal, Operation, Revision, Step, new_id, open_journal
+from formwright.lifecycle.workspace import Workspace
+from formwright.model.project import Project
+from formwright.state.journal import Instance, Journal, Operation, Revision, new_id, open_journal
+
+if TYPE_CHECKING:
+    from formwright.lifecycle.preview import Preview
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 EVENTS = {
@@ -72,17 +70,6 @@ class Outcome:
         return self.__dict__.copy()
 
 
-@dataclass
-class _Loaded:
-    project: Project
-    manifest: Manifest
-    source: Path
-    inputs: dict[str, Any]
-    secure: list[str]
-    origin: Path = Path(".")  # the folder the snapshot was taken of
-    package: dict[str, Any] | None = None  # {name, version, digest, files} when installed from an archive
-
-
 class Lifecycle:
     """The lifecycle of the instances of one project home (its `.formwright/journal.db`)."""
 
@@ -105,7 +92,7 @@ class Lifecycle:
         self.flags: dict[str, Any] = {"region": region, "profile": profile}  # over the project's
         self.environment = environment  # --env / FORMWRIGHT_ENV; an instance keeps the one it was created in
         self.region_note: str | None = None  # the home region won over AWS_REGION
-        self.dry_run = False  # operations return a lifecycle.preview.Preview and change nothing
+        self.dry_run = False  # operations return a Preview and change nothing
 
     def log_path(self, operation_id: str) -> Path:
         """The operation's log: its actions' output and messages, secrets masked."""
@@ -168,43 +155,15 @@ class Lifecycle:
     def _properties(self, name: str) -> dict[str, str]:
         return {**self.journal.properties(name), **self.secrets.load(name)["properties"]}
 
-    def _load(
-        self, name: str, source: Path, given: dict[str, str], previous: dict[str, Any] | None
-    ) -> _Loaded:
-        """Snapshot the source, resolve inputs against its definitions,
-        render the project for the instance."""
-        package: dict[str, Any] | None = None
-        if is_package(source):
-            source, info = install_package(source, self.state)
-            package = info.to_json()
-        src = snapshot(source, self.state)
+    def _load(self, name: str, source: Path, given: dict[str, str],
+              previous: dict[str, Any] | None) -> Loaded:
+        """The operation's project (`loading.load`), in the instance's environment."""
         options = {**self.flags, "environment": self._environment(name)}
-        try:
-            rough = load_for_instance(src, name, LenientInputs(previous or {}, given), **options)
-            manifest = parse_manifest(rough)
-            if any(d.secure for d in manifest.inputs.values()):
-                check_secure_names(src)
-            inputs = resolve_inputs(manifest.inputs, given, previous=previous, file=rough.file)
-            project = load_for_instance(src, name, inputs, self._properties(name), version=rough.version,
-                                        **options)
-            manifest = parse_manifest(project)
-            refuse_stack_targets(project)
-        except FormwrightError as err:  # name the user's file, not our snapshot of it; never a secret
-            secrets = Redactor(v for k, v in {**(previous or {}), **given}.items() if k in _secure_names(src))
-            err.message = secrets.text(err.message)
-            err.args = (err.message,)
-            if err.file and str(err.file).startswith(str(src)):
-                original = find_project_file(source).parent.resolve()
-                if not original.is_relative_to(self.state.resolve()):
-                    err.file = str(original) + str(err.file)[len(str(src)):]
-            raise
-        secure = sorted(n for n, d in manifest.inputs.items() if d.secure)
-        return _Loaded(project, manifest, src, inputs, secure, source, package)
+        return load(self.state, name, source, given, previous, self._properties(name), options)
 
     def _previous_inputs(self, name: str, revision: Revision) -> dict[str, Any]:
         """The revision's inputs, secure ones restored from what its own operation kept (not the latest)."""
-        secure = self.secrets.operation_inputs(name, revision.operation_id)
-        return {k: secure.get(k, v) if v == "****" else v for k, v in revision.inputs.items()}
+        return unmasked(revision.inputs, self.secrets.operation_inputs(name, revision.operation_id))
 
     def _redactor(self, name: str, inputs: dict[str, Any], secure: list[str]) -> Redactor:
         # every secret kept for the instance, not only this operation's: a rollback to an older secret
@@ -214,7 +173,7 @@ class Lifecycle:
     # ---- operations -----------------------------------------------------------------------------
     def create(
         self, name: str, source: Path, inputs: dict[str, str], regions: list[str] | None = None
-    ) -> Outcome:
+    ) -> Outcome | Preview:
         """Create a new instance of the project at `source`."""
         if not NAME.match(name):
             raise InputError(f"bad instance name '{name}'", hint="lower-case letters, digits and '-', "
@@ -243,12 +202,13 @@ class Lifecycle:
         return self._start(name, "create", loaded, scope, main, [], graph, {},
                            new_instance={"version": loaded.project.version, "regions": scope})
 
-    def update(self, name: str, inputs: dict[str, str]) -> Outcome:
+    def update(self, name: str, inputs: dict[str, str]) -> Outcome | Preview:
         """Apply new input values to the instance's current version."""
         current = self._current(name)
         return self._change(name, "update", Path(current.source), inputs, current.regions)
 
-    def upgrade(self, name: str, to: Path, inputs: dict[str, str], *, repair: bool = False) -> Outcome:
+    def upgrade(self, name: str, to: Path, inputs: dict[str, str], *,
+                repair: bool = False) -> Outcome | Preview:
         """Move the instance to the project version at `to` (a folder or a package) by drift.
 
         First a shallow check that every element's stack is in the cloud as the journal says; a missing
@@ -257,7 +217,7 @@ class Lifecycle:
         current = self._current(name)
         return self._change(name, "upgrade", to, inputs, current.regions, repair=repair)
 
-    def scope(self, name: str, regions: list[str]) -> Outcome:
+    def scope(self, name: str, regions: list[str]) -> Outcome | Preview:
         """Deploy the instance in exactly these regions: per-region stacks are added or removed."""
         current = self._current(name)
         if not regions:
@@ -290,7 +250,7 @@ class Lifecycle:
     def _change(
         self, name: str, kind: str, source: Path, given: dict[str, str], regions: list[str], *,
         repair: bool = False,
-    ) -> Outcome:
+    ) -> Outcome | Preview:
         current = self.journal.revision(name)
         assert current is not None
         previous = self._previous_inputs(name, current)
@@ -304,7 +264,7 @@ class Lifecycle:
         workspace = self._workspace(name, loaded)
         old = dict(current.elements)
         if kind == "upgrade":
-            for element in self._missing(name, workspace, old):
+            for element in workspace.missing(old):
                 if not repair:
                     raise InputError(
                         f"the stack '{old[element]['stack_name']}' of element '{element}' is not in the "
@@ -329,18 +289,7 @@ class Lifecycle:
         return self._start(name, kind, loaded, regions, main, cleanup, graph, cleanup_graph,
                            extra={"cleanup_sources": [current.source]})
 
-    @staticmethod
-    def _missing(name: str, workspace: Workspace, elements: dict[str, dict[str, Any]]) -> list[str]:
-        """Elements whose stack is gone or unusable (failed, rolled back) though the journal has them."""
-        missing = []
-        for element, record in elements.items():
-            info = workspace.runner(record.get("region") or workspace.home_region).cfn.describe(
-                record["stack_name"])
-            if info is None or info.status.endswith("FAILED") or info.status == "ROLLBACK_COMPLETE":
-                missing.append(element)
-        return missing
-
-    def rollback(self, name: str, to_revision: int | None = None) -> Outcome:
+    def rollback(self, name: str, to_revision: int | None = None) -> Outcome | Preview:
         """Bring the instance back to revision N exactly (default: undo the last change); a new revision."""
         self.require(name)
         current = self.journal.revision(name)
@@ -378,7 +327,7 @@ class Lifecycle:
             },
         )
 
-    def delete(self, name: str) -> Outcome:
+    def delete(self, name: str) -> Outcome | Preview:
         """Delete every stack of the instance in reverse dependency order, then the instance."""
         self.require(name)
         current = self.journal.revision(name)
@@ -391,7 +340,7 @@ class Lifecycle:
         main, graph = delete_plan(self.journal, name, current)
         return self._start(name, "delete", loaded, current.regions if current else [], main, [], graph, {})
 
-    def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome:
+    def run(self, name: str, operation: str, given: dict[str, str]) -> Outcome | Preview:
         """Run a custom day-2 operation: Pre<Op>, its action, each stack's Pre/Post<Op>, Post<Op>."""
         current = self._current(name)
         previous = self._previous_inputs(name, current)
@@ -446,11 +395,10 @@ class Lifecycle:
     def _retry_inputs(self, name: str, op: Operation | None) -> dict[str, Any]:
         if op is None:
             return {}
-        secure = self.secrets.operation_inputs(name, op.id)
-        return {k: secure.get(k, v) if v == "****" else v for k, v in op.params.get("inputs", {}).items()}
+        return unmasked(op.params.get("inputs", {}), self.secrets.operation_inputs(name, op.id))
 
     # ---- running --------------------------------------------------------------------------------
-    def _workspace(self, name: str, loaded: _Loaded) -> Workspace:
+    def _workspace(self, name: str, loaded: Loaded) -> Workspace:
         return Workspace(
             home_state=self.state,
             instance=name,
@@ -469,10 +417,10 @@ class Lifecycle:
         target.check_account(f"instance '{name}'")
         return target
 
-    def _start(self, name: str, kind: str, loaded: _Loaded, regions: list[str], main: list[Planned],
+    def _start(self, name: str, kind: str, loaded: Loaded, regions: list[str], main: list[Planned],
                cleanup: list[Planned], graph: dict[str, list[str]], cleanup_graph: dict[str, list[str]], *,
                new_instance: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-               action: bool = False) -> Outcome:
+               action: bool = False) -> Outcome | Preview:
         """Write the operation and its planned steps, take the lock, run it (with `dry_run`: preview it)."""
         if self.dry_run:
             from formwright.lifecycle.executor import pinned_parameters
@@ -481,18 +429,10 @@ class Lifecycle:
             workspace = self._workspace(name, loaded)
             workspace.pinned = pinned_parameters(self.journal, name, extra or {})
             return preview(workspace, loaded.manifest, kind, EVENTS[kind], main, cleanup, graph)
-        steps = [Step(0, "", "hook", "pre")]
-        if action:
-            steps.append(Step(len(steps), "", "operation", "action"))
-        steps += [Step(len(steps) + i, p.element, p.action, "main", p.stack_name,
-                       "done" if p.action == "skip" else "planned") for i, p in enumerate(main)]
-        steps += [
-            Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name) for i, p in enumerate(cleanup)
-        ]
-        steps.append(Step(len(steps), "", "hook", "post"))
+        steps = journal_steps(main, cleanup, action=action)
         params = {"source": str(loaded.source), "origin": str(loaded.origin), "package": loaded.package,
                   "version": loaded.project.version, "regions": regions,
-                  "inputs": {k: ("****" if k in loaded.secure else v) for k, v in loaded.inputs.items()},
+                  "inputs": {k: (MASK if k in loaded.secure else v) for k, v in loaded.inputs.items()},
                   "secure": loaded.secure, "graph": graph, "cleanup_graph": cleanup_graph,
                   "event": EVENTS.get(kind, ""), "home": self.target(loaded.project, name).region,
                   "environment": loaded.project.environment, **(extra or {})}
@@ -515,7 +455,7 @@ class Lifecycle:
         finally:
             self.journal.release(name, op_id)
 
-    def _execute(self, op: Operation, loaded: _Loaded) -> Outcome:
+    def _execute(self, op: Operation, loaded: Loaded) -> Outcome:
         redactor = self._redactor(op.instance, loaded.inputs, op.params.get("secure", []))
         log = OperationLog(self.log_path(op.id), redactor, self.echo)
         workspace = self._workspace(op.instance, loaded)
@@ -549,11 +489,3 @@ class Lifecycle:
                         for s in (done.steps if done else [])],
                        "; ".join(n for n in (self.region_note, self.note) if n) or None)
 
-
-def _secure_names(source: Path) -> set[str]:
-    """The names of the secure inputs of the project at `source` (none when it cannot be read)."""
-    try:
-        rough = load_for_instance(source, "x", LenientInputs({}, {}))
-        return {n for n, d in parse_manifest(rough).inputs.items() if d.secure}
-    except FormwrightError:
-        return set()

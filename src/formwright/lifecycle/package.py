@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from formwright.errors import InputError
-from formwright.lifecycle.manifest import LenientInputs, load_for_instance
+from formwright.lifecycle.rendering import LenientInputs, load_for_instance
 from formwright.lifecycle.sources import project_files
 from formwright.model.project import PROJECT_FILE, find_project_file
 

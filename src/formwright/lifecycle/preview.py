@@ -2,7 +2,7 @@
 (`formwright instance update|upgrade|rollback|delete NAME --dry-run`; also the preview shown before
 the prompt at a terminal).
 
-The steps are those the operation would journal (lifecycle/operations.py `_start`), walked as the
+The steps are those the operation would journal (lifecycle/upgrade.py `journal_steps`), walked as the
 executor walks them: the add-on's first event, the elements in the manifest's order (reversed for a
 rollback and a delete), the clean-up (a rollback's before its last event, the others' after), the last
 event. Each element that is created or updated is planned with a real change set on the values its

@@ -16,7 +16,7 @@ from typing import Any
 
 from formwright.errors import InputError
 from formwright.lifecycle.manifest import InputDef, stack_of
-from formwright.state.journal import Journal, Operation, Revision
+from formwright.state.journal import Journal, Operation, Revision, Step
 
 
 @dataclass
@@ -174,3 +174,17 @@ def delete_plan(journal: Journal, name: str,
     shared = {e for e, r in (current.elements if current else {}).items() if r.get("shared")}
     main = [Planned(e, "unshare" if e in shared else "delete", n) for e, n in targets.items()]
     return main, graph
+
+
+def journal_steps(main: list[Planned], cleanup: list[Planned], *, action: bool = False) -> list[Step]:
+    """An operation's steps as the journal keeps them, in order: the first event, a day-2 operation's own
+    action, each element's main step (a skip already done), each clean-up step, the last event."""
+    steps = [Step(0, "", "hook", "pre")]
+    if action:
+        steps.append(Step(len(steps), "", "operation", "action"))
+    steps += [Step(len(steps) + i, p.element, p.action, "main", p.stack_name,
+                   "done" if p.action == "skip" else "planned") for i, p in enumerate(main)]
+    steps += [Step(len(steps) + i, p.element, p.action, "cleanup", p.stack_name)
+              for i, p in enumerate(cleanup)]
+    steps.append(Step(len(steps), "", "hook", "post"))
+    return steps

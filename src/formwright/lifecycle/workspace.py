@@ -18,8 +18,8 @@ from formwright.engine.stack import Stack, prepare_stacks
 from formwright.errors import ProjectError
 from formwright.lifecycle.actions import Redactor
 from formwright.lifecycle.elements import split_id
-from formwright.lifecycle.manifest import load_for_instance, uses_properties
 from formwright.lifecycle.ownership import TAG_ELEMENT, owner_tags, shared_tags
+from formwright.lifecycle.rendering import load_for_instance, uses_properties
 from formwright.model.project import OutputRef, Project, StackConfig
 from formwright.state.applied import AppliedCache, AppliedRecord
 
@@ -171,6 +171,15 @@ class Workspace:
                     key
                 ]  # exactly what was deployed then
         return view
+
+    def missing(self, elements: dict[str, dict[str, Any]]) -> list[str]:
+        """Elements whose stack is gone or unusable (failed, rolled back) though the journal has them."""
+        missing = []
+        for element, record in elements.items():
+            info = self.runner(record.get("region") or self.home_region).cfn.describe(record["stack_name"])
+            if info is None or info.status.endswith("FAILED") or info.status == "ROLLBACK_COMPLETE":
+                missing.append(element)
+        return missing
 
     def record(self, element: str, stack: Stack, graph: dict[str, list[str]], names: dict[str, str],
                redactor: Redactor) -> tuple[dict[str, Any], str, str]:

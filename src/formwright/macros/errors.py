@@ -18,5 +18,9 @@ class MacroFailed(Exception):
         self.hint = hint
 
 
+class Unresolvable(Exception):
+    """A value that depends on something known only at deployment (intrinsics.py leaves it as written)."""
+
+
 class TransformationDataLimitExceeded(MacroError):
     """The template grew past the bound CloudFormation allows while macros run."""

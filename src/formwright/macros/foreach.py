@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from formwright.macros.errors import MacroError, MacroFailed
-from formwright.macros.intrinsics import Resolver, Unresolvable
+from formwright.macros.errors import MacroError, MacroFailed, Unresolvable
+from formwright.macros.intrinsics import Resolver
 from formwright.template import line_of
 
 FOREACH = "Fn::ForEach::"

@@ -12,13 +12,10 @@ import json
 import re
 from typing import Any
 
-from formwright.macros.errors import MacroFailed
+from formwright.macros.conditions import Conditions
+from formwright.macros.errors import MacroFailed, Unresolvable
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
-
-
-class Unresolvable(Exception):
-    """A value that depends on something known only at deployment."""
 
 
 class _NoValue:
@@ -45,16 +42,15 @@ def partition_of(region: str) -> tuple[str, str]:
     return str(record["id"]), str(record["outputs"]["dnsSuffix"])
 
 
-class Resolver:
+class Resolver(Conditions):
     """Resolves intrinsic functions against one template's parameters, mappings and conditions."""
 
     def __init__(
         self, template: dict, parameter_values: dict[str, Any], region: str, account_id: str
     ) -> None:
+        super().__init__(template)
         mappings = template.get("Mappings")
-        conditions = template.get("Conditions")
         self.mappings = mappings if isinstance(mappings, dict) else {}
-        self.conditions = conditions if isinstance(conditions, dict) else {}
         partition, suffix = partition_of(region)
         self.values: dict[str, Any] = {
             "AWS::Region": region,
@@ -72,10 +68,6 @@ class Resolver:
         }
         self.values.update({k: v for k, v in parameter_values.items() if k not in secret})
         self.parameter_names = set(declared) if isinstance(declared, dict) else set()
-        self._evaluating: set[str] = set()
-        self._truths: dict[str, bool | None] = {}
-        #: True while a condition is evaluated: there a Ref must name a parameter or pseudo parameter.
-        self._in_condition = False
 
     def resolve(self, value: Any) -> Any:
         """The value with every intrinsic function evaluated."""
@@ -415,87 +407,6 @@ class Resolver:
                 "Fn::If layout is incorrect", hint="[ConditionName, value if true, value if false]"
             )
         return self.resolve(args[1] if self.condition(args[0]) else args[2])
-
-    def condition(self, name: Any) -> bool:
-        """The truth of a named condition; Unresolvable when it depends on values not known here."""
-        truth = self.known_condition(name)
-        if truth is None:
-            raise Unresolvable(f"Condition {name} depends on values known only at deployment")
-        return truth
-
-    def known_condition(self, name: Any) -> bool | None:
-        """The truth of a named condition, or None when it can't be known before deployment.
-
-        Undefined names and cycles are errors of the template (CloudFormation refuses them).
-        """
-        if not isinstance(name, str) or name not in self.conditions:
-            raise MacroFailed(
-                f"Condition {name} is not defined in Conditions", hint="define it in the Conditions section"
-            )
-        if name in self._truths:
-            return self._truths[name]
-        if name in self._evaluating:
-            raise MacroFailed(
-                f"Circular dependency between conditions: {name} refers to itself",
-                hint="a condition can't depend on itself, directly or through others",
-            )
-        self._evaluating.add(name)
-        outer, self._in_condition = self._in_condition, True
-        try:
-            truth: bool | None = self.truth(self.conditions[name])
-        except Unresolvable:
-            truth = None
-        finally:
-            self._evaluating.discard(name)
-            self._in_condition = outer
-        self._truths[name] = truth
-        return truth
-
-    def truth(self, value: Any) -> bool:
-        """A condition function's truth."""
-        result = self.resolve(value)
-        if isinstance(result, str) and result.lower() in ("true", "false"):
-            return result.lower() == "true"
-        if not isinstance(result, bool):
-            raise MacroFailed("a condition must be a condition function")
-        return result
-
-    def equals(self, args: Any) -> bool:
-        """Fn::Equals."""
-        if not isinstance(args, list) or len(args) != 2:
-            raise MacroFailed("Fn::Equals layout is incorrect", hint="[value, value]")
-        left, right = (self.resolve(arg) for arg in args)
-        return _text(left) == _text(right)
-
-    def and_(self, args: Any) -> bool:
-        """Fn::And."""
-        return all(self.truth(arg) for arg in _condition_list(args, "Fn::And"))
-
-    def or_(self, args: Any) -> bool:
-        """Fn::Or."""
-        return any(self.truth(arg) for arg in _condition_list(args, "Fn::Or"))
-
-    def not_(self, args: Any) -> bool:
-        """Fn::Not."""
-        if not isinstance(args, list) or len(args) != 1:
-            raise MacroFailed("Fn::Not layout is incorrect", hint="[condition]")
-        return not self.truth(args[0])
-
-
-def _text(value: Any) -> Any:
-    return (
-        str(value).lower()
-        if isinstance(value, bool)
-        else str(value)
-        if isinstance(value, (int, float))
-        else value
-    )
-
-
-def _condition_list(args: Any, name: str) -> list:
-    if not isinstance(args, list) or not 2 <= len(args) <= 10:
-        raise MacroFailed(f"{name} layout is incorrect", hint="a list of 2 to 10 conditions")
-    return args
 
 
 _FUNCTIONS = {

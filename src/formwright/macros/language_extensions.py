@@ -15,9 +15,9 @@ import re
 from typing import Any
 
 from formwright.macros.base import BuiltinMacro, MacroEnv
-from formwright.macros.errors import MacroError, MacroFailed
+from formwright.macros.errors import MacroError, MacroFailed, Unresolvable
 from formwright.macros.foreach import FOREACH, ForEachExpander, contains_foreach
-from formwright.macros.intrinsics import NO_VALUE, Resolver, Unresolvable
+from formwright.macros.intrinsics import NO_VALUE, Resolver
 from formwright.template import line_of
 
 NAME = "AWS::LanguageExtensions"

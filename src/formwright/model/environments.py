@@ -48,7 +48,7 @@ def default_environment(raw: Mapping, directory: Path, file: str) -> str | None:
     return name
 
 
-def require_environment(raw: Mapping, directory: Path, environment: str | None, file: str) -> None:
+def require_environment(raw: Mapping, directory: Path, environment: str | None, file: str | None) -> None:
     """A project with environments is planned, deployed or read in one of them: without --env (and without
     `default_environment:`) it would silently be a third, unnamed set of stacks, so it is refused, as
     sceptre needs its config path."""

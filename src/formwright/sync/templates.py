@@ -7,12 +7,13 @@ import json
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from formwright.cloud.s3 import object_url
 from formwright.engine.runner import StackRunner
 from formwright.errors import InputError
+from formwright.model.targets import TargetSpec
 from formwright.sync.naming import CORRECTION_TAG, stack_tags
 from formwright.sync.objects import StackObject
 from formwright.sync.passes import PassSteps
@@ -33,10 +34,12 @@ class Desired:
 
 @dataclass
 class Named:
-    """The `name` (and `region`) the runner's upload helper reads from a project and a stack."""
+    """What the runner's upload helper reads of a project: its `name`, `region` and target keys (the
+    sync pins no account: the managed bucket is named for the account its credentials reach)."""
 
     name: str
     region: str | None = None
+    target: TargetSpec = field(default_factory=TargetSpec)
 
 
 class TemplateSteps(PassSteps):

@@ -161,7 +161,7 @@ def delete_own(obj: Any, kind: str, account: str, region: str) -> bool:
 def block_device_iops(props: dict[str, Any]) -> dict[str, Any]:
     """The Iops an AWS::EC2::Instance's BlockDeviceMappings give, by device name."""
     mappings = [m for m in props.get("BlockDeviceMappings") or [] if isinstance(m, dict)]
-    return {m.get("DeviceName"): (m.get("Ebs") or {}).get("Iops") for m in mappings
+    return {str(m.get("DeviceName")): (m.get("Ebs") or {}).get("Iops") for m in mappings
             if (m.get("Ebs") or {}).get("Iops") is not None}
 
 

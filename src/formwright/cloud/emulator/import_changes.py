@@ -142,7 +142,7 @@ def existing(backend: Any, new: Desired, computed: list[dict[str, Any]]) -> \
         kind = change["ResourceType"]
         name = NAMES.get(kind)
         value = (new.resources[change["LogicalResourceId"]].get("Properties") or {}).get(name or "")
-        if change["Action"] != "Add" or not isinstance(value, str):
+        if change["Action"] != "Add" or name is None or not isinstance(value, str):
             continue
         obj = FINDERS[kind]({name: value}, backend.account_id, backend.region_name)
         if obj is None or _owner(backend, obj) is not None:

@@ -253,6 +253,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
     if isinstance(props.get(LOWER_CASE.get(kind, "")), str):
         props[LOWER_CASE[kind]] = props[LOWER_CASE[kind]].lower()
+    obj: Any  # a moto model or one of ours (its type varies with the resource type)
     try:
         if own.model(kind):
             obj = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)

@@ -43,6 +43,7 @@ def _queries(metrics: list[dict[str, Any]] | None) -> list[Any]:
     """The template's `Metrics` (metric math) as moto's MetricDataQuery objects."""
     from moto.cloudwatch.models import Dimension, Metric, MetricDataQuery, MetricStat
 
+    # moto annotates these fields `str` but its own API parser passes absent optional ones as None, as here
     found = []
     for query in metrics or []:
         stat = query.get("MetricStat")
@@ -51,7 +52,7 @@ def _queries(metrics: list[dict[str, Any]] | None) -> list[Any]:
             metric = stat.get("Metric") or {}
             dimensions = [Dimension(d["Name"], d["Value"]) for d in metric.get("Dimensions") or []]
             metric_stat = MetricStat(
-                Metric(metric.get("MetricName"), metric.get("Namespace"), dimensions),
+                Metric(metric.get("MetricName"), metric.get("Namespace"), dimensions),  # type: ignore[arg-type]
                 stat.get("Period"),
                 stat.get("Stat"),
                 stat.get("Unit"),
@@ -59,9 +60,9 @@ def _queries(metrics: list[dict[str, Any]] | None) -> list[Any]:
         found.append(
             MetricDataQuery(
                 query["Id"],
-                query.get("Label"),
-                query.get("Period"),
-                query.get("ReturnData"),
+                query.get("Label"),  # type: ignore[arg-type]
+                query.get("Period"),  # type: ignore[arg-type]
+                query.get("ReturnData"),  # type: ignore[arg-type]
                 query.get("Expression"),
                 metric_stat,
             )

@@ -81,7 +81,7 @@ def _poll_forever() -> None:
 def _sqs_mappings() -> list[Any]:
     from moto.awslambda.models import lambda_backends
 
-    found = []
+    found: list[Any] = []
     for regions in list(lambda_backends.values()):
         for backend in list(regions.values()):
             found.extend(m for m in list(backend._event_source_mappings.values())
@@ -110,8 +110,10 @@ def deliver(mapping: Any) -> bool:
         queue = next((q for q in sqs.queues.values() if q.queue_arn == mapping.event_source_arn), None)
         if queue is None:
             return False
-        messages = sqs.receive_message(queue.name, int(mapping.batch_size or 10), 0,
-                                       int(queue.visibility_timeout or 30), message_attribute_names=["All"])
+        # moto sets a queue's attributes by name from its Attributes, undeclared on the class
+        visibility = int(queue.visibility_timeout or 30)  # type: ignore[attr-defined]
+        messages = sqs.receive_message(queue.name, int(mapping.batch_size or 10), 0, visibility,
+                                       message_attribute_names=["All"])
         if not messages:
             return False
         function = get_backend(mapping.account_id, mapping.region).get_function(mapping.function_arn)
@@ -127,7 +129,7 @@ def deliver(mapping: Any) -> bool:
         mapping.function_response_types or []) else set()
     with state.held():
         for message in messages:
-            if message.id not in failed:
+            if message.id not in failed and message.receipt_handle:  # a received message has its handle
                 sqs.delete_message(queue.name, message.receipt_handle)
     return True
 

@@ -13,6 +13,7 @@ moto has no hook for any of these, so each is patched in place, idempotently:
 from __future__ import annotations
 
 import base64
+import inspect
 import io
 import json
 import zipfile
@@ -32,7 +33,8 @@ def install(endpoint: str) -> None:
     if getattr(models.LambdaFunction, "_formwright_runtime", False):
         return
     models.LambdaFunction._formwright_runtime = True  # type: ignore[attr-defined]  # our marker on moto's class
-    models.LambdaFunction.invoke = invoke.invoke  # type: ignore[method-assign]  # moto has no hook: patched in place
+    # moto has no hook: patched in place (mypy reads a function set on a class as an unbound method)
+    models.LambdaFunction.invoke = invoke.invoke  # type: ignore[method-assign,assignment]
     _patch_inline_code(models)
     _patch_sqs(models)
     _patch_s3()
@@ -135,8 +137,9 @@ def _patch_bucket_notifications() -> None:
     """An AWS::S3::Bucket's NotificationConfiguration applied on create and update (moto ignored it)."""
     from moto.s3.models import FakeBucket
 
-    create = FakeBucket.create_from_cloudformation_json.__func__
-    update = FakeBucket.update_from_cloudformation_json.__func__
+    # the classmethods' functions, to call with the class they are called on
+    create = inspect.getattr_static(FakeBucket, "create_from_cloudformation_json").__func__
+    update = inspect.getattr_static(FakeBucket, "update_from_cloudformation_json").__func__
 
     def apply(bucket: Any, cloudformation_json: dict[str, Any]) -> Any:
         config = (cloudformation_json.get("Properties") or {}).get("NotificationConfiguration")
@@ -154,8 +157,11 @@ def _patch_bucket_notifications() -> None:
         return apply(update(klass, original_resource, new_resource_name, cloudformation_json, account_id,
                             region_name), cloudformation_json)
 
-    FakeBucket.create_from_cloudformation_json = classmethod(create_from_cloudformation_json)
-    FakeBucket.update_from_cloudformation_json = classmethod(update_from_cloudformation_json)
+    # moto has no hook for these: patched in place
+    FakeBucket.create_from_cloudformation_json = classmethod(  # type: ignore[method-assign,assignment]
+        create_from_cloudformation_json)
+    FakeBucket.update_from_cloudformation_json = classmethod(  # type: ignore[method-assign,assignment]
+        update_from_cloudformation_json)
 
 
 def _patch_response_url() -> None:

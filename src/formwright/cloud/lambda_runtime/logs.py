@@ -18,6 +18,7 @@ def save(function: Any, outcome: Outcome) -> None:
     backend.ensure_log_group(group)
     if outcome.stream not in backend.groups[group].streams:
         backend.create_log_stream(group, outcome.stream)
-    events = [{"timestamp": stamp, "message": text} for stamp, text in outcome.lines]
-    events.sort(key=lambda e: e["timestamp"])  # CloudWatch takes a batch in time order
+    # CloudWatch takes a batch in time order (a stable sort: lines of one millisecond keep theirs)
+    events: list[dict[str, Any]] = [{"timestamp": stamp, "message": text}
+                                    for stamp, text in sorted(outcome.lines, key=lambda line: line[0])]
     backend.put_log_events(group, outcome.stream, events)

@@ -97,7 +97,7 @@ def run(function: Any, event: bytes, endpoint: str, request_id: str | None = Non
                 "deadline": time.time() + timeout, "context": contract.context(function, request_id, stream)}
         (scratch / ".event").write_bytes(event or b"{}")
         command = _command(function.run_time, memory, scratch, spec)
-        runtime_dir = spec.get("runtime_dir") or str(HERE)
+        runtime_dir = str(spec.get("runtime_dir") or HERE)
         began = time.monotonic()
         env = contract.environment(function, stream, str(task), runtime_dir, str(scratch / "tmp"), endpoint,
                                    layers)
