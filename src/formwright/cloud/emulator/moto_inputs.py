@@ -43,10 +43,19 @@ def _instance(props: dict[str, Any], account: str) -> dict[str, Any]:
     return props
 
 
+def _layer_version(props: dict[str, Any], account: str) -> dict[str, Any]:
+    """moto's model names a layer by the name property of its own type (`LayerVersion`), never by
+    `LayerName`: the layer got the generated name."""
+    if props.get("LayerName"):
+        props["LayerVersion"] = props["LayerName"]
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
     "AWS::EC2::Instance": _instance,
+    "AWS::Lambda::LayerVersion": _layer_version,
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from moto.core.exceptions import ServiceException
@@ -174,13 +175,22 @@ def read_fields(target: Any, fields: dict[str, str]) -> dict[str, Any]:
     return {name: getattr(target, attribute, None) for name, attribute in fields.items()}
 
 
+def _recased(value: Any, first: Callable[[str], str]) -> Any:
+    if isinstance(value, dict):
+        return {first(k[:1]) + k[1:]: _recased(v, first) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_recased(v, first) for v in value]
+    return value
+
+
 def camel(value: Any) -> Any:
     """A CloudFormation structure (`AllowOrigins`) in the service API's spelling (`allowOrigins`)."""
-    if isinstance(value, dict):
-        return {k[:1].lower() + k[1:]: camel(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [camel(v) for v in value]
-    return value
+    return _recased(value, str.lower)
+
+
+def pascal(value: Any) -> Any:
+    """A service API's structure (`allowOrigins`) in CloudFormation's spelling (`AllowOrigins`)."""
+    return _recased(value, str.upper)
 
 
 def backend(service: str, account: str, region: str) -> Any:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formwright.cloud.emulator import completions, moto_inputs, own, schemas
+from formwright.cloud.emulator import completions_services as services
 from formwright.cloud.emulator import tags as resource_tags
 from formwright.cloud.emulator.context import request
 from formwright.cloud.lambda_runtime import custom_resources as custom
@@ -122,16 +123,6 @@ def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: st
         backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))  # type: ignore[arg-type]
 
 
-def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:
-    """One SecurityGroupIngress / SecurityGroupEgress entry as moto's authorize/revoke arguments."""
-    ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
-              if key in rule]
-    group = rule.get("SourceSecurityGroupId") or rule.get("DestinationSecurityGroupId")
-    return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
-            "to_port": rule.get("ToPort"), "ip_ranges": ranges,
-            "source_groups": [{"GroupId": group}] if group else []}
-
-
 # the rule a new group has until the template gives its own egress rules ("AWS::EC2::SecurityGroup":
 # "When you specify an egress rule, CloudFormation removes the default rule")
 DEFAULT_EGRESS = {"IpProtocol": "-1", "CidrIp": "0.0.0.0/0"}
@@ -151,9 +142,9 @@ def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account
         revoke = getattr(backend, f"revoke_security_group_{verb}")
         authorize = getattr(backend, f"authorize_security_group_{verb}")
         for rule in [r for r in old if r not in new]:
-            revoke(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+            revoke(obj.id, vpc_id=obj.vpc_id, **services.rule_call(rule))
         for rule in [r for r in new if r not in old]:
-            authorize(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
+            authorize(obj.id, vpc_id=obj.vpc_id, **services.rule_call(rule))
     return obj
 
 
@@ -171,7 +162,10 @@ def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) 
 
 # what moto's create leaves out, applied right after it
 COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress, "AWS::S3::Bucket": completions.bucket_created,
-                   "AWS::IAM::Role": completions.role_created}
+                   "AWS::IAM::Role": completions.role_created,
+                   "AWS::Lambda::Function": services.function_created, "AWS::KMS::Key": services.key_created,
+                   "AWS::StepFunctions::StateMachine": services.state_machine_created,
+                   "AWS::Lambda::LayerVersion": services.layer_created}
 
 # types updated in place here rather than by moto's update (which would replace them)
 OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
@@ -179,7 +173,9 @@ OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
 # what a type's update in moto leaves out (or moto has no update for), applied through the service's
 # backend after moto's update if any
 COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention,
-                   "AWS::IAM::Role": completions.role_policies}
+                   "AWS::IAM::Role": completions.role_policies,
+                   "AWS::Lambda::Function": services.function_settings,
+                   "AWS::StepFunctions::StateMachine": services.state_machine_settings}
 
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
