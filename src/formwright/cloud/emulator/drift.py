@@ -20,8 +20,8 @@ from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator import tags as resource_tags
 from formwright.cloud.emulator.completions_services import EXPECTED
 from formwright.cloud.emulator.drift_readers import DOCUMENTS, READERS
-from formwright.cloud.emulator.execute import record
 from formwright.cloud.emulator.own import Model as OwnModel
+from formwright.cloud.emulator.stack_record import record
 
 
 def _same(expected: Any, actual: Any) -> bool:
