@@ -48,6 +48,7 @@ class Model:
     kind: ClassVar[str] = ""
     in_place: ClassVar[frozenset[str]] = frozenset()  # properties updated in place, tags aside
     taggable: ClassVar[bool] = False  # True when live_tags / write_tags reach the service's tag store
+    ref_attributes: ClassVar[frozenset[str]] = frozenset()  # Fn::GetAtt names whose value is the Ref value
 
     def __init__(self, logical: str, account: str, region: str) -> None:
         self.logical_resource_id = logical
@@ -79,6 +80,8 @@ class Model:
 
     def attribute(self, name: str) -> Any:
         """An Fn::GetAtt value; raises KeyError for one the model does not know."""
+        if name in self.ref_attributes:
+            return self.physical_resource_id
         raise KeyError(name)
 
     def live_tags(self) -> dict[str, str]:

@@ -75,11 +75,6 @@ class EIPAssociation(Model):
             "NetworkInterfaceId": address.eni.id if address.eni is not None else None,
         }
 
-    def attribute(self, name: str) -> Any:
-        if name == "Id":
-            return self.physical_resource_id
-        raise KeyError(name)
-
 
 @register
 class NetworkAcl(Model):
@@ -87,6 +82,7 @@ class NetworkAcl(Model):
 
     kind = "AWS::EC2::NetworkAcl"
     taggable = True
+    ref_attributes = frozenset({"Id"})
 
     def _ec2(self) -> Any:
         return backend("ec2", self.account_id, self.region_name)
@@ -108,11 +104,6 @@ class NetworkAcl(Model):
         acl = self._ec2().network_acls.get(self.physical_resource_id)
         return None if acl is None else {"VpcId": acl.vpc_id}
 
-    def attribute(self, name: str) -> Any:
-        if name == "Id":
-            return self.physical_resource_id
-        raise KeyError(name)
-
     def live_tags(self) -> dict[str, str]:
         return {t["key"]: t["value"] for t in self._ec2().describe_tags(
             filters={"resource-id": [self.physical_resource_id]})}
@@ -133,6 +124,7 @@ class NetworkAclEntry(Model):
     other than the ACL, the number or the direction replaces the rule in place (ReplaceNetworkAclEntry)."""
 
     kind = "AWS::EC2::NetworkAclEntry"
+    ref_attributes = frozenset({"Id"})
     in_place = frozenset({"Protocol", "RuleAction", "CidrBlock", "Ipv6CidrBlock", "Icmp", "PortRange"})
 
     def _ec2(self) -> Any:
@@ -178,11 +170,6 @@ class NetworkAclEntry(Model):
             "Icmp": {"Code": entry.icmp_code, "Type": entry.icmp_type}}
         return found
 
-    def attribute(self, name: str) -> Any:
-        if name == "Id":
-            return self.physical_resource_id
-        raise KeyError(name)
-
 
 @register
 class SubnetNetworkAclAssociation(Model):
@@ -190,6 +177,7 @@ class SubnetNetworkAclAssociation(Model):
     deleted, it goes back to its VPC's default ACL, as EC2 keeps every subnet in one ACL."""
 
     kind = "AWS::EC2::SubnetNetworkAclAssociation"
+    ref_attributes = frozenset({"AssociationId"})
 
     def _ec2(self) -> Any:
         return backend("ec2", self.account_id, self.region_name)
@@ -229,8 +217,3 @@ class SubnetNetworkAclAssociation(Model):
         if current is None or current[1] != self.physical_resource_id:
             return None
         return {"SubnetId": self.subnet_id, "NetworkAclId": current[0].id}
-
-    def attribute(self, name: str) -> Any:
-        if name == "AssociationId":
-            return self.physical_resource_id
-        raise KeyError(name)
