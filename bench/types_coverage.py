@@ -10,8 +10,13 @@ tests/localcloud/test_types_*.py show each model works.
     .venv/bin/python bench/types_coverage.py [--deploy] [TEMPLATE_DIR_OR_FILE ...]
     TYPES_COVERAGE_SRC=../main/src PYTHONPATH=../main/src .venv/bin/python bench/types_coverage.py --deploy
 
+(-P keeps bench/ off the import path: bench/operator.py would stand in for the standard library's operator.)
+
 With --deploy each template is also deployed on a local cloud of the bench's own, as a newcomer would (the S3
-objects it names put first, "x" for parameters without a default), and the outcome of each is printed.
+objects it names put first, its Transform expanded as `formwright deploy` expands it, the default of every
+parameter; a template with a parameter without a default is skipped and counted), and the outcome of each
+and the first blockers by type are printed. Folders are walked whole (.json, .yaml, .yml, .template), e.g.
+AWS's sample templates fetched into ~/.cache/formwright/samples/aws-cloudformation-templates.
 
 Default corpus: the translated SAM applications in ../shared/conformance/sam/output (AWS's own SAM translator
 test outputs, aws partition).
@@ -78,25 +83,51 @@ API = json.dumps(
 BY_DESIGN = ("Custom::", "AWS::CloudFormation::CustomResource", "AWS::CloudFormation::WaitCondition")
 
 
+SUFFIXES = (".json", ".yaml", ".yml", ".template")
+
+
 def templates(paths: list[Path]) -> list[tuple[str, dict]]:
-    """(name, template) of every JSON template under the paths."""
+    """(name, template) of every CloudFormation template in the files and folders given (folders walked
+    whole: .json, .yaml, .yml, .template; YAML short forms read as CloudFormation reads them); a file that
+    is not a template with Resources is left out."""
+    from formwright.template import document
+
     found = []
     for path in paths:
-        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES) if path.is_dir() else [path]
         for file in files:
             try:
-                body = json.loads(file.read_text())
-            except ValueError:
+                body = json.loads(file.read_text()) if file.suffix == ".json" else document.load(file)
+            except Exception:  # noqa: BLE001 - not a template (a config file, an event sample, ...)
                 continue
             if isinstance(body, dict) and isinstance(body.get("Resources"), dict):
-                found.append((file.name, body))
+                name = str(file.relative_to(path)) if path.is_dir() else file.name
+                found.append((name, json.loads(json.dumps(body, default=str))))
     return found
+
+
+def required_parameters(template: dict) -> list[str]:
+    """The parameters a newcomer must give a value for (no Default)."""
+    parameters = template.get("Parameters") or {}
+    return [k for k, v in parameters.items() if isinstance(v, dict) and "Default" not in v]
+
+
+def expanded(template: dict) -> dict:
+    """The template as `formwright deploy` sends it: its Transform (SAM, AWS::LanguageExtensions) expanded
+    locally."""
+    from formwright.macros import MacroRegistry, expand, needs_auto_expand
+
+    if not needs_auto_expand(template):
+        return template
+    return expand(template, registry=MacroRegistry.build())
 
 
 def blocker(template: dict, runnable: set[str]) -> str | None:
     """The first resource type of the template the local cloud cannot create, or None."""
     for body in template["Resources"].values():
-        kind = str((body or {}).get("Type"))
+        if not isinstance(body, dict):  # an Fn::ForEach loop (AWS::LanguageExtensions): counted once expanded
+            continue
+        kind = str(body.get("Type"))
         if (
             not kind.startswith(BY_DESIGN)
             and kind != "AWS::CloudFormation::WaitConditionHandle"
@@ -150,7 +181,22 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
             cfn = session.client("cloudformation", endpoint_url=cloud.endpoint)
             s3 = session.client("s3", endpoint_url=cloud.endpoint)
             outcomes: collections.Counter[str] = collections.Counter()
+            blockers: collections.Counter[str] = collections.Counter()
+            skipped = 0
             for n, (name, template) in enumerate(found):
+                needed = required_parameters(template)
+                if needed:  # a newcomer runs what deploys with its defaults
+                    skipped += 1
+                    print(f"  {name}: skipped, parameters without a default: {', '.join(needed)}")
+                    continue
+                try:
+                    template = expanded(template)
+                except Exception as err:  # noqa: BLE001 - a macro formwright cannot expand is the outcome
+                    outcome = f"expand: {str(err)[:100]}"
+                    outcomes[outcome] += 1
+                    blockers["(Transform)"] += 1
+                    print(f"  {name}: {outcome}")
+                    continue
                 urllib.request.urlopen(
                     urllib.request.Request(f"{cloud.endpoint}/moto-api/reset", method="POST", data=b""),
                     timeout=10,
@@ -159,11 +205,7 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                     if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
                         s3.create_bucket(Bucket=bucket)
                     s3.put_object(Bucket=bucket, Key=key, Body=API if is_definition else code.getvalue())
-                params = [
-                    {"ParameterKey": k, "ParameterValue": "x"}
-                    for k, v in (template.get("Parameters") or {}).items()
-                    if "Default" not in v
-                ]
+                params: list[dict[str, str]] = []
                 stack = f"t{n}"
                 try:
                     made = cfn.create_change_set(
@@ -177,6 +219,7 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                     change_set = cfn.describe_change_set(ChangeSetName=made["Id"])
                     if change_set["Status"] == "FAILED":
                         outcome = "refused: " + change_set["StatusReason"][:110]
+                        blockers[_named_type(change_set["StatusReason"], template)] += 1
                     else:
                         cfn.execute_change_set(ChangeSetName=made["Id"])
                         status = cfn.describe_stacks(StackName=stack)["Stacks"][0]["StackStatus"]
@@ -188,13 +231,34 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                         first = failed[-1] if failed else {}  # the events are newest first
                         reason = str(first.get("ResourceStatusReason", ""))[:90]
                         outcome = f"{first['ResourceType']}: {reason}" if failed else status
+                        if failed:
+                            blockers[first["ResourceType"]] += 1
                 except cfn.exceptions.ClientError as err:
                     outcome = "refused: " + str(err)[:110]
+                    blockers[_named_type(str(err), template)] += 1
                 outcomes[outcome] += 1
                 print(f"  {name}: {outcome}")
-            print(f"deployed {outcomes['CREATE_COMPLETE']} of {len(found)} templates")
+            tried = len(found) - skipped
+            print(f"{len(found)} templates: {skipped} skipped (parameters without a default), {tried} tried, "
+                  f"{outcomes['CREATE_COMPLETE']} deployed to CREATE_COMPLETE")
+            print("  first blockers by type:", ", ".join(f"{k} {v}" for k, v in blockers.most_common()))
         finally:
             local.stop()
+
+
+def _named_type(reason: str, template: dict) -> str:
+    """The resource type a refusal names ("resource X (TYPE)", or a logical id of the template), else
+    "(template)"."""
+    import re
+
+    named = re.search(r"\(((?:AWS|Custom|Alexa)::[A-Za-z0-9:]+)\)", reason)
+    if named:
+        return named.group(1)
+    words = set(re.findall(r"[A-Za-z0-9]+", reason))
+    for logical, body in (template.get("Resources") or {}).items():
+        if logical in words and isinstance(body, dict):
+            return str(body.get("Type"))
+    return "(template)"
 
 
 def main(argv: list[str]) -> int:

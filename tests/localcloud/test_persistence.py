@@ -21,6 +21,7 @@ import boto3
 import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "three-tier"
+SERVERLESS = Path(__file__).resolve().parents[2] / "examples" / "serverless"
 
 
 @pytest.fixture
@@ -111,6 +112,34 @@ def test_stop_and_start_keep_a_deployed_three_tier_and_its_data(home, run_cli, t
     assert run_cli("local-cloud", "reset", env=env).code == 0
     assert _client(folder, "s3").list_buckets()["Buckets"] == []
     assert "0 stack(s) kept" in run_cli("local-cloud", "stop", env=env).out
+
+
+def _invoked(folder: Path, name: str) -> dict:
+    reply = _client(folder, "lambda").invoke(FunctionName=name, Payload=json.dumps({"name": "Ada"}).encode())
+    assert "FunctionError" not in reply, reply["Payload"].read()
+    return json.loads(reply["Payload"].read())
+
+
+@pytest.mark.slow  # two local-cloud starts, a SAM deploy and a no-op deploy: ~140 s at load average 19
+def test_a_sam_apps_functions_are_still_invokable_after_stop_and_start(home, run_cli, tmp_path) -> None:
+    # the code is unpacked from the function's zip, which the snapshot keeps (cloud/lambda_runtime runs each
+    # invocation as a child process of the restarted local cloud)
+    folder, env = home
+    project = tmp_path / "serverless"
+    shutil.copytree(SERVERLESS, project, ignore=shutil.ignore_patterns(".formwright"))
+    assert run_cli("local-cloud", "start", env=env).code == 0
+    deployed = run_cli("deploy", str(project), "-y", "--output", "json", env=env)
+    assert deployed.code == 0, deployed.err
+    outputs = deployed.json()["outputs"]["api"]
+    assert _invoked(folder, outputs["HelloFunction"]) == {"message": "Hello, Ada!"}
+
+    assert run_cli("local-cloud", "stop", env=env).code == 0
+    assert run_cli("local-cloud", "start", env=env).code == 0
+    assert _invoked(folder, outputs["HelloFunction"]) == {"message": "Hello, Ada!"}
+    if shutil.which("node"):
+        assert _invoked(folder, outputs["GreeterFunction"]) == {"message": "Hi, Ada!"}
+    again = run_cli("deploy", str(project), "-y", "--output", "json", env=env)
+    assert {s["outcome"] for s in again.json()["stacks"].values()} <= {"unchanged", "no changes"}, again.out
 
 
 def test_a_periodic_snapshot_survives_a_killed_local_cloud(home, run_cli) -> None:

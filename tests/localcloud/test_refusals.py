@@ -93,6 +93,23 @@ def test_an_unknown_property_fails_the_change_set(cfn) -> None:
     assert "extraneous key [QueueNam]" in desc["StatusReason"]
 
 
+def test_an_object_where_the_schema_takes_a_string_fails_the_change_set(cfn) -> None:
+    # AWS's sample apigateway_lambda_integration.yaml writes `ZipFile: !Rain::Embed handler.py` for rain to
+    # inline; sent as it is, CloudFormation's validation answers "#/Code/ZipFile: expected type: String,
+    # found: JSONObject" (the local cloud failed inside moto's model, an InternalFailure it called its own)
+    template = {"Resources": {"F": {"Type": "AWS::Lambda::Function", "Properties": {
+        "Runtime": "python3.12", "Handler": "index.handler", "Role": "arn:aws:iam::123456789012:role/r",
+        "Code": {"ZipFile": {"Rain::Embed": "handler.py"}}}}}}
+    desc = cfn.change_set("s", template)
+    assert desc["Status"] == "FAILED"
+    assert desc["StatusReason"] == ("Properties validation failed for resource F with message: "
+                                    "#/Code/ZipFile: expected type: String, found: JSONObject")
+    # an intrinsic function stands for a value of the right type once resolved
+    code = {"Fn::Join": ["", ["def handler(event, context): pass"]]}
+    template["Resources"]["F"]["Properties"]["Code"] = {"ZipFile": code}
+    assert cfn.change_set("t", template)["Status"] == "CREATE_COMPLETE"
+
+
 def test_a_missing_required_property_fails_the_change_set(cfn) -> None:
     # the resource provider schema of AWS::SSM::Parameter requires Value and Type; CloudFormation
     # validates the model against it: "#: required key [Value] not found"

@@ -10,6 +10,7 @@ StageName create-only).
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -197,3 +198,29 @@ def test_a_deployment_with_a_stage_name_makes_that_stage_and_deletes_it_with_its
     assert apigw.get_stage(restApiId=third["Api"], stageName="dev")["deploymentId"] == third["Ref"]
     delete(cfn, "dep")
     assert apigw.get_rest_apis()["items"] == []
+
+
+MODEL_TEMPLATE = {"Resources": {
+    "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "models"}},
+    "Caller": {"Type": "AWS::ApiGateway::Model", "Properties": {
+        "RestApiId": {"Ref": "Api"}, "ContentType": "application/json", "Name": "Caller",
+        "Schema": {"$schema": "http://json-schema.org/draft-04/schema#", "title": "Caller", "type": "object",
+                   "properties": {"callerName": {"type": "string"}}}}}},
+    "Outputs": {"Api": {"Value": {"Ref": "Api"}}, "Model": {"Value": {"Ref": "Caller"}}}}
+
+
+def test_a_request_model_is_made_updated_in_place_drifted_and_deleted(cfn, cloud) -> None:
+    # AWS::ApiGateway::Model: Ref the model name; Description and Schema "No interruption", ContentType,
+    # Name and RestApiId "Replacement" (AWS's sample apigateway_lambda_integration.yaml uses one)
+    api = cloud.client("apigateway")
+    outputs = deploy(cfn, "models", MODEL_TEMPLATE)
+    assert outputs["Model"] == "Caller"
+    made = api.get_model(restApiId=outputs["Api"], modelName="Caller")
+    assert json.loads(made["schema"])["properties"] == {"callerName": {"type": "string"}}
+    assert drift(cfn, "models", "Caller") == ("IN_SYNC", [])
+
+    outputs = deploy(cfn, "models", with_props(MODEL_TEMPLATE, "Caller", Description="who calls"))
+    assert api.get_model(restApiId=outputs["Api"], modelName="Caller")["description"] == "who calls"
+    api.delete_model(restApiId=outputs["Api"], modelName="Caller")
+    assert drift(cfn, "models", "Caller")[0] == "DELETED"
+    delete(cfn, "models")

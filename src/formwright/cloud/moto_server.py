@@ -60,10 +60,11 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    from formwright.cloud.emulator import api, completions, context
-    from formwright.cloud.emulator.execute import importers
+    from formwright.cloud.emulator import api, completions, completions_services, context
+    from formwright.cloud.emulator.stack_record import importers
 
     completions.patch_block_device_iops()
+    completions_services.patch_models()
     original_create = models.CloudFormationBackend.create_change_set
 
     def reuse_review(self: Any, stack_name: str, change_set_name: str, template: str,
@@ -376,7 +377,7 @@ def _patch_stack_views(models: Any) -> None:
     """Outputs, exports and parameters of an emulated stack come from the emulator's record."""
     from moto.cloudformation.parsing import Export
 
-    from formwright.cloud.emulator.execute import record
+    from formwright.cloud.emulator.stack_record import record
 
     outputs, exports = models.Stack.outputs, models.Stack.exports
     parameter_list, stack_parameters = models.Stack.parameter_list, models.Stack.stack_parameters

@@ -14,9 +14,11 @@ from formwright.cloud.emulator import changes as cs_changes
 from formwright.cloud.emulator import checks, import_changes, nested, revert_drift
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.context import request
-from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
+from formwright.cloud.emulator.endings import delete_stack
+from formwright.cloud.emulator.execute import Execution
 from formwright.cloud.emulator.parameters import ParameterError, resolve_parameters
 from formwright.cloud.emulator.resolve import TemplateError
+from formwright.cloud.emulator.stack_record import importers, pseudo_parameters, record
 
 STUB_TAG = "formwright:local-cloud:stub"  # formwright.cloud.local.STUB_TAG; the server does not import it
 INSTANCES_TAG = "formwright:local-cloud:instances"  # formwright.cloud.local.INSTANCES_TAG
@@ -201,7 +203,7 @@ def no_half_made(backend: Any) -> Iterator[None]:
     except ServiceException:
         raise
     except Exception as err:
-        from formwright.cloud.emulator.execute import event
+        from formwright.cloud.emulator.stack_record import event
 
         for key in set(backend.change_sets) - change_sets:
             del backend.change_sets[key]
@@ -311,7 +313,7 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
     if stack.enable_termination_protection:
         raise validation_error(message=f"Stack [{stack.name}] cannot be deleted while TerminationProtection "
                                        "is enabled")
-    from formwright.cloud.emulator.execute import event
+    from formwright.cloud.emulator.stack_record import event
 
     for export in [e for e in backend.exports.values() if e.exporting_stack_id == stack.stack_id]:
         users = importers(backend, export.name, skip=stack.stack_id)
@@ -335,7 +337,7 @@ def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, s
     """CreateStack / UpdateStack: a change set made and executed at once, as CloudFormation runs them."""
     import uuid
 
-    from formwright.cloud.emulator.execute import event
+    from formwright.cloud.emulator.stack_record import event
 
     name = f"formwright-direct-{uuid.uuid4().hex[:12]}"
     change_set_id, stack_id = backend.create_change_set(stack_name, name, template, parameters, None, kind,

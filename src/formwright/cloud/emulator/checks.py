@@ -158,6 +158,45 @@ def property_errors(resources: dict[str, dict[str, Any]]) -> str | None:
         if missing:
             return (f"Properties validation failed for resource {logical} with message: "
                     f"#: required key [{missing[0]}] not found")
+        found = schemas.schema(kind) or {}
+        wrong = _type_error(given, {"properties": found.get("properties") or {}}, found, "#")
+        if wrong and not kind.startswith("Custom::") and kind != CUSTOM:
+            return f"Properties validation failed for resource {logical} with message: {wrong}"
+    return None
+
+
+PRIMITIVES = {"string": "String", "integer": "Integer", "number": "Number", "boolean": "Boolean"}
+
+
+def _intrinsic(value: Any) -> bool:
+    """A function CloudFormation resolves (Ref, Fn::*), whose type is known only once resolved."""
+    return isinstance(value, dict) and len(value) == 1 and any(
+        k == "Ref" or k.startswith("Fn::") for k in value)
+
+
+def _type_error(value: Any, where: dict[str, Any], schema: dict[str, Any], path: str) -> str | None:
+    """`#/Path: expected type: String, found: JSONObject` for an object or a list written where the schema
+    takes a single primitive type (a value the template cannot mean, e.g. an unprocessed `!Rain::Embed`);
+    other mismatches are left to the service (CloudFormation converts numbers and strings)."""
+    while "$ref" in where:  # "#/definitions/Code"
+        where = schema.get("definitions", {}).get(str(where["$ref"]).rsplit("/", 1)[-1], {})
+    if _intrinsic(value):
+        return None
+    kind = where.get("type")
+    if isinstance(kind, str) and kind in PRIMITIVES and isinstance(value, dict | list):
+        found = "JSONObject" if isinstance(value, dict) else "JSONArray"
+        return f"{path}: expected type: {PRIMITIVES[kind]}, found: {found}"
+    if isinstance(value, dict) and isinstance(where.get("properties"), dict):
+        for name, item in value.items():
+            inner = where["properties"].get(name)
+            wrong = _type_error(item, inner, schema, f"{path}/{name}") if isinstance(inner, dict) else None
+            if wrong:
+                return wrong
+    if isinstance(value, list) and isinstance(where.get("items"), dict):
+        for n, item in enumerate(value):
+            wrong = _type_error(item, where["items"], schema, f"{path}/{n}")
+            if wrong:
+                return wrong
     return None
 
 

@@ -13,6 +13,7 @@ import functools
 import json
 from typing import Any
 
+from formwright.cloud.emulator import completions_services as services
 from formwright.cloud.emulator.drift_readers import ec2_backend
 
 
@@ -152,6 +153,9 @@ def delete_own(obj: Any, kind: str, account: str, region: str) -> bool:
     detached first, as CloudFormation's delete of a role does)."""
     if kind == "AWS::IAM::Role":
         role_policies(obj, {}, {"ManagedPolicyArns"}, account, region)
+    if kind in services.OWN_DELETE:
+        services.OWN_DELETE[kind](obj, account, region)
+        return True
     if kind not in OWN_DELETE:
         return False
     OWN_DELETE[kind](obj, ec2_backend(account, region))

@@ -18,9 +18,10 @@ from typing import Any
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator import schemas
 from formwright.cloud.emulator import tags as resource_tags
+from formwright.cloud.emulator.completions_services import EXPECTED
 from formwright.cloud.emulator.drift_readers import DOCUMENTS, READERS
-from formwright.cloud.emulator.execute import record
 from formwright.cloud.emulator.own import Model as OwnModel
+from formwright.cloud.emulator.stack_record import record
 
 
 def _same(expected: Any, actual: Any) -> bool:
@@ -134,6 +135,8 @@ def _checkable(kind: str, obj: Any, values: dict[str, Any]) -> dict[str, Any]:
     """A copy of the applied `values` without what cannot be read back: the provider schema's write-only
     properties, and what the local cloud's own model of the type cannot tell (`Model.comparable`)."""
     values = copy.deepcopy(values)
+    if kind in EXPECTED:
+        values = EXPECTED[kind](values)
     for path in schemas.write_only(kind):
         _drop(values, path)
     return obj.comparable(values) if isinstance(obj, OwnModel) else values
@@ -164,10 +167,10 @@ def resource_drift(stack: Any, logical: str) -> dict[str, Any]:
         drift["StackResourceDriftStatus"] = "DELETED"
         return drift
     tag_property = schemas.tag_property(kind)
-    names = [n for n in applied if n in actual and n != tag_property]
-    expected = _checkable(kind, obj, {n: _single(applied[n]) if n in DOCUMENTS else applied[n]
-                                      for n in names})
-    names = [n for n in names if n in expected]
+    checkable = _checkable(kind, obj, {n: _single(v) if n in DOCUMENTS else v for n, v in applied.items()
+                                       if n != tag_property})
+    names = [n for n in checkable if n in actual]
+    expected = {n: checkable[n] for n in names}
     if "SecurityGroupIngress" in expected and kind == "AWS::EC2::SecurityGroup":
         expected["SecurityGroupIngress"] = [*expected["SecurityGroupIngress"],
                                             *_attached_ingress(rec, res.physical_id(obj))]
@@ -197,9 +200,11 @@ def unapplied(kind: str, obj: Any, props: dict[str, Any], names: set[str], accou
     drift detection reads it (none when the type has no reader): a create or an update moto took and
     ignored. A property the reader reads as None (absent from the service) counts when `props` sets it."""
     reader = READERS.get(kind)
-    actual = reader(obj, account, region) if reader is not None else None
-    if actual is None:
+    if reader is None:
         return []
+    actual = reader(obj, account, region)
+    if actual is None:  # the service does not know it at all
+        return ["the resource itself (its service does not find it)"]
 
     def seen(value: Any, name: str) -> Any:
         return _single(value) if name in DOCUMENTS else value

@@ -22,15 +22,19 @@ def _sqs(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     queue = sqs_backends[account][region].queues.get(obj.name)
     if queue is None:
         return None
-    # read from the queue's own fields: moto's `attributes` builds every attribute of the queue on each
-    # access (a camel-to-snake conversion each), which made a queue's read most of a drift detection
-    return {name: getattr(queue, field) for name, field in _SQS_FIELDS.items()} | {"QueueName": queue.name}
-
-
-_SQS_FIELDS = {"DelaySeconds": "delay_seconds", "MaximumMessageSize": "maximum_message_size",
-               "MessageRetentionPeriod": "message_retention_period",
-               "ReceiveMessageWaitTimeSeconds": "receive_message_wait_time_seconds",
-               "VisibilityTimeout": "visibility_timeout"}
+    # moto's `attributes` builds every attribute of the queue on each access (a camel-to-snake conversion
+    # each), which made a queue's read most of a drift detection: read it once
+    attributes = queue.attributes
+    found = {name: attributes.get(name) for name in (
+        "DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "ReceiveMessageWaitTimeSeconds",
+        "VisibilityTimeout", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled",
+        "DeduplicationScope", "FifoThroughputLimit")} | {"QueueName": queue.name}
+    found["FifoQueue"] = bool(queue.fifo_queue)
+    dedup = attributes.get("ContentBasedDeduplication")
+    found["ContentBasedDeduplication"] = str(dedup).lower() == "true"
+    redrive = attributes.get("RedrivePolicy")
+    found["RedrivePolicy"] = policy_document(redrive) if redrive else None
+    return found
 
 
 def _ssm(obj: Any, account: str, region: str) -> dict[str, Any] | None:
@@ -49,7 +53,9 @@ def _sns(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     topic = sns_backends[account][region].topics.get(obj.arn)
     if topic is None:
         return None
-    return {"TopicName": topic.name, "DisplayName": topic.display_name}
+    return {"TopicName": topic.name, "DisplayName": topic.display_name,
+            "KmsMasterKeyId": topic.kms_master_key_id or None, "FifoTopic": bool(topic.fifo_topic),
+            "ContentBasedDeduplication": str(topic.content_based_deduplication).lower() == "true"}
 
 
 def _table(obj: Any, account: str, region: str) -> dict[str, Any] | None:
@@ -95,7 +101,7 @@ def _subnet(obj: Any, account: str, region: str) -> dict[str, Any] | None:
             "MapPublicIpOnLaunch": subnet.map_public_ip_on_launch}
 
 
-def _rule(rule: Any) -> list[dict[str, Any]]:
+def security_rule_entries(rule: Any) -> list[dict[str, Any]]:
     """A moto security group rule as the template's SecurityGroupIngress entries (one per source)."""
     base = {"IpProtocol": rule.ip_protocol}
     if rule.from_port is not None:
@@ -115,7 +121,8 @@ def _security_group(obj: Any, account: str, region: str) -> dict[str, Any] | Non
     if group is None:
         return None
     return {"GroupDescription": group.description, "GroupName": group.name, "VpcId": group.vpc_id,
-            "SecurityGroupIngress": [entry for rule in group.ingress_rules for entry in _rule(rule)]}
+            "SecurityGroupIngress": [entry for rule in group.ingress_rules
+                                     for entry in security_rule_entries(rule)]}
 
 
 def _bucket(obj: Any, account: str, region: str) -> dict[str, Any] | None:
@@ -168,7 +175,7 @@ def _notifications(config: Any) -> dict[str, Any]:
     return found
 
 
-def _policy(document: Any) -> Any:
+def policy_document(document: Any) -> Any:
     """A policy document as an object (moto keeps the text, URL-encoded or not)."""
     from urllib.parse import unquote
 
@@ -189,8 +196,10 @@ def _role(obj: Any, account: str, region: str) -> dict[str, Any] | None:
         return None
     return {"RoleName": role.name, "Path": role.path, "Description": role.description or None,
             "MaxSessionDuration": role.max_session_duration or 3600,
-            "AssumeRolePolicyDocument": _policy(role.assume_role_policy_document),
-            "ManagedPolicyArns": sorted(role.managed_policies)}
+            "AssumeRolePolicyDocument": policy_document(role.assume_role_policy_document),
+            "ManagedPolicyArns": sorted(role.managed_policies),
+            "Policies": [{"PolicyName": name, "PolicyDocument": policy_document(document)}
+                         for name, document in role.policies.items()]}
 
 
 def _function(obj: Any, account: str, region: str) -> dict[str, Any] | None:
@@ -204,6 +213,11 @@ def _function(obj: Any, account: str, region: str) -> dict[str, Any] | None:
              "Handler": function.handler, "Role": function.role, "Timeout": function.timeout,
              "MemorySize": function.memory_size, "Description": function.description or None}
     found["Environment"] = {"Variables": dict(function.environment_vars or {})}
+    found |= {"Layers": [layer["Arn"] for layer in function.layers or []],
+              "Architectures": list(function.architectures), "TracingConfig": function.tracing_config,
+              "KmsKeyArn": function.kms_key_arn, "EphemeralStorage": {"Size": function.ephemeral_storage},
+              "PackageType": function.package_type,
+              "ReservedConcurrentExecutions": function.reserved_concurrency}
     return found
 
 
@@ -213,7 +227,8 @@ def _log_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     group = logs_backends[account][region].groups.get(obj.name)
     if group is None:
         return None
-    return {"LogGroupName": group.name, "RetentionInDays": group.retention_in_days}
+    return {"LogGroupName": group.name, "RetentionInDays": group.retention_in_days,
+            "KmsKeyId": group.kms_key_id or None}
 
 
 def _route_table(obj: Any, account: str, region: str) -> dict[str, Any] | None:
@@ -313,6 +328,9 @@ def _own(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     return obj.read()  # type: ignore[no-any-return]
 
 
-READERS.update(dict.fromkeys(own.models(), _own))  # the local cloud's own models read themselves
+READERS.update(dict.fromkeys(own.models(), _own))
+from formwright.cloud.emulator import drift_readers_services  # noqa: E402 - its readers use the helpers above
+
+READERS.update(drift_readers_services.READERS)  # the local cloud's own models read themselves
 # properties a reader returns that are object-valued documents compared as JSON (policy documents)
-DOCUMENTS = {"AssumeRolePolicyDocument", "PolicyDocument"}
+DOCUMENTS = {"AssumeRolePolicyDocument", "PolicyDocument", "KeyPolicy"}

@@ -12,23 +12,22 @@ in the AWS CloudFormation User Guide.
 from __future__ import annotations
 
 import copy
-import graphlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator.attributes import attribute as attribute_of
 from formwright.cloud.emulator.changes import Desired
-from formwright.cloud.emulator.context import request
+from formwright.cloud.emulator.endings import Endings
 from formwright.cloud.emulator.policy import denial
+from formwright.cloud.emulator.read_back import after_create
 from formwright.cloud.emulator.resolve import (
     Resolver,
     TemplateError,
     as_text,
-    dependencies,
-    imported_exports,
 )
 from formwright.cloud.emulator.revert_drift import reverted
+from formwright.cloud.emulator.stack_record import event, importers, order, pseudo_parameters, record
 from formwright.cloud.instances.hooks import boot_instance
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -38,49 +37,7 @@ class StackFailure(Exception):
     """The stack-level reason an execution failed (an output or export rule)."""
 
 
-@dataclass
-class Record:
-    """What the emulator keeps per stack beside moto's objects."""
-
-    desired: Desired | None = None
-    props: dict[str, dict[str, Any]] = field(default_factory=dict)  # live properties per logical id
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    stub: set[str] = field(default_factory=set)
-    # resources a delete failed to remove (logical id -> Type): still the stack's, so a later DeleteStack
-    # tries them again rather than ending DELETE_COMPLETE with them left behind
-    left: dict[str, str] = field(default_factory=dict)
-
-
-def record(stack: Any) -> Record:
-    """The emulator's record of a moto stack (made on first use)."""
-    found = getattr(stack, "fw_record", None)
-    if found is None:
-        found = Record()
-        stack.fw_record = found
-    return found
-
-
-def event(stack: Any, logical: str, physical: str | None, kind: str, status: str,
-          reason: str | None = None) -> None:
-    """Add one stack event (DescribeStackEvents lists them newest first)."""
-    from moto.cloudformation.models import Event
-
-    made = Event(stack_id=stack.stack_id, stack_name=stack.name, logical_resource_id=logical,
-                 physical_resource_id=physical or "", resource_type=kind, resource_status=status,
-                 resource_status_reason=reason, resource_properties=None)
-    made.client_request_token = getattr(request, "token", None)  # the operation's, as CloudFormation's
-    stack.events.append(made)
-
-
-def order(resources: dict[str, dict[str, Any]]) -> list[str]:
-    """Logical ids in dependency order (DependsOn, Ref, Fn::GetAtt, Fn::Sub)."""
-    graph = dependencies(resources)
-    for logical, needs in graph.items():
-        needs.discard(logical)
-    return list(graph and graphlib.TopologicalSorter(graph).static_order())
-
-
-class Execution:
+class Execution(Endings):
     """One change set being executed on one moto stack."""
 
     def __init__(self, backend: Any, change_set: Any) -> None:
@@ -114,7 +71,7 @@ class Execution:
         if attribute is None:
             return res.physical_id(obj)
         kind = str(self.new.resources.get(logical, {}).get("Type"))
-        return res.attribute(logical, kind, obj, attribute, self.record.props.get(logical, {}))
+        return attribute_of(logical, kind, obj, attribute, self.record.props.get(logical, {}))
 
     def _live_props(self, logical: str) -> dict[str, Any]:
         body = self.new.template["Resources"][logical]
@@ -231,22 +188,8 @@ class Execution:
         event(self.stack, logical, res.physical_id(obj), kind, "IMPORT_COMPLETE")
 
     def _read_back(self, logical: str, kind: str, obj: Any, props: dict[str, Any]) -> str | None:
-        """Fail a create whose properties the service does not hold as the template set them; say once
-        per type and operation that a type without a reader was not verified."""
-        from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
-        from formwright.cloud.emulator.drift_readers import READERS
-
-        if kind not in READERS:
-            if kind in self.unverified:
-                return None
-            self.unverified.add(kind)
-            return (f"Not verified: the local cloud cannot read {kind} back, so what it applied is moto's "
-                    "word (docs/local-cloud.md)")
-        missed = unapplied(kind, obj, props, set(props), self.account, self.region)
-        if missed:
-            raise res.ResourceFailure(logical, f"the local cloud cannot create {kind} as the template sets "
-                                               f"it: read back after create, {', '.join(missed)} not applied")
-        return None
+        """Fail a create the service does not hold as the template set it (`read_back.after_create`)."""
+        return after_create(logical, kind, obj, props, self.account, self.region, self.unverified)
 
     def _modify(self, logical: str, change: Any) -> None:
         entry = self.new.resources[logical]
@@ -394,145 +337,3 @@ class Execution:
         stack.status = f"{status}_COMPLETE"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
         self.change_set.execution_status = "EXECUTE_COMPLETE"
-
-    def _delete_one(self, logical: str, obj: Any, entry: dict[str, Any], props: dict[str, Any], *,
-                    keep_record: bool = False) -> None:
-        kind = str(entry.get("Type"))
-        if obj is None:
-            return
-        physical = res.physical_id(obj)
-        if entry.get("DeletionPolicy") in ("Retain", "RetainExceptOnCreate"):
-            event(self.stack, logical, physical, kind, "DELETE_SKIPPED")
-        else:
-            event(self.stack, logical, physical, kind, "DELETE_IN_PROGRESS")
-            try:
-                res.delete(obj, kind, props, self.account, self.region)
-                if _still_there(kind, obj, self.account, self.region):
-                    raise res.ResourceFailure(logical, f"the local cloud's delete of {kind} {physical} left "
-                                                       "it in place (read back after delete)")
-                event(self.stack, logical, physical, kind, "DELETE_COMPLETE")
-            except res.ResourceFailure as failure:
-                event(self.stack, logical, physical, kind, "DELETE_FAILED", failure.reason)
-                self.record.left[logical] = kind
-                self.failed_deletes[logical] = (obj, props)
-                return
-        self.record.left.pop(logical, None)
-        if not keep_record or self.rmap._parsed_resources.get(logical) is obj:
-            self.rmap._parsed_resources.pop(logical, None)
-            self.record.props.pop(logical, None)
-
-    def _roll_back(self, failure: Exception) -> None:
-        stack = self.stack
-        kind_of = {k: str(v["Type"]) for k, v in self.new.resources.items()}
-        if isinstance(failure, res.ResourceFailure):
-            updating = not self.creating and failure.logical in self.parsed_before
-            phase = "UPDATE_FAILED" if updating else "CREATE_FAILED"
-            event(stack, failure.logical, "", kind_of.get(failure.logical, ""), phase, failure.reason)
-            verb = "create" if phase == "CREATE_FAILED" else "update"
-            reason = (f"The following resource(s) failed to {verb}: [{failure.logical}]. "
-                      "Rollback requested by user.")
-        else:
-            reason = str(failure)
-        rolling = "IMPORT_ROLLBACK_IN_PROGRESS" if self.importing else \
-            "ROLLBACK_IN_PROGRESS" if self.creating else "UPDATE_ROLLBACK_IN_PROGRESS"
-        stack.status = rolling
-        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", rolling, reason)
-        for action, logical, old in reversed(self.done):
-            current = self.rmap._parsed_resources.get(logical)
-            kind = kind_of.get(logical, "")
-            applied = self.record.props.get(logical, {})
-            if action in ("create", "replace"):
-                self._delete_one(logical, current, {"Type": kind}, applied)
-            if action in ("replace", "update"):
-                self.rmap._parsed_resources[logical] = old
-                self.record.props[logical] = self.props_before.get(logical, {})
-            if action == "update":
-                self._undo_update(logical, kind, old, applied)
-        (stack.template, stack.template_dict, stack.parameters, self.rmap._template,
-         self.rmap._resource_json_map, self.rmap.input_parameters, self.rmap.resolved_parameters,
-         self.record.desired, self.record.outputs, stack.tags) = self.before
-        self.rmap._parsed_resources = dict(self.parsed_before)
-        self.record.props = self.props_before
-        for logical, (obj, props) in self.failed_deletes.items():  # still there: still the stack's
-            self.rmap._parsed_resources[logical] = obj
-            kept = {"Type": kind_of.get(logical, "")}
-            self.rmap._resource_json_map = {**self.rmap._resource_json_map, logical: kept}
-            self.record.props[logical] = props
-        if self.failed_deletes:  # "ROLLBACK_FAILED" / "UPDATE_ROLLBACK_FAILED" (Stack status codes)
-            stack.status = "ROLLBACK_FAILED" if self.creating else "UPDATE_ROLLBACK_FAILED"
-        elif self.importing:
-            stack.status = "IMPORT_ROLLBACK_COMPLETE"
-        elif self.creating:
-            stack.status = "ROLLBACK_COMPLETE"
-        else:
-            stack.status = "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"
-            event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
-            stack.status = "UPDATE_ROLLBACK_COMPLETE"
-        event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
-        self.change_set.execution_status = "EXECUTE_FAILED"
-
-    def _undo_update(self, logical: str, kind: str, old: Any, applied: dict[str, Any]) -> None:
-        props, before = self.props_before.get(logical, {}), applied
-        event(self.stack, logical, res.physical_id(old), kind, "UPDATE_IN_PROGRESS")
-        try:
-            names = set(props) | set(before)
-            res.update(logical, kind, old, props, names, self.account, self.region, before)
-            event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE")
-        except res.ResourceFailure as failure:
-            event(self.stack, logical, res.physical_id(old), kind, "UPDATE_FAILED", failure.reason)
-
-
-def _still_there(kind: str, obj: Any, account: str, region: str) -> bool:
-    """True when the service still holds a deleted resource (False when the type has no reader)."""
-    from formwright.cloud.emulator.drift_readers import READERS
-
-    reader = READERS.get(kind)
-    try:
-        return reader is not None and reader(obj, account, region) is not None
-    except Exception:  # noqa: BLE001 - a reader that cannot find the resource's parts: it is gone
-        return False
-
-
-def pseudo_parameters(stack: Any) -> dict[str, Any]:
-    """AWS::* pseudo parameters of a stack."""
-    return {"AWS::AccountId": stack.account_id, "AWS::Region": stack.region_name,
-            "AWS::StackId": stack.stack_id, "AWS::StackName": stack.name, "AWS::URLSuffix": "amazonaws.com",
-            "AWS::Partition": "aws", "AWS::NotificationARNs": list(stack.notification_arns or [])}
-
-
-def importers(backend: Any, export: str, skip: str | None = None) -> list[str]:
-    """Names of live stacks that import `export` (by its resolved name: Sub, Join and Ref count)."""
-    users = []
-    for stack in backend.stacks.values():
-        if stack.stack_id == skip or stack.status in ("DELETE_COMPLETE", "REVIEW_IN_PROGRESS"):
-            continue
-        desired = getattr(getattr(stack, "fw_record", None), "desired", None)
-        names = desired.imports if desired is not None else imported_exports(stack.template_dict or {})
-        if export in names:
-            users.append(stack.name)
-    return sorted(users)
-
-
-def delete_stack(backend: Any, stack: Any) -> bool:
-    """Delete a stack's resources in reverse dependency order with events; False when one failed."""
-    rec = record(stack)
-    desired = rec.desired
-    entries = desired.resources if desired else {
-        k: v for k, v in (stack.template_dict.get("Resources") or {}).items() if isinstance(v, dict)}
-    entries = {**{k: {"Type": kind} for k, kind in rec.left.items()}, **entries}
-    run = Execution.__new__(Execution)
-    run.stack, run.rmap, run.record, run.failed_deletes = stack, stack.resource_map, rec, {}
-    run.account, run.region = stack.account_id, stack.region_name
-    stack.status = "DELETE_IN_PROGRESS"
-    event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
-    failed = False
-    for logical in reversed(order(entries)):
-        obj = stack.resource_map._parsed_resources.get(logical)
-        if obj is None or isinstance(obj, str | dict | list):
-            continue
-        before = len(stack.events)
-        run._delete_one(logical, obj, entries[logical], rec.props.get(logical, {}))
-        failed = failed or any(e.resource_status == "DELETE_FAILED" for e in stack.events[before:])
-    stack.status = "DELETE_FAILED" if failed else "DELETE_COMPLETE"
-    event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status)
-    return not failed

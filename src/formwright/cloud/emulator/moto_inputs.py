@@ -75,10 +75,19 @@ def _from_launch_template(props: dict[str, Any], account: str, region: str) -> d
     return props
 
 
+def _layer_version(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """moto's model names a layer by the name property of its own type (`LayerVersion`), never by
+    `LayerName`: the layer got the generated name."""
+    if props.get("LayerName"):
+        props["LayerVersion"] = props["LayerName"]
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
     "AWS::EC2::Instance": _instance,
+    "AWS::Lambda::LayerVersion": _layer_version,
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from moto.core.exceptions import ServiceException
@@ -47,6 +48,7 @@ class Model:
     kind: ClassVar[str] = ""
     in_place: ClassVar[frozenset[str]] = frozenset()  # properties updated in place, tags aside
     taggable: ClassVar[bool] = False  # True when live_tags / write_tags reach the service's tag store
+    ref_attributes: ClassVar[frozenset[str]] = frozenset()  # Fn::GetAtt names whose value is the Ref value
 
     def __init__(self, logical: str, account: str, region: str) -> None:
         self.logical_resource_id = logical
@@ -78,6 +80,8 @@ class Model:
 
     def attribute(self, name: str) -> Any:
         """An Fn::GetAtt value; raises KeyError for one the model does not know."""
+        if name in self.ref_attributes:
+            return self.physical_resource_id
         raise KeyError(name)
 
     def live_tags(self) -> dict[str, str]:
@@ -174,13 +178,22 @@ def read_fields(target: Any, fields: dict[str, str]) -> dict[str, Any]:
     return {name: getattr(target, attribute, None) for name, attribute in fields.items()}
 
 
+def _recased(value: Any, first: Callable[[str], str]) -> Any:
+    if isinstance(value, dict):
+        return {first(k[:1]) + k[1:]: _recased(v, first) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_recased(v, first) for v in value]
+    return value
+
+
 def camel(value: Any) -> Any:
     """A CloudFormation structure (`AllowOrigins`) in the service API's spelling (`allowOrigins`)."""
-    if isinstance(value, dict):
-        return {k[:1].lower() + k[1:]: camel(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [camel(v) for v in value]
-    return value
+    return _recased(value, str.lower)
+
+
+def pascal(value: Any) -> Any:
+    """A service API's structure (`allowOrigins`) in CloudFormation's spelling (`AllowOrigins`)."""
+    return _recased(value, str.upper)
 
 
 def backend(service: str, account: str, region: str) -> Any:

@@ -11,9 +11,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from formwright.cloud.emulator import completions, moto_inputs, own, schemas
+from formwright.cloud.emulator import completions, in_place, moto_inputs, own, schemas
 from formwright.cloud.emulator import tags as resource_tags
 from formwright.cloud.emulator.context import request
+from formwright.cloud.emulator.handler_errors import handler_message
+from formwright.cloud.emulator.in_place import (
+    COMPLETE_CREATE,
+    COMPLETE_UPDATE,
+    IN_PLACE,
+    MOTO_APPLIES,
+    MOTO_IGNORES,
+    OWN_UPDATE,
+)
 from formwright.cloud.lambda_runtime import custom_resources as custom
 
 
@@ -64,123 +73,6 @@ def _has_update(kind: str) -> bool:
     return update is not None and not hasattr(update, "__isabstractmethod__")
 
 
-# property -> (ec2 backend method, moto attribute name, CloudFormation's default) for the properties
-# moto's models neither update through CloudFormation nor set on create
-IN_PLACE = {
-    "AWS::EC2::VPC": {"EnableDnsSupport": ("modify_vpc_attribute", "enable_dns_support", True),
-                      "EnableDnsHostnames": ("modify_vpc_attribute", "enable_dns_hostnames", False)},
-    "AWS::EC2::Subnet": {"MapPublicIpOnLaunch": ("modify_subnet_attribute", "map_public_ip_on_launch",
-                                                 False)},
-}
-
-
-def _set_in_place(kind: str, obj: Any, props: dict[str, Any], names: set[str], account: str,
-                  region: str) -> None:
-    """Set the IN_PLACE properties among `names` (their default when the template drops them)."""
-    from moto.ec2.models import ec2_backends
-
-    for name in sorted(names & set(IN_PLACE.get(kind, {}))):
-        method, attribute, default = IN_PLACE[kind][name]
-        value = str(props.get(name, default)).lower() == "true"
-        getattr(ec2_backends[account][region], method)(physical_id(obj), attribute, value)
-
-
-# AWS::SQS::Queue properties moto's update leaves alone (it sets VisibilityTimeout and
-# ReceiveMessageWaitTimeSeconds only), set through SetQueueAttributes; a property the template drops
-# goes back to the queue's default (moto's, which a queue made without it has)
-SQS_ATTRIBUTES: dict[str, Any] = {
-    "DelaySeconds": 0, "MaximumMessageSize": None, "MessageRetentionPeriod": 345600,
-    "ReceiveMessageWaitTimeSeconds": 0, "VisibilityTimeout": 30, "KmsMasterKeyId": None,
-    "KmsDataKeyReusePeriodSeconds": 300, "SqsManagedSseEnabled": True, "ContentBasedDeduplication": False,
-    "DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue", "RedrivePolicy": {},
-}
-
-
-def _set_queue_attributes(obj: Any, props: dict[str, Any], names: set[str], account: str,
-                          region: str) -> None:
-    from moto.sqs.models import MAXIMUM_MESSAGE_LENGTH, sqs_backends
-
-    wanted = {n: props.get(n, SQS_ATTRIBUTES[n]) for n in names & set(SQS_ATTRIBUTES)}
-    if "MaximumMessageSize" in wanted and wanted["MaximumMessageSize"] is None:
-        wanted["MaximumMessageSize"] = MAXIMUM_MESSAGE_LENGTH
-    if wanted:
-        backend = sqs_backends[account][region]
-        # moto's SetQueueAttributes clears the queue's Policy unless it is passed along
-        backend.set_queue_attributes(obj.name, {**wanted, "Policy": backend.get_queue(obj.name).policy})
-
-
-def _set_retention(obj: Any, props: dict[str, Any], names: set[str], account: str, region: str) -> None:
-    from moto.logs.models import logs_backends
-
-    if "RetentionInDays" not in names:
-        return
-    backend = logs_backends[account][region]
-    if props.get("RetentionInDays") is None:  # dropped from the template: kept forever again
-        backend.delete_retention_policy(obj.name)
-    else:
-        # moto annotates the days as str but keeps and answers what it is given: an int, as AWS answers
-        backend.put_retention_policy(obj.name, int(props["RetentionInDays"]))  # type: ignore[arg-type]
-
-
-def _rule_call(rule: dict[str, Any]) -> dict[str, Any]:
-    """One SecurityGroupIngress / SecurityGroupEgress entry as moto's authorize/revoke arguments."""
-    ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
-              if key in rule]
-    group = rule.get("SourceSecurityGroupId") or rule.get("DestinationSecurityGroupId")
-    return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
-            "to_port": rule.get("ToPort"), "ip_ranges": ranges,
-            "source_groups": [{"GroupId": group}] if group else []}
-
-
-# the rule a new group has until the template gives its own egress rules ("AWS::EC2::SecurityGroup":
-# "When you specify an egress rule, CloudFormation removes the default rule")
-DEFAULT_EGRESS = {"IpProtocol": "-1", "CidrIp": "0.0.0.0/0"}
-
-
-def _sync_rules(obj: Any, props: dict[str, Any], before: dict[str, Any], account: str, region: str) -> Any:
-    """A security group's inline rules changed in place: the rules the old template had and the new one
-    lacks are revoked, the new ones authorized; rules others added stay (moto's own update deletes the
-    group and makes another, under a new id). Egress rules given replace the default allow-all one."""
-    from moto.ec2.models import ec2_backends
-
-    backend = ec2_backends[account][region]
-    for name, verb in (("SecurityGroupIngress", "ingress"), ("SecurityGroupEgress", "egress")):
-        old, new = before.get(name) or [], props.get(name) or []
-        if name == "SecurityGroupEgress":
-            old, new = old or [DEFAULT_EGRESS], new or [DEFAULT_EGRESS]
-        revoke = getattr(backend, f"revoke_security_group_{verb}")
-        authorize = getattr(backend, f"authorize_security_group_{verb}")
-        for rule in [r for r in old if r not in new]:
-            revoke(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
-        for rule in [r for r in new if r not in old]:
-            authorize(obj.id, vpc_id=obj.vpc_id, **_rule_call(rule))
-    return obj
-
-
-def _created_egress(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
-    """moto makes a group without its template's egress rules, and its ingress rules without their
-    Description: they are set here (found by the read-back after create)."""
-    if props.get("SecurityGroupEgress"):
-        _sync_rules(obj, {"SecurityGroupEgress": props["SecurityGroupEgress"]}, {}, account, region)
-    ingress = props.get("SecurityGroupIngress") or []
-    described = [r for r in ingress if isinstance(r, dict) and "Description" in r]
-    if described:
-        made = [{k: v for k, v in r.items() if k != "Description"} for r in described]
-        _sync_rules(obj, {"SecurityGroupIngress": described}, {"SecurityGroupIngress": made}, account, region)
-
-
-# what moto's create leaves out, applied right after it
-COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": _created_egress, "AWS::S3::Bucket": completions.bucket_created,
-                   "AWS::IAM::Role": completions.role_created}
-
-# types updated in place here rather than by moto's update (which would replace them)
-OWN_UPDATE = {"AWS::EC2::SecurityGroup": _sync_rules}
-
-# what a type's update in moto leaves out (or moto has no update for), applied through the service's
-# backend after moto's update if any
-COMPLETE_UPDATE = {"AWS::SQS::Queue": _set_queue_attributes, "AWS::Logs::LogGroup": _set_retention,
-                   "AWS::IAM::Role": completions.role_policies}
-
 NESTED = "AWS::CloudFormation::Stack"
 # the model attribute moto's update takes as the resource's name, where it is not the physical id
 UPDATE_NAME = {"AWS::SNS::Topic": "name"}
@@ -191,17 +83,6 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
 # properties CloudFormation takes in any case and moto's service only in lower case (RDS: `Engine: MySQL`)
 LOWER_CASE = {"AWS::RDS::DBInstance": "Engine", "AWS::RDS::DBCluster": "Engine"}
-
-
-# properties moto's update of a type is known to ignore and that no drift reader would catch after it
-# (the rest is checked once applied: execute.Execution._modify)
-MOTO_IGNORES = {"AWS::IAM::Role": {"Policies", "PermissionsBoundary"}}
-# for these types, all that moto's update (completed by COMPLETE_UPDATE) applies, besides tags
-# (a bucket's NotificationConfiguration: applied by lambda_runtime/install.py, which completes moto's model)
-MOTO_APPLIES = {"AWS::S3::Bucket": {"BucketEncryption", "NotificationConfiguration"},
-                "AWS::SQS::Queue": set(SQS_ATTRIBUTES),
-                "AWS::Logs::LogGroup": {"RetentionInDays"},
-                "AWS::EC2::SecurityGroup": {"SecurityGroupIngress", "SecurityGroupEgress"}}
 
 
 def can_update(kind: str, names: set[str]) -> bool:
@@ -256,7 +137,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     obj: Any  # a moto model or one of ours (its type varies with the resource type)
     try:
         if own.model(kind):
-            obj = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
+            obj: Any = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
         elif kind in completions.OWN_CREATE:
             obj = completions.OWN_CREATE[kind](logical, props, account, region)
         else:
@@ -273,7 +154,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     if obj is None:
         raise ResourceFailure(logical, f"the local cloud could not create {kind}")
     try:
-        _set_in_place(kind, obj, props, set(props), account, region)
+        in_place.set_in_place(kind, obj, props, set(props), account, region)
         if kind in COMPLETE_CREATE:
             COMPLETE_CREATE[kind](obj, props, account, region)
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
@@ -363,7 +244,7 @@ def update(logical: str, kind: str, obj: Any, props: dict[str, Any], names: set[
                 account_id=account, region_name=region)
             new.cf_resource_type, new.logical_resource_id = kind, logical
         else:
-            _set_in_place(kind, obj, props, names, account, region)
+            in_place.set_in_place(kind, obj, props, names, account, region)
             new = obj
         if kind in COMPLETE_UPDATE:
             COMPLETE_UPDATE[kind](new, props, names, account, region)
@@ -409,113 +290,3 @@ def delete(obj: Any, kind: str, props: dict[str, Any], account: str, region: str
         raise ResourceFailure(logical, str(err)) from None
     except Exception as err:  # noqa: BLE001 - any moto failure becomes the resource's reason
         raise ResourceFailure(logical, handler_message(err)) from None
-
-
-def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any]) -> Any:
-    """Fn::GetAtt of a live resource; raises ResourceFailure when the local cloud cannot tell it."""
-    if isinstance(obj, Stub):
-        return obj.get_cfn_attribute(name)
-    if isinstance(obj, custom.CustomResource):
-        try:
-            return obj.get_cfn_attribute(name)
-        except custom.Failure as err:
-            raise ResourceFailure(logical, str(err)) from None
-    if kind == "AWS::CloudFormation::Stack" and name.startswith("Outputs."):
-        return _nested_output(logical, obj, name.split(".", 1)[1])
-    cls = type(obj)
-    if getattr(cls, "has_cfn_attr", None) and cls.has_cfn_attr(name):
-        try:
-            value = obj.get_cfn_attribute(name)
-            if value is not None and _template_value(value):
-                return value
-        except Exception:  # noqa: BLE001,S110 - moto raises NotImplementedError and others: fall through
-            pass
-    extra = EXTRA_ATTRIBUTES.get((kind, name))
-    if extra is not None:
-        return extra(obj)
-    primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or []
-    if len(primary) == 1 and primary[0] == f"/properties/{name}":
-        return physical_id(obj)
-    if name in props and not isinstance(props[name], dict | list):
-        return props[name]
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-    value = getattr(obj, snake, None)
-    if isinstance(value, str | int | float | bool) and value is not None:
-        return value
-    raise ResourceFailure(logical, f"the local cloud cannot resolve Fn::GetAtt {logical}.{name}: moto does "
-                                   f"not expose {kind} attribute {name}")
-
-
-def _template_value(value: Any) -> bool:
-    """True for what a template can hold (a string, number, boolean or a list of them): a moto object
-    or record handed back as an attribute is not one."""
-    if isinstance(value, list):
-        return all(isinstance(v, str | int | float | bool) for v in value)
-    return isinstance(value, str | int | float | bool)
-
-
-def _cidr_associations(vpc: Any) -> list[str]:
-    return [str(a["association_id"]) for a in vpc.cidr_block_association_set]
-
-
-def _default_acl(vpc: Any) -> str:
-    acls = vpc.ec2_backend.network_acls.values()
-    return next(a.id for a in acls if a.vpc_id == vpc.id and a.default)
-
-
-def _default_group(vpc: Any) -> str:
-    return str(vpc.ec2_backend.get_security_group_from_name("default", vpc_id=vpc.id).id)
-
-
-# attributes moto's models do not answer, read from moto's service backends
-EXTRA_ATTRIBUTES = {
-    ("AWS::EC2::VPC", "DefaultNetworkAcl"): _default_acl,
-    ("AWS::EC2::VPC", "DefaultSecurityGroup"): _default_group,
-    ("AWS::EC2::VPC", "CidrBlockAssociations"): _cidr_associations,
-}
-
-
-def _nested_output(logical: str, obj: Any, key: str) -> Any:
-    for output in obj.outputs or []:
-        if output["OutputKey"] == key:
-            return output["OutputValue"]
-    raise ResourceFailure(logical, f"Output '{key}' not found in nested stack {logical}")
-
-
-# HandlerErrorCode (the resource provider contract, aws-cloudformation/cloudformation-cli) for the words
-# of a service's error code, first match wins; anything else is GeneralServiceException
-HANDLER_CODES = (
-    (("AlreadyExists", "Duplicate", "AlreadyOwned"), "AlreadyExists"),
-    (("NotFound", "NoSuch", "DoesNotExist"), "NotFound"),
-    (("Throttl", "TooManyRequests"), "Throttling"),
-    (("LimitExceeded",), "ServiceLimitExceeded"),
-    (("AccessDenied", "Unauthorized"), "AccessDenied"),
-    (("InUse", "Conflict"), "ResourceConflict"),
-    (("Invalid", "Validation", "Malformed", "Missing"), "InvalidRequest"),
-)
-
-
-def handler_message(err: Exception, kind: str | None = None, props: dict[str, Any] | None = None) -> str:
-    """A moto exception as CloudFormation words a failed resource handler:
-    `Resource handler returned message: "..." (RequestToken: ..., HandlerErrorCode: ...)`, the code one
-    of the contract's; AlreadyExists with the contract's own message where the identifier is known."""
-    import uuid
-
-    from moto.core.exceptions import ServiceException
-    from werkzeug.exceptions import HTTPException
-
-    text = (getattr(err, "message", None) or getattr(err, "description", None) or str(err)
-            or type(err).__name__)
-    raw = str(getattr(err, "code", None) or getattr(err, "error_type", None) or type(err).__name__)
-    code = next((c for words, c in HANDLER_CODES if any(w in raw for w in words)), "GeneralServiceException")
-    if not isinstance(err, ServiceException | HTTPException):
-        # not a service's answer but moto's own code failing: said as such, never passed off as AWS's
-        code = "InternalFailure"
-        text = (f"Internal Failure: the local cloud's model of {kind or 'this resource'} failed "
-                f"({type(err).__name__}: {err}); a limit of the local cloud, not an error of the template")
-    primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or [] if kind else []
-    identifier = (props or {}).get(primary[0].rsplit("/", 1)[-1]) if len(primary) == 1 else None
-    if code == "AlreadyExists" and isinstance(identifier, str):
-        text = f"Resource of type '{kind}' with identifier '{identifier}' already exists."
-    token = uuid.uuid4()
-    return f'Resource handler returned message: "{text}" (RequestToken: {token}, HandlerErrorCode: {code})'
