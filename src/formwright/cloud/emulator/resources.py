@@ -137,7 +137,7 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
     obj: Any  # a moto model or one of ours (its type varies with the resource type)
     try:
         if own.model(kind):
-            obj: Any = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
+            obj = own.create(kind, logical, props, str(resource_map["AWS::StackName"]), account, region)
         elif kind in completions.OWN_CREATE:
             obj = completions.OWN_CREATE[kind](logical, props, account, region)
         else:
