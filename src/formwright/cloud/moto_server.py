@@ -407,9 +407,11 @@ def main(argv: list[str] | None = None) -> None:
     patch_public_images()
     _patch_reset()
     install(f"http://{address.host}:{address.port}")  # functions run here, without Docker
+    from formwright.cloud.emulator import signals
     from formwright.cloud.instances import hooks
 
     hooks.install()
+    signals.install()  # WaitConditionHandle URLs, SignalResource, DescribeStackResource's Metadata
     from formwright.cloud.emulator import schemas
 
     # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers

@@ -6,6 +6,7 @@ Installed into moto's backend by `formwright.cloud.moto_server.patch_moto`.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -165,7 +166,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
-    reason = taken or _failure(new, computed, stub) or (checks.cannot_boot(new.resources) if boot else None)
+    reason = taken or _failure(new, computed, stub, boot) or (
+        checks.cannot_boot(new.resources) if boot else None)
     if reason is None and old is not None and not computed and old.template == body \
             and old.echoed == echoed and dict(stack.tags or {}) == tags:
         reason = NO_CHANGES
@@ -227,9 +229,10 @@ def _stack_arn(backend: Any, stack_name: str) -> str:
     return f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/{uuid.uuid4()}"
 
 
-def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str]) -> str | None:
+def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str],
+             signals: bool = False) -> str | None:
     reason = checks.property_errors(new.resources) or checks.cannot_run(new.resources, res.implemented(),
-                                                                         stub)
+                                                                         stub, signals)
     if reason:
         return reason
     for change in computed:
@@ -264,8 +267,6 @@ def _change(entry: dict[str, Any]) -> Any:
 def execute_change_set(backend: Any, original: Any, change_set_name: str,
                        stack_name: str | None = None) -> None:
     """ExecuteChangeSet: run the change set (with rollback) as CloudFormation does."""
-    from moto.core.utils import utcnow
-
     change_set = backend.change_sets.get(change_set_name) or next(
         (c for c in backend.change_sets.values() if c.change_set_name == change_set_name
          and (stack_name is None or c.stack_name == stack_name or c.stack_id == stack_name)), None)
@@ -280,11 +281,33 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack = backend.stacks[change_set.stack_id]
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
+    if getattr(change_set, "fw_boot", False):
+        # booting instances and waiting for their signals takes minutes: the execution goes on after
+        # ExecuteChangeSet answers, as CloudFormation's does (the stack shows *_IN_PROGRESS meanwhile)
+        run = Execution(backend, change_set)
+        run.begin()
+        asked = dict(vars(request))
+
+        def in_background() -> None:
+            from formwright.cloud.emulator import locking
+
+            vars(request).update(asked)  # this request's token and capabilities, in the execution's thread
+            with locking.hold():
+                _run(backend, change_set, stack, run)
+
+        threading.Thread(target=in_background, name=f"execute-{stack.name}", daemon=True).start()
+        return
+    _run(backend, change_set, stack, Execution(backend, change_set))
+
+
+def _run(backend: Any, change_set: Any, stack: Any, run: Execution) -> None:
+    from moto.core.utils import utcnow
+
     granted = getattr(request, "capabilities", None)
     # nested stacks are made with the capabilities their parent's change set was given, as on AWS
     request.capabilities = getattr(change_set, "fw_capabilities", granted)
     try:
-        Execution(backend, change_set).run()
+        run.run()
     finally:
         request.capabilities = granted
     if getattr(change_set, "fw_revert", False) and stack.status == "UPDATE_COMPLETE":

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from formwright.cloud.emulator import resources as res
-from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator import schemas, signals
 from formwright.cloud.emulator.changes import Desired
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.policy import denial
@@ -29,7 +29,7 @@ from formwright.cloud.emulator.resolve import (
     imported_exports,
 )
 from formwright.cloud.emulator.revert_drift import reverted
-from formwright.cloud.instances.hooks import boot_instance
+from formwright.cloud.instances.hooks import boot_instance, signal_url
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -100,6 +100,7 @@ class Execution:
         self.cleanup: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = []
         self.unverified: set[str] = set()  # types said "not verified" in this operation's events
         self.failed_deletes: dict[str, tuple[Any, dict[str, Any]]] = {}  # logical -> (object, properties)
+        self.begun = False  # `begin` done (the stack marked busy) before `run`
 
     # ---- helpers -----------------------------------------------------------------------------
     def _resolver(self) -> Resolver:
@@ -133,12 +134,19 @@ class Execution:
         return props
 
     # ---- the run -----------------------------------------------------------------------------
-    def run(self) -> None:
-        """Execute; on failure roll back. The stack ends in a settled status either way."""
+    def begin(self) -> None:
+        """Mark the stack busy with this operation (its first event)."""
         stack = self.stack
         status = "IMPORT" if self.importing else "CREATE" if self.creating else "UPDATE"
         stack.status = f"{status}_IN_PROGRESS"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
+        self.begun = True
+
+    def run(self) -> None:
+        """Execute; on failure roll back. The stack ends in a settled status either way."""
+        stack = self.stack
+        if not self.begun:
+            self.begin()
         changes = {c.logical_resource_id: c for c in self.change_set.changes}
         logical = stack.name
         try:
@@ -191,8 +199,16 @@ class Execution:
         stubbed = kind in self.change_set.fw_stub
         event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
         props: dict[str, Any] = {}
+        boot = getattr(self.change_set, "fw_boot", False)
+        waits = boot and not stubbed and ("CreationPolicy" in entry or kind == signals.WAIT_CONDITION)
+        if waits:
+            signals.expect(self.stack.stack_id, logical)  # its instance may signal as soon as it boots
         if kind == "AWS::CloudFormation::WaitConditionHandle":
-            obj: Any = res.Stub(logical, kind, res.wait_handle_url(self.stack, logical))
+            obj: Any = res.Stub(logical, kind, signal_url(self.stack, logical) if boot
+                                else res.wait_handle_url(self.stack, logical))
+        elif waits and kind == signals.WAIT_CONDITION:
+            props = self._live_props(logical)
+            obj = signals.WaitCondition(logical, signals.condition_id(self.stack.stack_id, props))
         elif stubbed and not res.model_class(kind):
             obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
@@ -208,8 +224,12 @@ class Execution:
         self.rmap._parsed_resources[logical] = obj
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
-        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
+        if kind == "AWS::EC2::Instance" and boot:
+            signals.keep_metadata(self.stack, logical, self._resolver().value(entry.get("Metadata") or {}))
             boot_instance(logical, obj)
+        if waits:
+            policy = self._resolver().value(entry.get("CreationPolicy") or {})
+            signals.await_signals(self.stack, logical, kind, obj, policy, props, event)
         reason = None
         if stubbed and isinstance(obj, res.Stub):
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"

@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,8 +165,10 @@ def _network(namespace: str, host_veth: str, address: str) -> None:
     _run("ip", "route", "add", "default", "via", HOST_ADDRESS, netns=namespace)
 
 
-def boot(instance_id: str, address: str, user_data: str | None, state_root: Path) -> Booted:
-    """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why."""
+def boot(instance_id: str, address: str, user_data: str | None, state_root: Path,
+         prepare: Callable[[Path], None] | None = None) -> Booted:
+    """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why.
+    `prepare` adds to the root before the instance starts (the cfn helpers: helpers.py)."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)
@@ -176,6 +179,8 @@ def boot(instance_id: str, address: str, user_data: str | None, state_root: Path
     try:
         state.mkdir(parents=True, exist_ok=False)
         _prepare_root(state / "root", instance_id, address, user_data)
+        if prepare is not None:
+            prepare(state / "root")
         ensure_bridge()
         _network(namespace, host_veth, address)
         root = state / "root"

@@ -19,17 +19,34 @@ _lock = threading.Lock()
 def boot_instance(logical: str, instance: Any) -> None:
     """Boot a moto instance CloudFormation just created; a refusal fails the resource with its reason."""
     from formwright.cloud.emulator.resources import ResourceFailure
+    from formwright.cloud.instances import endpoint, helpers
     from formwright.cloud.local import formwright_home
 
     user_data = instance.user_data
     text = str(user_data) if user_data is not None else None
+    region = str(getattr(instance, "region_name", None) or "us-east-1")
     try:
-        booted = booting.boot(instance.id, instance.private_ip, text, formwright_home() / "instances")
+        reached_at = endpoint.ensure_listening()  # the instance's helpers call the local cloud there
+        booted = booting.boot(instance.id, instance.private_ip, text, formwright_home() / "instances",
+                              prepare=lambda root: helpers.inject(root, reached_at, region))
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None
     with _lock:
         BOOTED[instance.id] = booted
+
+
+def signal_url(stack: Any, logical: str) -> str:
+    """A WaitConditionHandle's URL on the instance network (where booted instances reach the local cloud)."""
+    from formwright.cloud.emulator.resources import ResourceFailure
+    from formwright.cloud.emulator.signals import handle_url
+    from formwright.cloud.instances.endpoint import ensure_listening
+
+    try:
+        return handle_url(stack, logical, ensure_listening())
+    except booting.BootRefused as refused:
+        raise ResourceFailure(logical, f"The local cloud cannot serve wait condition handle {logical}: "
+                                       f"{refused}") from None
 
 
 def stop_instance(instance_id: str) -> None:

@@ -1,0 +1,141 @@
+"""cfn-signal from booted instances completes a CreationPolicy or a WaitCondition; a missing signal fails it
+(`local_cloud: {instances: boot}`), through the CLI and the real local cloud.
+
+Marked slow: each test boots instances from the cached image (tests/instances/test_boot.py builds it).
+
+Where the behaviour comes from (AWS CloudFormation User Guide, "CreationPolicy attribute",
+"AWS::CloudFormation::WaitCondition", "cfn-signal"; the reason texts are CloudFormation's as its users
+report them, e.g. aws/aws-cli#7133, aws-samples/immersive-media-refarch#7):
+- each signal a CreationPolicy receives is an event "Received SUCCESS signal with UniqueId ID" on the
+  resource, and it completes after Count of them (distinct UniqueIds: `cfn-signal -i`);
+- a WaitCondition counts the signals PUT to its handle's URL, even those sent before it started; its
+  Fn::GetAtt Data is a JSON object of UniqueId to Data; with too few by its Timeout it fails with
+  "WaitCondition timed out. Received N conditions when expecting COUNT"
+  and the stack rolls back (the instance is deleted).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.instances.test_boot import _image_or_skip, _processes_in
+
+pytestmark = [pytest.mark.slow, pytest.mark.cloud]
+
+
+def _network() -> tuple[str, str]:
+    third = random.randint(1, 250)  # noqa: S311 - another local cloud on this machine may boot instances too
+    return f"10.213.{third}.0/24", f"10.213.{third}.{random.randint(10, 250)}"  # noqa: S311
+
+
+def _template(subnet: str, address: str, user_data: str, **web: object) -> dict:
+    return {
+        "Resources": {
+            "Net": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.213.0.0/16"}},
+            "Sub": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Net"}, "CidrBlock": subnet}},
+            "Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"},
+            "Web": {"Type": "AWS::EC2::Instance", **web,
+                    "Properties": {"ImageId": "ami-12c6146b", "InstanceType": "t3.micro",
+                                   "SubnetId": {"Ref": "Sub"}, "PrivateIpAddress": address,
+                                   "UserData": {"Fn::Base64": {"Fn::Sub": user_data}}}},
+        },
+    }
+
+
+def _project(root: Path, name: str, template: dict) -> None:
+    (root / "web.json").write_text(json.dumps(template))
+    (root / "formwright.yaml").write_text(f"name: {name}\nregion: us-east-1\n"
+                                          "stacks:\n  web: {template: web.json}\n"
+                                          "local_cloud: {instances: boot}\n")
+
+
+def test_a_creation_policy_completes_with_two_signals_and_a_wait_condition_gets_its_data(
+        tmp_path: Path, run_cli, cloud) -> None:
+    _image_or_skip()
+    subnet, address = _network()
+    user_data = """#!/bin/sh
+/opt/aws/bin/cfn-signal -e 0 -i report -d "made at boot" "${Handle}"
+/opt/aws/bin/cfn-signal -e 0 --stack ${AWS::StackName} --resource Web --region ${AWS::Region} -i first
+cfn-signal -e 0 --stack ${AWS::StackName} --resource Web --region ${AWS::Region} -i second
+"""
+    template = _template(subnet, address, user_data,
+                         CreationPolicy={"ResourceSignal": {"Count": 2, "Timeout": "PT5M"}})
+    template["Resources"]["Done"] = {"Type": "AWS::CloudFormation::WaitCondition", "DependsOn": "Web",
+                                     "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": "300"}}
+    template["Outputs"] = {"Data": {"Value": {"Fn::GetAtt": ["Done", "Data"]}}}
+    _project(tmp_path, "signals", template)
+    deployed = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    assert deployed.code == 0, deployed.err + deployed.out
+    cfn = cloud.client("cloudformation")
+    stack = cfn.describe_stacks(StackName="signals-web")["Stacks"][0]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    assert json.loads(stack["Outputs"][0]["OutputValue"]) == {"report": "made at boot"}
+    events = cfn.describe_stack_events(StackName="signals-web")["StackEvents"]
+    said = [e.get("ResourceStatusReason") for e in reversed(events) if e["LogicalResourceId"] == "Web"]
+    assert "Received SUCCESS signal with UniqueId first" in said
+    assert "Received SUCCESS signal with UniqueId second" in said
+    assert said.index("Received SUCCESS signal with UniqueId second") < len(said) - 1  # then CREATE_COMPLETE
+    assert next(e["ResourceStatus"] for e in events if e["LogicalResourceId"] == "Web") == "CREATE_COMPLETE"
+    deleted = run_cli("delete", str(tmp_path), "-y")
+    assert deleted.code == 0, deleted.err + deleted.out
+
+
+def test_a_wait_condition_short_of_its_signals_times_out_and_the_stack_rolls_back(
+        tmp_path: Path, run_cli, cloud) -> None:
+    _image_or_skip()
+    subnet, address = _network()
+    user_data = """#!/bin/sh
+/opt/aws/bin/cfn-signal -e 0 -i only-one "${Handle}"
+"""
+    template = _template(subnet, address, user_data)
+    template["Resources"]["Done"] = {"Type": "AWS::CloudFormation::WaitCondition", "DependsOn": "Web",
+                                     "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": "8", "Count": 2}}
+    _project(tmp_path, "late", template)
+    deployed = run_cli("deploy", str(tmp_path), "-y")
+    assert deployed.code != 0
+    said = " ".join((deployed.out + deployed.err).split())
+    assert "WaitCondition timed out. Received 1 conditions when expecting 2" in said
+    cfn = cloud.client("cloudformation")
+    assert cfn.describe_stacks(StackName="late-web")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cfn.describe_stack_events(StackName="late-web")["StackEvents"]
+    failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed[0]["LogicalResourceId"] == "Done"
+    timed_out = "WaitCondition timed out. Received 1 conditions when expecting 2"
+    assert failed[0]["ResourceStatusReason"] == timed_out
+    web = [e for e in events if e["LogicalResourceId"] == "Web" and e["ResourceStatus"] == "DELETE_COMPLETE"]
+    assert web, "the rollback deletes the instance"
+    instance_id = web[0]["PhysicalResourceId"]
+    root = Path(cloud_home()) / "instances" / instance_id / "root"
+    assert not root.exists() and _processes_in(root) == []
+
+
+def test_a_failure_signal_fails_the_instance_with_its_unique_id(tmp_path: Path, run_cli, cloud) -> None:
+    _image_or_skip()
+    subnet, address = _network()
+    user_data = """#!/bin/sh
+false
+/opt/aws/bin/cfn-signal -e $? --stack ${AWS::StackName} --resource Web --region ${AWS::Region}
+"""
+    template = _template(subnet, address, user_data, CreationPolicy={"ResourceSignal": {"Timeout": "PT5M"}})
+    _project(tmp_path, "failing", template)
+    deployed = run_cli("deploy", str(tmp_path), "-y")
+    assert deployed.code != 0
+    cfn = cloud.client("cloudformation")
+    events = cfn.describe_stack_events(StackName="failing-web")["StackEvents"]
+    failed = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert failed[0]["LogicalResourceId"] == "Web"
+    instance_id = next(e["PhysicalResourceId"] for e in events if e["LogicalResourceId"] == "Web"
+                       and e["PhysicalResourceId"])
+    assert failed[0]["ResourceStatusReason"] == f"Received FAILURE signal with UniqueId {instance_id}"
+    assert cfn.describe_stacks(StackName="failing-web")["Stacks"][0]["StackStatus"] == "ROLLBACK_COMPLETE"
+
+
+def cloud_home() -> str:
+    """The session local cloud's home (the instances' roots are under it)."""
+    import os
+
+    return os.environ["FORMWRIGHT_HOME"]
