@@ -225,7 +225,7 @@ class Execution:
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
         if kind == "AWS::EC2::Instance" and boot:
-            signals.keep_metadata(self.stack, logical, self._resolver().value(entry.get("Metadata") or {}))
+            self._keep_metadata(logical)
             boot_instance(logical, obj)
         if waits:
             policy = self._resolver().value(entry.get("CreationPolicy") or {})
@@ -238,6 +238,11 @@ class Execution:
         elif not isinstance(obj, res.Stub):
             reason = self._read_back(logical, kind, obj, props)
         event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
+
+    def _keep_metadata(self, logical: str) -> None:
+        """A booting instance's Metadata, resolved, for DescribeStackResource (cfn-init reads it)."""
+        entry = self.new.resources[logical]
+        signals.keep_metadata(self.stack, logical, self._resolver().value(entry.get("Metadata") or {}))
 
     def _import(self, logical: str) -> None:
         """Take the existing resource found when the change set was made (never created)."""
@@ -283,6 +288,8 @@ class Execution:
             != before.get(d["Target"].get("Name")) for d in change.details)
         self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
                            else "Update:Modify")
+        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
+            self._keep_metadata(logical)  # what cfn-init and cfn-hup read from now on
         if isinstance(old, res.Stub):
             self.record.props[logical] = props
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE",

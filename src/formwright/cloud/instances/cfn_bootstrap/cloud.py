@@ -50,10 +50,8 @@ def call(action: str, params: dict[str, str], region: str | None = None, url: st
     where = settings()
     region = region or where["region"]
     body = urllib.parse.urlencode({"Action": action, "Version": "2010-05-15", **params}).encode()
-    stamp = time.strftime("%Y%m%d", time.gmtime())
     headers = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
-               "Authorization": f"AWS4-HMAC-SHA256 Credential=cfn-bootstrap/{stamp}/{region}/cloudformation/"
-                                "aws4_request, SignedHeaders=host, Signature=0",
+               "Authorization": _authorization("cloudformation", region),
                "X-Amz-Date": time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())}
     request = urllib.request.Request((url or where["url"]).rstrip("/") + "/", data=body, headers=headers)
     for attempt in range(retries + 1):
@@ -69,6 +67,14 @@ def call(action: str, params: dict[str, str], region: str | None = None, url: st
                 raise CloudError(f"could not reach the local cloud at {url or where['url']}: {err}") from None
             time.sleep(1 + attempt)
     raise AssertionError("unreachable")
+
+
+def _authorization(service: str, region: str) -> str:
+    """An Authorization header naming the service and region (the local cloud routes by it; it checks no
+    signature, so none is made)."""
+    stamp = time.strftime("%Y%m%d", time.gmtime())
+    return f"AWS4-HMAC-SHA256 Credential=cfn-bootstrap/{stamp}/{region}/{service}/aws4_request, " \
+           "SignedHeaders=host, Signature=0"
 
 
 def _xml(data: bytes) -> ElementTree.Element:
@@ -98,10 +104,23 @@ def local_url(url: str) -> str:
     return settings()["url"].rstrip("/") + path + (f"?{parts.query}" if parts.query else "")
 
 
-def fetch(url: str) -> bytes:
-    """The body at `url` (S3 URLs from the local cloud)."""
+def s3_bucket(url: str) -> str | None:
+    """The bucket an S3 URL names, else None."""
+    parts = urllib.parse.urlsplit(url)
+    found = S3_HOST.match(parts.hostname or "")
+    if not found:
+        return None
+    return found.group("bucket") or parts.path.lstrip("/").split("/", 1)[0]
+
+
+def fetch(url: str, signed: bool = False) -> bytes:
+    """The body at `url` (S3 URLs from the local cloud; `signed`: with the instance's credentials, as an
+    AWS::CloudFormation::Authentication block of type S3 gives them, else anonymously)."""
+    headers = {}
+    if signed:
+        headers["Authorization"] = _authorization("s3", settings()["region"])
     try:
-        with _opener().open(local_url(url), timeout=60) as reply:
+        with _opener().open(urllib.request.Request(local_url(url), headers=headers), timeout=60) as reply:
             return bytes(reply.read())
     except OSError as err:
         raise CloudError(f"Failed to retrieve {url}: {err}") from None

@@ -19,6 +19,7 @@ from . import cloud, sections, services
 
 LOG = "/var/log/cfn-init.log"
 INIT = "AWS::CloudFormation::Init"
+AUTHENTICATION = "AWS::CloudFormation::Authentication"
 CHANGED_BY = {"files": "files", "sources": "sources", "packages": "packages", "commands": "commands"}
 
 
@@ -102,6 +103,7 @@ def main(argv: list[str]) -> int:
     try:
         metadata = cloud.metadata(options.stack, options.resource, options.region, options.url)
         init = (metadata or {}).get(INIT)
+        sections.AUTHENTICATION.update((metadata or {}).get(AUTHENTICATION) or {})
         if not isinstance(init, dict):
             raise sections.InitError(f"Could not find {INIT} in the metadata of {options.resource}")
         for name in configs(init, options.configsets):

@@ -34,6 +34,9 @@ YUM_TO_APT: dict[str, str | None] = {
 }
 
 
+AUTHENTICATION: dict[str, Any] = {}  # the metadata's AWS::CloudFormation::Authentication blocks (init.main)
+
+
 class InitError(Exception):
     """cfn-init cannot go on; the message is what it says."""
 
@@ -152,9 +155,21 @@ def sources(section: dict[str, Any], log: list[str]) -> list[str]:
     return list(section)
 
 
-def _fetched(url: str) -> bytes:
+def _signed(url: str, named: str | None) -> bool:
+    """Whether an S3 URL is read with credentials: the file names an S3 authentication block, or a block
+    lists the URL's bucket (AWS::CloudFormation::Authentication, `buckets`)."""
+    bucket = cloud.s3_bucket(url)
+    blocks = {k: v for k, v in AUTHENTICATION.items() if isinstance(v, dict) and v.get("type") == "S3"}
+    if bucket is None or not blocks:
+        return False
+    if named is not None:
+        return named in blocks
+    return any(bucket in (block.get("buckets") or []) for block in blocks.values())
+
+
+def _fetched(url: str, named: str | None = None) -> bytes:
     try:
-        return cloud.fetch(url)
+        return cloud.fetch(url, _signed(url, named))
     except cloud.CloudError as err:
         raise InitError(str(err)) from None
 
@@ -178,7 +193,7 @@ def files(section: dict[str, Any], log: list[str]) -> list[str]:
             text = content if isinstance(content, str) else json.dumps(content, indent=4)
             data = base64.b64decode(text) if spec.get("encoding") == "base64" else text.encode()
         elif spec.get("source"):
-            data = _fetched(str(spec["source"]))
+            data = _fetched(str(spec["source"]), spec.get("authentication"))
         else:
             raise InitError(f"File {name} has neither content nor source")
         if spec.get("context") is not None:

@@ -1,6 +1,7 @@
 """cfn-init's `services` inside a booted instance, where no init system runs (PID 1 is the boot script).
 
-- `sysvinit`: the service's /etc/init.d script is run with `start`, `stop` or `restart` (as `service` does);
+- `sysvinit`: the service's /etc/init.d script is run with `start` (when its `status` says it is not running),
+  `stop` or `restart` (as `service` does);
   `enabled` links it into the runlevels with update-rc.d when that is installed.
 - `systemd`: the unit file (/etc/systemd/system, /lib/systemd/system or /usr/lib/systemd/system) is read and
   its `ExecStartPre`/`ExecStart` run as systemd would start it (Environment, EnvironmentFile,
@@ -12,12 +13,14 @@ A service listed with files, sources, packages or commands that changed in this 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
 from pathlib import Path
 
 PIDS = Path("/run/formwright-services")
+VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 UNIT_DIRS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
 
 
@@ -83,10 +86,16 @@ def _systemd_start(name: str) -> None:
     if not start:
         raise ServiceError(f"Service {name} has no ExecStart")
     log = open(f"/var/log/{name}.service.log", "ab")  # noqa: SIM115 - the service's, kept open by it
-    process = subprocess.Popen(prefix + shlex.split(start[-1].lstrip("-@+!")), env=env, cwd=cwd,
+    argv = [_expanded(word, env) for word in shlex.split(start[-1].lstrip("-@+!"))]
+    process = subprocess.Popen(prefix + argv, env=env, cwd=cwd,
                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     PIDS.mkdir(parents=True, exist_ok=True)
     (PIDS / f"{name}.pid").write_text(str(process.pid))
+
+
+def _expanded(word: str, env: dict[str, str]) -> str:
+    """systemd's $NAME and ${NAME} in a command line, from the unit's environment."""
+    return VARIABLE.sub(lambda found: env.get(found.group(1) or found.group(2), ""), word)
 
 
 def _systemd_stop(name: str) -> None:
@@ -114,6 +123,13 @@ def _sysvinit(name: str, action: str) -> None:
         raise ServiceError(f"Could not {action} {name}: {(done.stderr or done.stdout).strip()}")
 
 
+def _sysvinit_running(name: str) -> bool:
+    """The script's `status` says it runs (exit 0, LSB)."""
+    script = Path("/etc/init.d", name)
+    return script.exists() and subprocess.run([str(script), "status"], capture_output=True,
+                                              check=False).returncode == 0
+
+
 def apply(manager: str, name: str, enabled: bool | None, running: bool | None, restart: bool,
           log: list[str]) -> None:
     """Bring one service to what its entry asks; ServiceError says why it could not."""
@@ -134,7 +150,7 @@ def apply(manager: str, name: str, enabled: bool | None, running: bool | None, r
     if enabled is not None and Path("/usr/sbin/update-rc.d").exists():
         subprocess.run(["update-rc.d", name, "defaults" if enabled else "disable"], capture_output=True,
                        check=False)
-    if running:
+    if running and (restart or not _sysvinit_running(name)):
         _sysvinit(name, "restart" if restart else "start")
         log.append(f"{'Restarted' if restart else 'Started'} service {name}")
     elif running is False:
