@@ -154,9 +154,9 @@ def record(key: tuple[str, str], signal: dict[str, str]) -> None:
 
 def signal_resource(stack: Any, logical: str, unique: str, status: str) -> None:
     """SignalResource: a signal to a resource whose CreationPolicy waits now; ValidationError otherwise."""
-    from moto.cloudformation.exceptions import ValidationError
-
     if status not in ("SUCCESS", "FAILURE"):
+        from moto.cloudformation.exceptions import ValidationError
+
         raise ValidationError(message=f"1 validation error detected: Value '{status}' at 'status' failed "
                                       "to satisfy constraint: Member must satisfy enum value set: "
                                       "[SUCCESS, FAILURE]")
@@ -164,6 +164,8 @@ def signal_resource(stack: Any, logical: str, unique: str, status: str) -> None:
     with _changed:
         waiting = key in _expected
     if not waiting:
+        from moto.cloudformation.exceptions import ValidationError
+
         raise ValidationError(message=f"Stack {stack.stack_id} is in {stack.status} state and cannot be "
                                       "signaled")
     record(key, {"Status": status, "UniqueId": unique, "Reason": "", "Data": ""})
