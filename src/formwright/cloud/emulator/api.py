@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks, import_changes, nested, revert_drift
+from formwright.cloud.emulator import checks, import_changes, nested, revert_drift, signals
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.execute import Execution, delete_stack, importers, pseudo_parameters, record
@@ -351,6 +351,7 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
         del backend.change_sets[change_set]  # they go with their stack: DescribeChangeSet says not found
     backend.stacks.pop(stack.stack_id, None)
     backend.deleted_stacks[stack.stack_id] = stack
+    signals.forget(stack.stack_id)  # its handles' signals go with it
 
 
 def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, str],

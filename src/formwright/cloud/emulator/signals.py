@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from formwright.cloud import persistence
 from formwright.cloud.emulator import locking
 
 WAIT_CONDITION = "AWS::CloudFormation::WaitCondition"
@@ -45,10 +46,15 @@ HANDLE_PREFIX = "/cloudformation-waitcondition-"
 MAX_SECONDS = 43200  # 12 hours: CreationPolicy's Timeout and WaitCondition's Timeout alike
 DURATION = re.compile(r"^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$")
 
-_secret = secrets.token_bytes(32)
+# kept in the local cloud's snapshot (a handle made before a restart still takes signals after it):
+# "secret", the key the handle URLs are signed with; "received", (stack id, logical id) -> UniqueId -> signal
+_state = persistence.register("signals")
 _changed = threading.Condition()
-_received: dict[tuple[str, str], dict[str, dict[str, str]]] = {}  # (stack id, logical) -> UniqueId -> signal
 _expected: set[tuple[str, str]] = set()  # resources a CreationPolicy waits on now (SignalResource's targets)
+
+
+def _received() -> dict[tuple[str, str], dict[str, dict[str, str]]]:
+    return _state.setdefault("received", {})  # type: ignore[no-any-return]  # a registry holds Any
 
 
 class SignalFailure(Exception):
@@ -91,7 +97,8 @@ def handle_url(stack: Any, logical: str, base: str) -> str:
 
 
 def _sign(path: str) -> str:
-    return hmac.new(_secret, path.encode(), hashlib.sha256).hexdigest()
+    secret = bytes.fromhex(_state.setdefault("secret", secrets.token_hex(32)))
+    return hmac.new(secret, path.encode(), hashlib.sha256).hexdigest()
 
 
 def _handle_key(url: str) -> tuple[str, str] | None:
@@ -146,7 +153,7 @@ def receive(environ: dict[str, Any], start_response: Any) -> list[bytes]:
 def record(key: tuple[str, str], signal: dict[str, str]) -> None:
     """Keep one signal (a repeated UniqueId replaces the earlier one) and wake the waits."""
     with _changed:
-        _received.setdefault(key, {})[signal["UniqueId"]] = signal
+        _received().setdefault(key, {})[signal["UniqueId"]] = signal
         _changed.notify_all()
 
 
@@ -189,7 +196,7 @@ def expect(stack_id: str, logical: str) -> None:
     """From now on SignalResource may signal this resource (call before booting what signals it)."""
     with _changed:
         _expected.add((stack_id, logical))
-        _received.pop((stack_id, logical), None)
+        _received().pop((stack_id, logical), None)
 
 
 def await_creation_policy(stack_id: str, logical: str, policy: dict[str, Any],
@@ -244,7 +251,7 @@ def _wait(key: tuple[str, str], count: int, limit: float,
     while True:
         with locking.released(), _changed:
             while True:
-                fresh = [s for u, s in _received.get(key, {}).items() if seen.get(u) != s]
+                fresh = [s for u, s in _received().get(key, {}).items() if seen.get(u) != s]
                 left = deadline - time.monotonic()
                 if fresh or left <= 0:
                     break
@@ -299,8 +306,8 @@ def metadata(stack: Any, logical: str) -> Any:
 def forget(stack_id: str) -> None:
     """Drop the signals kept for a deleted stack."""
     with _changed:
-        for key in [k for k in _received if k[0] == stack_id]:
-            del _received[key]
+        for key in [k for k in _received() if k[0] == stack_id]:
+            del _received()[key]
 
 
 def install() -> None:
