@@ -46,13 +46,15 @@ def test_text_without_tags_renders_as_itself(text: str) -> None:
     assert mustache.render(text, {"x": 1}) == text
 
 
-def test_yum_names_map_to_debian_or_are_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_yum_names_install_as_their_debian_packages_and_rpm_is_refused(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "cloud.json"
+    config.write_text(json.dumps({"yum_to_apt": helpers.YUM_TO_APT}))
+    monkeypatch.setenv("FORMWRIGHT_CLOUD_CONFIG", str(config))
     wanted: list[dict] = []
     monkeypatch.setattr(sections, "_apt", lambda names, log: wanted.append(names) or list(names))
-    sections.packages({"yum": {"httpd": [], "mod_ssl": []}, "apt": {"curl": ["7.88"]}}, [])
-    assert wanted == [{"apache2": [], "curl": ["7.88"]}]
-    with pytest.raises(sections.InitError, match="yum package not-a-debian-thing has no Debian name"):
-        sections.packages({"yum": {"not-a-debian-thing": []}}, [])
+    sections.packages({"yum": {"httpd": [], "git": []}, "apt": {"curl": ["7.88"]}}, [])
+    assert wanted == [{"apache2": [], "git": [], "curl": ["7.88"]}]  # git: Debian's package of that name
     with pytest.raises(sections.InitError, match="rpm packages cannot be installed on this image"):
         sections.packages({"rpm": {"epel": "http://example.com/epel.rpm"}}, [])
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from tests.instances.test_boot import _get, _image_or_skip, _processes_in
-from tests.instances.test_signals import _network
+from tests.instances.test_signals import LINUX_AMI, _network
 
 pytestmark = [pytest.mark.slow, pytest.mark.cloud]
 
@@ -110,7 +110,7 @@ def _template(subnet: str, address: str, bucket: str, where: str) -> dict:
                                      "ByBucket": {"type": "S3", "buckets": [bucket], "roleName": "web"},
                                      "ByName": {"type": "S3", "roleName": "web"}}},
                     "CreationPolicy": {"ResourceSignal": {"Timeout": "PT10M"}},
-                    "Properties": {"ImageId": "ami-12c6146b", "InstanceType": "t3.micro",
+                    "Properties": {"ImageId": LINUX_AMI, "InstanceType": "t3.micro",
                                    "SubnetId": {"Ref": "Sub"}, "PrivateIpAddress": address,
                                    "UserData": {"Fn::Base64": {"Fn::Sub": USER_DATA}}}},
         },

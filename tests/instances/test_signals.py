@@ -25,6 +25,7 @@ import pytest
 from tests.instances.test_boot import _image_or_skip, _processes_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.cloud]
+LINUX_AMI = "ami-760aaa0f"  # a Linux image of moto's catalog (amzn-ami-hvm-2017.09.1 x86_64): boots as Debian
 
 
 def _network() -> tuple[str, str]:
@@ -39,7 +40,7 @@ def _template(subnet: str, address: str, user_data: str, **web: object) -> dict:
             "Sub": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Net"}, "CidrBlock": subnet}},
             "Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"},
             "Web": {"Type": "AWS::EC2::Instance", **web,
-                    "Properties": {"ImageId": "ami-12c6146b", "InstanceType": "t3.micro",
+                    "Properties": {"ImageId": LINUX_AMI, "InstanceType": "t3.micro",
                                    "SubnetId": {"Ref": "Sub"}, "PrivateIpAddress": address,
                                    "UserData": {"Fn::Base64": {"Fn::Sub": user_data}}}},
         },

@@ -222,15 +222,16 @@ class Execution:
                 raise
             res.system_tags(obj, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
-        self.record.props[logical] = props
-        self.done.append(("create", logical, None))
         if kind == "AWS::EC2::Instance" and boot:
             self._keep_metadata(logical)
+        self.record.props[logical] = props
+        self.done.append(("create", logical, None))
+        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
             boot_instance(logical, obj)
+        reason = None
         if waits:
             policy = self._resolver().value(entry.get("CreationPolicy") or {})
             signals.await_signals(self.stack, logical, kind, obj, policy, props, event)
-        reason = None
         if stubbed and isinstance(obj, res.Stub):
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"
         elif stubbed and "CreationPolicy" in entry:

@@ -14,6 +14,16 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).with_name("cfn_bootstrap")
 COMMANDS = {"cfn-init": "init", "cfn-signal": "send_signal", "cfn-hup": "hup"}
+# yum names of Amazon Linux and RHEL packages whose Debian package has another name (cfn-init installs any
+# other yum name as the Debian package of the same name)
+YUM_TO_APT: dict[str, str] = {
+    "httpd": "apache2", "httpd24": "apache2", "mod_ssl": "apache2", "php-mysqlnd": "php-mysql",
+    "mysql": "default-mysql-client", "mysql-server": "default-mysql-server", "mariadb": "mariadb-client",
+    "mariadb105-server": "mariadb-server", "gcc-c++": "g++", "procps-ng": "procps", "iproute": "iproute2",
+    "sqlite": "sqlite3", "postgresql": "postgresql-client", "postgresql-server": "postgresql",
+    "redis": "redis-server", "tomcat": "tomcat10", "java-17-amazon-corretto": "openjdk-17-jre-headless",
+    "java-17-openjdk": "openjdk-17-jre-headless",
+}
 WRAPPER = """#!/usr/bin/python3
 # {name}: AWS's CloudFormation helper, as the formwright local cloud gives it (docs/local-cloud.md)
 import sys
@@ -29,7 +39,8 @@ def inject(root: Path, endpoint: str, region: str) -> None:
     library.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(PACKAGE, library, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     (root / "opt/aws/etc").mkdir(parents=True, exist_ok=True)
-    (root / "opt/aws/etc/formwright-cloud.json").write_text(json.dumps({"url": endpoint, "region": region}))
+    settings = {"url": endpoint, "region": region, "yum_to_apt": YUM_TO_APT}
+    (root / "opt/aws/etc/formwright-cloud.json").write_text(json.dumps(settings))
     (root / "opt/aws/bin").mkdir(parents=True, exist_ok=True)
     (root / "usr/local/bin").mkdir(parents=True, exist_ok=True)
     for name, module in COMMANDS.items():

@@ -27,8 +27,9 @@ class CloudError(Exception):
     """An error the local cloud answered (`Code: Message`, as the helpers print it)."""
 
 
-def settings() -> dict[str, str]:
-    """The endpoint and region written at boot (environment FORMWRIGHT_CLOUD_URL overrides the URL)."""
+def settings() -> dict[str, Any]:
+    """What the local cloud wrote at boot: `url` (environment FORMWRIGHT_CLOUD_URL overrides it), `region`,
+    `yum_to_apt` (the Debian package standing for a yum one)."""
     try:
         with open(os.environ.get("FORMWRIGHT_CLOUD_CONFIG", CONFIG)) as handle:
             found = json.load(handle)
@@ -36,7 +37,7 @@ def settings() -> dict[str, str]:
         found = {}
     if os.environ.get("FORMWRIGHT_CLOUD_URL"):
         found["url"] = os.environ["FORMWRIGHT_CLOUD_URL"]
-    return {"url": str(found.get("url") or "http://10.213.0.1:5000"),
+    return {**found, "url": str(found.get("url") or "http://10.213.0.1:5000"),
             "region": str(found.get("region") or "us-east-1")}
 
 
@@ -101,7 +102,7 @@ def local_url(url: str) -> str:
     if not found:
         return url
     path = parts.path if not found.group("bucket") else f"/{found.group('bucket')}{parts.path}"
-    return settings()["url"].rstrip("/") + path + (f"?{parts.query}" if parts.query else "")
+    return str(settings()["url"]).rstrip("/") + path + (f"?{parts.query}" if parts.query else "")
 
 
 def s3_bucket(url: str) -> str | None:
@@ -118,7 +119,7 @@ def fetch(url: str, signed: bool = False) -> bytes:
     AWS::CloudFormation::Authentication block of type S3 gives them, else anonymously)."""
     headers = {}
     if signed:
-        headers["Authorization"] = _authorization("s3", settings()["region"])
+        headers["Authorization"] = _authorization("s3", str(settings()["region"]))
     try:
         with _opener().open(urllib.request.Request(local_url(url), headers=headers), timeout=60) as reply:
             return bytes(reply.read())

@@ -18,20 +18,6 @@ from typing import Any
 from . import cloud, mustache
 
 CMD_LOG = "/var/log/cfn-init-cmd.log"
-# yum/rpm names of Amazon Linux and RHEL packages and the Debian package giving the same (None: nothing
-# needed on Debian); any other yum name is refused by name (docs/local-cloud.md, "cfn-init")
-YUM_TO_APT: dict[str, str | None] = {
-    "httpd": "apache2", "httpd24": "apache2", "mod_ssl": None, "php": "php", "php-mysql": "php-mysql",
-    "php-mysqlnd": "php-mysql", "php-cli": "php-cli", "php-fpm": "php-fpm", "mysql": "default-mysql-client",
-    "mysql-server": "default-mysql-server", "mariadb": "mariadb-client", "mariadb-server": "mariadb-server",
-    "mariadb105-server": "mariadb-server", "nginx": "nginx", "nodejs": "nodejs", "npm": "npm", "git": "git",
-    "gcc": "gcc", "gcc-c++": "g++", "make": "make", "curl": "curl", "wget": "wget", "unzip": "unzip",
-    "tar": "tar", "python3": "python3", "python3-pip": "python3-pip", "procps-ng": "procps",
-    "iproute": "iproute2", "jq": "jq", "openssl": "openssl", "sqlite": "sqlite3",
-    "postgresql": "postgresql-client", "postgresql-server": "postgresql", "redis": "redis-server",
-    "memcached": "memcached", "tomcat": "tomcat10",
-    "java-17-amazon-corretto": "openjdk-17-jre-headless", "java-17-openjdk": "openjdk-17-jre-headless",
-}
 
 
 AUTHENTICATION: dict[str, Any] = {}  # the metadata's AWS::CloudFormation::Authentication blocks (init.main)
@@ -65,8 +51,11 @@ def _apt(names: dict[str, list[str]], log: list[str]) -> list[str]:
 
 
 def packages(section: dict[str, Any], log: list[str]) -> list[str]:
-    """Install the packages (rpm, yum, apt, rubygems, python: the real order); yum names are mapped to
-    Debian's or refused by name; rpm, rubygems and msi are refused."""
+    """Install the packages (rpm, yum, apt, rubygems, python: the real order); a yum name installs as the
+    Debian package the local cloud maps it to (`yum_to_apt` of the instance's settings, helpers.py), else as
+    the Debian package of the same name (apt refuses one it does not know); rpm, rubygems and msi are
+    refused."""
+    yum_to_apt = cloud.settings().get("yum_to_apt") or {}
     apt: dict[str, list[str]] = {}
     for manager in ("rpm", "yum", "apt", "rubygems", "python", "msi"):
         entries = section.get(manager) or {}
@@ -80,11 +69,7 @@ def packages(section: dict[str, Any], log: list[str]) -> list[str]:
             if manager == "python":
                 _pip(name, versions, log)
             elif manager == "yum":
-                if name not in YUM_TO_APT:
-                    raise InitError(f"yum package {name} has no Debian name known to the local cloud's "
-                                    "image; list it under apt with its Debian name")
-                if YUM_TO_APT[name]:
-                    apt[str(YUM_TO_APT[name])] = []
+                apt[str(yum_to_apt.get(name, name))] = []
             else:
                 apt[name] = [str(v) for v in versions]
     return _apt(apt, log) if apt else []
