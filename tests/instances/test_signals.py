@@ -17,9 +17,14 @@ report them, e.g. aws/aws-cli#7133, aws-samples/immersive-media-refarch#7):
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import boto3
 import pytest
 
 from tests.instances.test_boot import _image_or_skip, _processes_in
@@ -137,6 +142,54 @@ false
 
 def cloud_home() -> str:
     """The session local cloud's home (the instances' roots are under it)."""
-    import os
-
     return os.environ["FORMWRIGHT_HOME"]
+
+
+def test_a_stop_during_a_wait_ends_the_stack_failed_after_the_restart(tmp_path: Path) -> None:
+    """`local-cloud stop` while a WaitCondition waits: the snapshot holds the stack CREATE_IN_PROGRESS; the
+    next start ends it CREATE_FAILED with the reason (its operation cannot go on), and it can be deleted."""
+    _image_or_skip()
+    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "formwright", *args], env=env, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+
+    started = cli("local-cloud", "start", "--output", "json")
+    assert started.returncode == 0, started.stderr
+    endpoint = json.loads(started.stdout)["endpoint"]
+    cfn = boto3.client("cloudformation", endpoint_url=endpoint, region_name="us-east-1",
+                       aws_access_key_id="testing", aws_secret_access_key="testing")  # noqa: S106
+    project = tmp_path / "project"
+    project.mkdir()
+    _project(project, "stopped", {"Resources": {
+        "Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"},
+        "Done": {"Type": "AWS::CloudFormation::WaitCondition",
+                 "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": "600"}}}})
+    deploy = subprocess.Popen([sys.executable, "-m", "formwright", "deploy", str(project), "-y"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            found = cfn.describe_stacks()["Stacks"]
+            if found and found[0]["StackStatus"] == "CREATE_IN_PROGRESS" and any(
+                    e["LogicalResourceId"] == "Done" for e in cfn.describe_stack_events(
+                        StackName="stopped-web")["StackEvents"]):
+                break
+            time.sleep(0.2)
+        assert cli("local-cloud", "stop").returncode == 0
+        deploy.kill()  # the deploy would retry its polls of the stopped local cloud for minutes
+        deploy.wait()
+        restarted = cli("local-cloud", "start", "--output", "json")
+        assert restarted.returncode == 0, restarted.stderr
+        cfn = boto3.client("cloudformation", endpoint_url=json.loads(restarted.stdout)["endpoint"],
+                           region_name="us-east-1", aws_access_key_id="testing",
+                           aws_secret_access_key="testing")  # noqa: S106
+        stack = cfn.describe_stacks(StackName="stopped-web")["Stacks"][0]
+        assert stack["StackStatus"] == "CREATE_FAILED"
+        newest = cfn.describe_stack_events(StackName="stopped-web")["StackEvents"][0]
+        assert newest["ResourceStatus"] == "CREATE_FAILED"
+        assert newest["ResourceStatusReason"].startswith("The local cloud stopped while this operation ran")
+        assert cli("delete", str(project), "-y").returncode == 0
+    finally:
+        deploy.kill()
+        cli("local-cloud", "stop")

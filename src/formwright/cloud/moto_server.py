@@ -426,6 +426,13 @@ def main(argv: list[str] | None = None) -> None:
                   flush=True)
             raise SystemExit(3) from None
         print(f"formwright: {kept} stack(s) restored from {ours.state}", file=sys.stderr, flush=True)
+        from formwright.cloud.emulator import api, locking
+
+        with locking.hold():
+            interrupted = api.settle_restored()
+        if interrupted:
+            print(f"formwright: operations interrupted by the stop ended failed: {', '.join(interrupted)}",
+                  file=sys.stderr, flush=True)
     serving.install(serving.Snapshots(ours.state, ours.snapshot_interval))
     from moto import server
 

@@ -203,21 +203,40 @@ def no_half_made(backend: Any) -> Iterator[None]:
     except ServiceException:
         raise
     except Exception as err:
-        from formwright.cloud.emulator.execute import event
-
         for key in set(backend.change_sets) - change_sets:
             del backend.change_sets[key]
         for key in set(backend.stacks) - stacks:
             del backend.stacks[key]
-        failed = {"CREATE_IN_PROGRESS": "CREATE_FAILED", "ROLLBACK_IN_PROGRESS": "ROLLBACK_FAILED",
-                  "DELETE_IN_PROGRESS": "DELETE_FAILED"}
-        for stack in backend.stacks.values():
-            if in_progress(stack):
-                stack.status = failed.get(stack.status, "UPDATE_ROLLBACK_FAILED")
-                event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status,
-                      f"The local cloud failed internally ({type(err).__name__}: {err}); this is a bug of "
-                      "formwright's local cloud")
+        settle(backend.stacks.values(), f"The local cloud failed internally ({type(err).__name__}: {err}); "
+                                        "this is a bug of formwright's local cloud")
         raise
+
+
+def settle(stacks: Any, reason: str) -> list[str]:
+    """End each stack an operation left *_IN_PROGRESS (and cannot finish) in CloudFormation's failed status,
+    with an event giving `reason`; the names of those stacks."""
+    from formwright.cloud.emulator.execute import event
+
+    failed = {"CREATE_IN_PROGRESS": "CREATE_FAILED", "ROLLBACK_IN_PROGRESS": "ROLLBACK_FAILED",
+              "DELETE_IN_PROGRESS": "DELETE_FAILED"}
+    settled = []
+    for stack in stacks:
+        if in_progress(stack):
+            stack.status = failed.get(stack.status, "UPDATE_ROLLBACK_FAILED")
+            event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, reason)
+            settled.append(stack.name)
+    return settled
+
+
+def settle_restored() -> list[str]:
+    """After a restart from the snapshot: stacks whose operation was running when the local cloud stopped
+    (an execution waiting for signals, a custom resource) end failed, so they can be deleted or updated."""
+    from moto.cloudformation.models import cloudformation_backends
+
+    stacks = [stack for account in dict.values(cloudformation_backends) for region in dict.values(account)
+              for stack in region.stacks.values()]
+    return settle(stacks, "The local cloud stopped while this operation ran (local-cloud stop); it did not "
+                          "finish and its booted instances were stopped")
 
 
 def _stack_arn(backend: Any, stack_name: str) -> str:
