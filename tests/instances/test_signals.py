@@ -145,29 +145,28 @@ def cloud_home() -> str:
     return os.environ["FORMWRIGHT_HOME"]
 
 
-def test_a_stop_during_a_wait_ends_the_stack_failed_after_the_restart(tmp_path: Path) -> None:
+def test_a_stop_during_a_wait_ends_the_stack_failed_after_the_restart(tmp_path: Path, run_cli) -> None:
     """`local-cloud stop` while a WaitCondition waits: the snapshot holds the stack CREATE_IN_PROGRESS; the
-    next start ends it CREATE_FAILED with the reason (its operation cannot go on), and it can be deleted."""
+    next start (of this private local cloud) ends it CREATE_FAILED with the reason, and it can be deleted."""
     _image_or_skip()
-    env = {**os.environ, "FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local"}
+    private = {"FORMWRIGHT_HOME": str(tmp_path / "home"), "FORMWRIGHT_TARGET": "local"}
 
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "formwright", *args], env=env, capture_output=True,
-                              text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    def client(started) -> object:
+        assert started.code == 0, started.err
+        return boto3.client("cloudformation", endpoint_url=json.loads(started.out)["endpoint"],
+                            region_name="us-east-1", aws_access_key_id="testing",
+                            aws_secret_access_key="testing")  # noqa: S106
 
-    started = cli("local-cloud", "start", "--output", "json")
-    assert started.returncode == 0, started.stderr
-    endpoint = json.loads(started.stdout)["endpoint"]
-    cfn = boto3.client("cloudformation", endpoint_url=endpoint, region_name="us-east-1",
-                       aws_access_key_id="testing", aws_secret_access_key="testing")  # noqa: S106
+    cfn = client(run_cli("local-cloud", "start", "--output", "json", env=private))
     project = tmp_path / "project"
     project.mkdir()
     _project(project, "stopped", {"Resources": {
         "Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"},
         "Done": {"Type": "AWS::CloudFormation::WaitCondition",
                  "Properties": {"Handle": {"Ref": "Handle"}, "Timeout": "600"}}}})
-    deploy = subprocess.Popen([sys.executable, "-m", "formwright", "deploy", str(project), "-y"], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    deploy = subprocess.Popen([sys.executable, "-m", "formwright", "deploy", str(project), "-y"],
+                              env={**os.environ, **private}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     try:
         for _ in range(600):
             found = cfn.describe_stacks()["Stacks"]
@@ -176,20 +175,16 @@ def test_a_stop_during_a_wait_ends_the_stack_failed_after_the_restart(tmp_path: 
                         StackName="stopped-web")["StackEvents"]):
                 break
             time.sleep(0.2)
-        assert cli("local-cloud", "stop").returncode == 0
+        assert run_cli("local-cloud", "stop", env=private).code == 0
         deploy.kill()  # the deploy would retry its polls of the stopped local cloud for minutes
         deploy.wait()
-        restarted = cli("local-cloud", "start", "--output", "json")
-        assert restarted.returncode == 0, restarted.stderr
-        cfn = boto3.client("cloudformation", endpoint_url=json.loads(restarted.stdout)["endpoint"],
-                           region_name="us-east-1", aws_access_key_id="testing",
-                           aws_secret_access_key="testing")  # noqa: S106
-        stack = cfn.describe_stacks(StackName="stopped-web")["Stacks"][0]
-        assert stack["StackStatus"] == "CREATE_FAILED"
+        cfn = client(run_cli("local-cloud", "start", "--output", "json", env=private))
+        assert cfn.describe_stacks(StackName="stopped-web")["Stacks"][0]["StackStatus"] == "CREATE_FAILED"
         newest = cfn.describe_stack_events(StackName="stopped-web")["StackEvents"][0]
         assert newest["ResourceStatus"] == "CREATE_FAILED"
         assert newest["ResourceStatusReason"].startswith("The local cloud stopped while this operation ran")
-        assert cli("delete", str(project), "-y").returncode == 0
+        assert run_cli("delete", str(project), "-y", env=private).code == 0
     finally:
         deploy.kill()
-        cli("local-cloud", "stop")
+        run_cli("local-cloud", "stop", env=private)
+
