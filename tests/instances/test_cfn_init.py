@@ -185,3 +185,18 @@ def test_cfn_init_applies_each_section_and_cfn_hup_runs_its_hook_after_an_update
     assert ran.returncode == 0, ran.stderr
     assert (root / "root/hup-ran").exists(), (root / "var/log/cfn-hup.log").read_text()
     assert page.read_text() == "<p>Hello again from cfn-hup</p>\n"
+
+    # a new PrivateIpAddress replaces the instance: the new one boots, runs cfn-init and signals as a new
+    # instance does (its events UPDATE_IN_PROGRESS); the old one is gone after the clean-up
+    prefix, last = address.rsplit(".", 1)
+    moved = f"{prefix}.{int(last) + 1 if int(last) < 250 else int(last) - 1}"
+    _project(tmp_path, subnet, moved, bucket, "Hello again", "cfn-hup")
+    replaced = run_cli("deploy", str(tmp_path), "-y")
+    assert replaced.code == 0, replaced.err + replaced.out
+    assert _get(f"http://{moved}:8081/index.html") == "<p>Hello again from cfn-hup</p>\n"
+    assert not root.exists()
+    instances = ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values": ["running"]}])
+    new_id = instances["Reservations"][0]["Instances"][0]["InstanceId"]
+    events = cloud.client("cloudformation").describe_stack_events(StackName="init-web")["StackEvents"]
+    assert any(e["ResourceStatus"] == "UPDATE_IN_PROGRESS" and e.get("ResourceStatusReason")
+               == f"Received SUCCESS signal with UniqueId {new_id}" for e in events)

@@ -354,10 +354,25 @@ class Execution:
         old_props = self.record.props.get(logical, {})
         self.record.props[logical] = props
         self.done.append(("replace", logical, old))
+        self._boot_replacement(logical, kind, new, props)
         event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
         old_entry = self.record.desired.resources.get(logical, {}) if self.record.desired else {}
         policy_entry = {"Type": kind, "DeletionPolicy": old_entry.get("UpdateReplacePolicy")}
         self.cleanup.append((logical, old, policy_entry, old_props))
+
+    def _boot_replacement(self, logical: str, kind: str, new: Any, props: dict[str, Any]) -> None:
+        """A booting instance's replacement boots, and its CreationPolicy waits, as a new instance's does."""
+        entry = self.new.resources[logical]
+        if kind != "AWS::EC2::Instance" or not getattr(self.change_set, "fw_boot", False) \
+                or kind in self.change_set.fw_stub:
+            return
+        self._keep_metadata(logical)
+        if "CreationPolicy" in entry:
+            signals.expect(self.stack.stack_id, logical)
+        boot_instance(logical, new)
+        if "CreationPolicy" in entry:
+            policy = self._resolver().value(entry["CreationPolicy"])
+            signals.await_signals(self.stack, logical, kind, new, policy, props, event, "UPDATE_IN_PROGRESS")
 
     def _outputs(self) -> list[dict[str, Any]]:
         resolver = self._resolver()

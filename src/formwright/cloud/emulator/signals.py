@@ -271,13 +271,15 @@ def condition_id(stack_id: str, props: dict[str, Any]) -> str:
 
 
 def await_signals(stack: Any, logical: str, kind: str, obj: Any, policy: dict[str, Any],
-                  props: dict[str, Any], event: Callable[..., None]) -> None:
+                  props: dict[str, Any], event: Callable[..., None],
+                  status: str = "CREATE_IN_PROGRESS") -> None:
     """Wait for the signals of a resource just created (its CreationPolicy, or a WaitCondition's handle);
-    ResourceFailure with CloudFormation's reason when they do not come."""
+    ResourceFailure with CloudFormation's reason when they do not come. `status`: its events' (a replacement's
+    are UPDATE_IN_PROGRESS)."""
     from formwright.cloud.emulator.resources import ResourceFailure, physical_id
 
     def say(text: str) -> None:
-        event(stack, logical, physical_id(obj), kind, "CREATE_IN_PROGRESS", text)
+        event(stack, logical, physical_id(obj), kind, status, text)
 
     try:
         if policy:
