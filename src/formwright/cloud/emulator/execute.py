@@ -201,7 +201,7 @@ class Execution:
         props: dict[str, Any] = {}
         boot = getattr(self.change_set, "fw_boot", False)
         waits = boot and not stubbed and ("CreationPolicy" in entry or kind == signals.WAIT_CONDITION)
-        if waits:
+        if waits and "CreationPolicy" in entry:
             signals.expect(self.stack.stack_id, logical)  # its instance may signal as soon as it boots
         if kind == "AWS::CloudFormation::WaitConditionHandle":
             obj: Any = res.Stub(logical, kind, signal_url(self.stack, logical) if boot
