@@ -200,3 +200,5 @@ def test_cfn_init_applies_each_section_and_cfn_hup_runs_its_hook_after_an_update
     events = cloud.client("cloudformation").describe_stack_events(StackName="init-web")["StackEvents"]
     assert any(e["ResourceStatus"] == "UPDATE_IN_PROGRESS" and e.get("ResourceStatusReason")
                == f"Received SUCCESS signal with UniqueId {new_id}" for e in events)
+    deleted = run_cli("delete", str(tmp_path), "-y")  # its instance stopped here, not by the next reset
+    assert deleted.code == 0, deleted.err + deleted.out
