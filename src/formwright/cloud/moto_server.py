@@ -423,9 +423,11 @@ def main(argv: list[str] | None = None) -> None:
     patch_public_images()
     _patch_reset()
     install(f"http://{address.host}:{address.port}")  # functions run here, without Docker
+    from formwright.cloud.emulator import signals
     from formwright.cloud.instances import hooks
 
     hooks.install()
+    signals.install()  # WaitConditionHandle URLs, SignalResource, DescribeStackResource's Metadata
     from formwright.cloud.emulator import schemas
 
     # importing cfn-lint (sympy, networkx) takes about a second: paid here, before the server answers
@@ -440,6 +442,13 @@ def main(argv: list[str] | None = None) -> None:
                   flush=True)
             raise SystemExit(3) from None
         print(f"formwright: {kept} stack(s) restored from {ours.state}", file=sys.stderr, flush=True)
+        from formwright.cloud.emulator import api, locking
+
+        with locking.hold():
+            interrupted = api.settle_restored()
+        if interrupted:
+            print(f"formwright: operations interrupted by the stop ended failed: {', '.join(interrupted)}",
+                  file=sys.stderr, flush=True)
     serving.install(serving.Snapshots(ours.state, ours.snapshot_interval))
     from moto import server
 

@@ -6,12 +6,13 @@ Installed into moto's backend by `formwright.cloud.moto_server.patch_moto`.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks, import_changes, nested, revert_drift
+from formwright.cloud.emulator import checks, import_changes, nested, revert_drift, signals
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.endings import delete_stack
@@ -167,7 +168,8 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
     change_set.fw_capabilities = list(getattr(request, "capabilities", None) or [])
     change_set.changes = [_change(c) for c in computed]
     change_set.template_dict = body
-    reason = taken or _failure(new, computed, stub) or (checks.cannot_boot(new.resources) if boot else None)
+    reason = taken or _failure(new, computed, stub, boot) or (
+        checks.cannot_boot(new.resources) if boot else None)
     if reason is None and old is not None and not computed and old.template == body \
             and old.echoed == echoed and dict(stack.tags or {}) == tags:
         reason = NO_CHANGES
@@ -203,21 +205,40 @@ def no_half_made(backend: Any) -> Iterator[None]:
     except ServiceException:
         raise
     except Exception as err:
-        from formwright.cloud.emulator.stack_record import event
-
         for key in set(backend.change_sets) - change_sets:
             del backend.change_sets[key]
         for key in set(backend.stacks) - stacks:
             del backend.stacks[key]
-        failed = {"CREATE_IN_PROGRESS": "CREATE_FAILED", "ROLLBACK_IN_PROGRESS": "ROLLBACK_FAILED",
-                  "DELETE_IN_PROGRESS": "DELETE_FAILED"}
-        for stack in backend.stacks.values():
-            if in_progress(stack):
-                stack.status = failed.get(stack.status, "UPDATE_ROLLBACK_FAILED")
-                event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status,
-                      f"The local cloud failed internally ({type(err).__name__}: {err}); this is a bug of "
-                      "formwright's local cloud")
+        settle(backend.stacks.values(), f"The local cloud failed internally ({type(err).__name__}: {err}); "
+                                        "this is a bug of formwright's local cloud")
         raise
+
+
+def settle(stacks: Any, reason: str) -> list[str]:
+    """End each stack an operation left *_IN_PROGRESS (and cannot finish) in CloudFormation's failed status,
+    with an event giving `reason`; the names of those stacks."""
+    from formwright.cloud.emulator.stack_record import event
+
+    failed = {"CREATE_IN_PROGRESS": "CREATE_FAILED", "ROLLBACK_IN_PROGRESS": "ROLLBACK_FAILED",
+              "DELETE_IN_PROGRESS": "DELETE_FAILED"}
+    settled = []
+    for stack in stacks:
+        if in_progress(stack):
+            stack.status = failed.get(stack.status, "UPDATE_ROLLBACK_FAILED")
+            event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, reason)
+            settled.append(stack.name)
+    return settled
+
+
+def settle_restored() -> list[str]:
+    """After a restart from the snapshot: stacks whose operation was running when the local cloud stopped
+    (an execution waiting for signals, a custom resource) end failed, so they can be deleted or updated."""
+    from moto.cloudformation.models import cloudformation_backends
+
+    stacks = [stack for account in dict.values(cloudformation_backends) for region in dict.values(account)
+              for stack in region.stacks.values()]
+    return settle(stacks, "The local cloud stopped while this operation ran (local-cloud stop); it did not "
+                          "finish and its booted instances were stopped")
 
 
 def _stack_arn(backend: Any, stack_name: str) -> str:
@@ -229,9 +250,10 @@ def _stack_arn(backend: Any, stack_name: str) -> str:
     return f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/{uuid.uuid4()}"
 
 
-def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str]) -> str | None:
+def _failure(new: cs_changes.Desired, computed: list[dict[str, Any]], stub: set[str],
+             signals: bool = False) -> str | None:
     reason = checks.property_errors(new.resources) or checks.cannot_run(new.resources, res.implemented(),
-                                                                         stub)
+                                                                         stub, signals)
     if reason:
         return reason
     for change in computed:
@@ -266,8 +288,6 @@ def _change(entry: dict[str, Any]) -> Any:
 def execute_change_set(backend: Any, original: Any, change_set_name: str,
                        stack_name: str | None = None) -> None:
     """ExecuteChangeSet: run the change set (with rollback) as CloudFormation does."""
-    from moto.core.utils import utcnow
-
     change_set = backend.change_sets.get(change_set_name) or next(
         (c for c in backend.change_sets.values() if c.change_set_name == change_set_name
          and (stack_name is None or c.stack_name == stack_name or c.stack_id == stack_name)), None)
@@ -282,11 +302,33 @@ def execute_change_set(backend: Any, original: Any, change_set_name: str,
     stack = backend.stacks[change_set.stack_id]
     stack.cross_stack_resources = backend.exports
     stack.resource_map.cross_stack_resources = backend.exports
+    if getattr(change_set, "fw_boot", False):
+        # booting instances and waiting for their signals takes minutes: the execution goes on after
+        # ExecuteChangeSet answers, as CloudFormation's does (the stack shows *_IN_PROGRESS meanwhile)
+        run = Execution(backend, change_set)
+        run.begin()
+        asked = dict(vars(request))
+
+        def in_background() -> None:
+            from formwright.cloud.emulator import locking
+
+            vars(request).update(asked)  # this request's token and capabilities, in the execution's thread
+            with locking.hold():
+                _run(backend, change_set, stack, run)
+
+        threading.Thread(target=in_background, name=f"execute-{stack.name}", daemon=True).start()
+        return
+    _run(backend, change_set, stack, Execution(backend, change_set))
+
+
+def _run(backend: Any, change_set: Any, stack: Any, run: Execution) -> None:
+    from moto.core.utils import utcnow
+
     granted = getattr(request, "capabilities", None)
     # nested stacks are made with the capabilities their parent's change set was given, as on AWS
     request.capabilities = getattr(change_set, "fw_capabilities", granted)
     try:
-        Execution(backend, change_set).run()
+        run.run()
     finally:
         request.capabilities = granted
     if getattr(change_set, "fw_revert", False) and stack.status == "UPDATE_COMPLETE":
@@ -330,6 +372,7 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
         del backend.change_sets[change_set]  # they go with their stack: DescribeChangeSet says not found
     backend.stacks.pop(stack.stack_id, None)
     backend.deleted_stacks[stack.stack_id] = stack
+    signals.forget(stack.stack_id)  # its handles' signals go with it
 
 
 def direct(backend: Any, stack_name: str, template: str, parameters: dict[str, str],

@@ -26,6 +26,7 @@ IAM_TYPES = {
 }
 CUSTOM = "AWS::CloudFormation::CustomResource"
 WAIT_TYPES = {"AWS::CloudFormation::WaitCondition"}
+SIGNALLED = {"AWS::EC2::Instance"}  # booting types whose CreationPolicy a booted instance can satisfy
 NOTHING_TO_DO = {"AWS::CloudFormation::WaitConditionHandle"}  # a URL only; moto keeps nothing for it
 
 
@@ -200,8 +201,11 @@ def _type_error(value: Any, where: dict[str, Any], schema: dict[str, Any], path:
     return None
 
 
-def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub: set[str]) -> str | None:
-    """Why the local cloud cannot run these resources (none stubbed by the project), or None."""
+def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub: set[str],
+               signals: bool = False) -> str | None:
+    """Why the local cloud cannot run these resources (none stubbed by the project), or None. `signals`:
+    instances boot (`local_cloud: {instances: boot}`), so a WaitCondition and an instance's CreationPolicy
+    wait for real signals (emulator/signals.py)."""
     for logical, entry in sorted(resources.items()):
         kind = str(entry.get("Type"))
         if kind in stub:
@@ -212,6 +216,8 @@ def cannot_run(resources: dict[str, dict[str, Any]], implemented: set[str], stub
             why = f"it invokes Lambda-backed custom resources only, not ServiceToken {token}"
         elif custom:
             continue  # its Lambda function runs in the local cloud (cloud/lambda_runtime/custom_resources.py)
+        elif signals and (kind in WAIT_TYPES or kind in SIGNALLED):
+            continue
         elif kind in WAIT_TYPES:
             why = "it cannot receive the signals a WaitCondition waits for"
         elif "CreationPolicy" in entry:

@@ -15,7 +15,7 @@ import copy
 from typing import Any
 
 from formwright.cloud.emulator import resources as res
-from formwright.cloud.emulator import schemas
+from formwright.cloud.emulator import schemas, signals
 from formwright.cloud.emulator.attributes import attribute as attribute_of
 from formwright.cloud.emulator.changes import Desired
 from formwright.cloud.emulator.endings import Endings
@@ -28,7 +28,7 @@ from formwright.cloud.emulator.resolve import (
 )
 from formwright.cloud.emulator.revert_drift import reverted
 from formwright.cloud.emulator.stack_record import event, importers, order, pseudo_parameters, record
-from formwright.cloud.instances.hooks import boot_instance
+from formwright.cloud.instances.hooks import boot_instance, signal_url
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -57,6 +57,7 @@ class Execution(Endings):
         self.cleanup: list[tuple[str, Any, dict[str, Any], dict[str, Any]]] = []
         self.unverified: set[str] = set()  # types said "not verified" in this operation's events
         self.failed_deletes: dict[str, tuple[Any, dict[str, Any]]] = {}  # logical -> (object, properties)
+        self.begun = False  # `begin` done (the stack marked busy) before `run`
 
     # ---- helpers -----------------------------------------------------------------------------
     def _resolver(self) -> Resolver:
@@ -90,12 +91,19 @@ class Execution(Endings):
         return props
 
     # ---- the run -----------------------------------------------------------------------------
-    def run(self) -> None:
-        """Execute; on failure roll back. The stack ends in a settled status either way."""
+    def begin(self) -> None:
+        """Mark the stack busy with this operation (its first event)."""
         stack = self.stack
         status = "IMPORT" if self.importing else "CREATE" if self.creating else "UPDATE"
         stack.status = f"{status}_IN_PROGRESS"
         event(stack, stack.name, stack.stack_id, "AWS::CloudFormation::Stack", stack.status, "User Initiated")
+        self.begun = True
+
+    def run(self) -> None:
+        """Execute; on failure roll back. The stack ends in a settled status either way."""
+        stack = self.stack
+        if not self.begun:
+            self.begin()
         changes = {c.logical_resource_id: c for c in self.change_set.changes}
         logical = stack.name
         try:
@@ -148,8 +156,16 @@ class Execution(Endings):
         stubbed = kind in self.change_set.fw_stub
         event(self.stack, logical, "", kind, "CREATE_IN_PROGRESS")
         props: dict[str, Any] = {}
+        boot = getattr(self.change_set, "fw_boot", False)
+        waits = boot and not stubbed and ("CreationPolicy" in entry or kind == signals.WAIT_CONDITION)
+        if waits and "CreationPolicy" in entry:
+            signals.expect(self.stack.stack_id, logical)  # its instance may signal as soon as it boots
         if kind == "AWS::CloudFormation::WaitConditionHandle":
-            obj: Any = res.Stub(logical, kind, res.wait_handle_url(self.stack, logical))
+            obj: Any = res.Stub(logical, kind, signal_url(self.stack, logical) if boot
+                                else res.wait_handle_url(self.stack, logical))
+        elif waits and kind == signals.WAIT_CONDITION:
+            props = self._live_props(logical)
+            obj = signals.WaitCondition(logical, signals.condition_id(self.stack.stack_id, props))
         elif stubbed and not res.model_class(kind):
             obj = res.Stub(logical, kind, f"{self.stack.name}-{logical}-stub")
         else:
@@ -163,11 +179,16 @@ class Execution(Endings):
                 raise
             res.system_tags(obj, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
+        if kind == "AWS::EC2::Instance" and boot:
+            self._keep_metadata(logical)
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
         if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
             boot_instance(logical, obj, entry.get("Metadata"))
         reason = None
+        if waits:
+            policy = self._resolver().value(entry.get("CreationPolicy") or {})
+            signals.await_signals(self.stack, logical, kind, obj, policy, props, event)
         if stubbed and isinstance(obj, res.Stub):
             reason = "Stubbed by the local cloud (local_cloud.stub): nothing was run"
         elif stubbed and "CreationPolicy" in entry:
@@ -175,6 +196,11 @@ class Execution(Endings):
         elif not isinstance(obj, res.Stub):
             reason = self._read_back(logical, kind, obj, props)
         event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
+
+    def _keep_metadata(self, logical: str) -> None:
+        """A booting instance's Metadata, resolved, for DescribeStackResource (cfn-init reads it)."""
+        entry = self.new.resources[logical]
+        signals.keep_metadata(self.stack, logical, self._resolver().value(entry.get("Metadata") or {}))
 
     def _import(self, logical: str) -> None:
         """Take the existing resource found when the change set was made (never created)."""
@@ -206,6 +232,8 @@ class Execution(Endings):
             != before.get(d["Target"].get("Name")) for d in change.details)
         self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
                            else "Update:Modify")
+        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
+            self._keep_metadata(logical)  # what cfn-init and cfn-hup read from now on
         if isinstance(old, res.Stub):
             self.record.props[logical] = props
             event(self.stack, logical, res.physical_id(old), kind, "UPDATE_COMPLETE",
@@ -269,10 +297,25 @@ class Execution(Endings):
         old_props = self.record.props.get(logical, {})
         self.record.props[logical] = props
         self.done.append(("replace", logical, old))
+        self._boot_replacement(logical, kind, new, props)
         event(self.stack, logical, res.physical_id(new), kind, "UPDATE_COMPLETE")
         old_entry = self.record.desired.resources.get(logical, {}) if self.record.desired else {}
         policy_entry = {"Type": kind, "DeletionPolicy": old_entry.get("UpdateReplacePolicy")}
         self.cleanup.append((logical, old, policy_entry, old_props))
+
+    def _boot_replacement(self, logical: str, kind: str, new: Any, props: dict[str, Any]) -> None:
+        """A booting instance's replacement boots, and its CreationPolicy waits, as a new instance's does."""
+        entry = self.new.resources[logical]
+        if kind != "AWS::EC2::Instance" or not getattr(self.change_set, "fw_boot", False) \
+                or kind in self.change_set.fw_stub:
+            return
+        self._keep_metadata(logical)
+        if "CreationPolicy" in entry:
+            signals.expect(self.stack.stack_id, logical)
+        boot_instance(logical, new)
+        if "CreationPolicy" in entry:
+            policy = self._resolver().value(entry["CreationPolicy"])
+            signals.await_signals(self.stack, logical, kind, new, policy, props, event, "UPDATE_IN_PROGRESS")
 
     def _outputs(self) -> list[dict[str, Any]]:
         resolver = self._resolver()

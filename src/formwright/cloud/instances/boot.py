@@ -194,7 +194,8 @@ def names(instance_id: str) -> tuple[str, str]:
 def boot(instance_id: str, address: str, user_data: str | None, state_root: Path,
          prepare: Callable[[Path], None] | None = None) -> Booted:
     """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why.
-    `prepare` adds to the root before the instance starts (apt's package proxy: proxy.py)."""
+    `prepare` adds to the root before the instance starts (apt's package proxy: proxy.py; the
+    cfn helpers: helpers.py)."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)

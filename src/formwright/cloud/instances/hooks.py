@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+from pathlib import Path
 from typing import Any
 
 from formwright.cloud.instances import boot as booting
@@ -21,23 +22,43 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
     """Boot a moto instance CloudFormation just created (`metadata`: its resource's Metadata); a refusal
     fails the resource with its reason."""
     from formwright.cloud.emulator.resources import ResourceFailure
+    from formwright.cloud.instances import endpoint, helpers
     from formwright.cloud.instances.refusals import refusal
     from formwright.cloud.local import instances_home
 
     user_data = instance.user_data
     text = str(user_data) if user_data is not None else None
+    region = str(getattr(instance, "region_name", None) or "us-east-1")
     try:
         cannot = booting.unavailable() or refusal(instance, metadata)
         if cannot:
             raise booting.BootRefused(cannot)
         packages_at = proxy.ensure_running()  # the instance's apt downloads through it
-        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(),
-                              prepare=lambda root: proxy.configure_apt(root, packages_at))
+        reached_at = endpoint.ensure_listening()  # the instance's helpers call the local cloud there
+
+        def prepare(root: Path) -> None:
+            proxy.configure_apt(root, packages_at)
+            helpers.inject(root, reached_at, region)
+
+        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare)
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None
     with _lock:
         BOOTED[instance.id] = booted
+
+
+def signal_url(stack: Any, logical: str) -> str:
+    """A WaitConditionHandle's URL on the instance network (where booted instances reach the local cloud)."""
+    from formwright.cloud.emulator.resources import ResourceFailure
+    from formwright.cloud.emulator.signals import handle_url
+    from formwright.cloud.instances.endpoint import ensure_listening
+
+    try:
+        return handle_url(stack, logical, ensure_listening())
+    except booting.BootRefused as refused:
+        raise ResourceFailure(logical, f"The local cloud cannot serve wait condition handle {logical}: "
+                                       f"{refused}") from None
 
 
 def stop_instance(instance_id: str) -> None:

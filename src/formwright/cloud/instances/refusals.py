@@ -30,9 +30,11 @@ EC2_ARCHITECTURE = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "
 # patch_public_images), with the parameter each stands for: its name says the system and architecture.
 PUBLIC_IMAGES: dict[str, str] = {}
 
-# yum names of Amazon Linux / RHEL packages whose Debian package has another name.
+# yum names of Amazon Linux / RHEL packages whose Debian package has another name (refused here when there is
+# none; cfn-init in the instance installs the mapped name: helpers.py hands it this table).
 YUM_TO_APT = {
-    "httpd": "apache2", "httpd-tools": "apache2-utils", "mod_ssl": "apache2", "mod_php": "libapache2-mod-php",
+    "httpd": "apache2", "httpd24": "apache2", "procps-ng": "procps", "iproute": "iproute2",
+    "httpd-tools": "apache2-utils", "mod_ssl": "apache2", "mod_php": "libapache2-mod-php",
     "php-mysqlnd": "php-mysql", "php-pdo": "php-common", "mysql": "default-mysql-client",
     "mysql-server": "default-mysql-server", "mariadb": "mariadb-client", "mariadb105": "mariadb-client",
     "mariadb105-server": "mariadb-server", "mysql-devel": "default-libmysqlclient-dev",

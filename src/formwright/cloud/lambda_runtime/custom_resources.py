@@ -287,7 +287,7 @@ def receive(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     request_id = str(environ.get("PATH_INFO", "")).rsplit("|", 1)[-1]
     signature = (parse_qs(str(environ.get("QUERY_STRING", ""))).get("X-Amz-Signature") or [""])[0]
     if environ.get("REQUEST_METHOD") != "PUT" or not hmac.compare_digest(signature, _signature(request_id)):
-        return _s3_error(start_response, "403 Forbidden", "SignatureDoesNotMatch",
+        return s3_error(start_response, "403 Forbidden", "SignatureDoesNotMatch",
                          "The request signature we calculated does not match the signature you provided.")
     length = int(environ.get("CONTENT_LENGTH") or 0)
     body = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
@@ -297,13 +297,14 @@ def receive(environ: dict[str, Any], start_response: Any) -> list[bytes]:
             pending.body = body
             _changed.notify_all()
     if pending is None:
-        return _s3_error(start_response, "403 Forbidden", "AccessDenied", "Request has expired")
+        return s3_error(start_response, "403 Forbidden", "AccessDenied", "Request has expired")
     start_response("200 OK", [("ETag", f'"{hashlib.md5(body).hexdigest()}"'),  # noqa: S324 - S3's ETag
                               ("Content-Length", "0")])
     return [b""]
 
 
-def _s3_error(start_response: Any, status: str, code: str, message: str) -> list[bytes]:
+def s3_error(start_response: Any, status: str, code: str, message: str) -> list[bytes]:
+    """An S3 error document as the answer (a pre-signed URL refused, as S3 refuses it)."""
     body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
             "</Error>").encode()
     start_response(status, [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
