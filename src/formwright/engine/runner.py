@@ -19,7 +19,8 @@ from botocore.exceptions import ClientError
 
 from formwright.cloud import local
 from formwright.cloud.errors import error_code, error_message, translate
-from formwright.cloud.s3 import ensure_bucket, object_url, put_if_changed
+from formwright.cloud.regions import object_url
+from formwright.cloud.s3 import ensure_bucket, put_if_changed
 from formwright.engine.adopt import check_imports, resources_to_import, to_import
 from formwright.engine.cfn import (
     NO_CHANGES,
