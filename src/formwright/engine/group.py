@@ -271,9 +271,11 @@ class StackGroup:
                 if info is not None:
                     outputs[stack.name] = info.outputs
                 upstream = {name: plans[name].unknown_outputs for name in stack.dependencies if name in plans}
+                # the outputs of the stacks it reads only: a copy of every stack's would make N plans N² work
+                read = {ref.stack for ref in stack.config.references()}
                 known = {name: {key: UNKNOWN if key in upstream.get(name, {}) else value
-                                for key, value in values.items()}
-                         for name, values in list(outputs.items())}
+                                for key, value in outputs[name].items()}
+                         for name in read if name in outputs}
                 plan = plan_stack(self.runner_for(stack), stack, known, info, keep=keep, upstream=upstream,
                                   want_outputs=bool(dependents.get(stack.name)))
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback

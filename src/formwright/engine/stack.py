@@ -157,7 +157,7 @@ class Stack:
         if source.is_file():
             shutil.copyfile(source, original)
         processed = self.build_dir / "processed.json"
-        write_atomic(processed, dump_json(plain(template)))
+        write_atomic(processed, dump_json(plain(template)), durable=False)  # rebuilt by every deploy
         return processed
 
     def declared_parameters(self, template: dict[str, Any]) -> dict[str, Any]:
