@@ -47,10 +47,7 @@ class SettleSteps:
             return None, note
         if info.status in FAILED_KEPT and stack.config.on_failure != "do_nothing":
             note = f"stack was {info.status} with rollback disabled: rolled back first"
-            self._say(stack, "updating", info.status, note)
-            self.cfn.call("rollback_stack", StackName=info.stack_id, **role(stack))
-            rolled = self.cfn.wait_operation(info.stack_id, info,
-                                             on_poll=lambda i: self._poll(stack, "updating", i))
+            rolled = self._recover(stack, info, "rollback_stack", "updating", note)
             if rolled is not None and rolled.status not in ("ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_COMPLETE"):
                 raise CloudError(f"the rollback ended in {rolled.status}: {rolled.reason}".rstrip(": "),
                                  where=stack.name, hint="fix it in the console, then deploy again")
@@ -61,20 +58,14 @@ class SettleSteps:
             note = f"stack was {info.status}: updated again from where it stopped"
         if info.status == "ROLLBACK_COMPLETE":
             note = "stack was ROLLBACK_COMPLETE after a failed create: deleted and re-created"
-            self._say(stack, "deleting", info.status, note)
-            self.cfn.call("delete_stack", StackName=info.stack_id, **role(stack))
-            after = self.cfn.wait_operation(info.stack_id, info,
-                                            on_poll=lambda i: self._poll(stack, "deleting", i))
+            after = self._recover(stack, info, "delete_stack", "deleting", note)
             if after is not None and after.status != "DELETE_COMPLETE":
                 raise CloudError(f"could not delete the rolled-back stack: {after.status} {after.reason}",
                                  where=stack.name)
             return None, note
         if info.status == "UPDATE_ROLLBACK_FAILED":
             note = "stack was UPDATE_ROLLBACK_FAILED: continued the rollback first"
-            self._say(stack, "updating", info.status, note)
-            self.cfn.call("continue_update_rollback", StackName=info.stack_id, **role(stack))
-            info = self.cfn.wait_operation(info.stack_id, info,
-                                           on_poll=lambda i: self._poll(stack, "updating", i))
+            info = self._recover(stack, info, "continue_update_rollback", "updating", note)
             if info is None or info.status != "UPDATE_ROLLBACK_COMPLETE":
                 status = info.status if info else "gone"
                 raise CloudError(
@@ -86,6 +77,14 @@ class SettleSteps:
             raise CloudError(f"stack is {info.status}: {info.reason}".rstrip(": "), where=stack.name,
                              hint=DEAD_ENDS[info.status])
         return info, note
+
+    def _recover(self, stack: Stack, info: StackInfo, operation: str, phase: str,
+                 note: str) -> StackInfo | None:
+        """Start `operation` (rollback_stack, delete_stack, continue_update_rollback) on the stack and
+        wait for its end; the stack as it left it (None: gone)."""
+        self._say(stack, phase, info.status, note)
+        self.cfn.call(operation, StackName=info.stack_id, **role(stack))
+        return self.cfn.wait_operation(info.stack_id, info, on_poll=lambda i: self._poll(stack, phase, i))
 
     def _say(self, stack: Stack, phase: str, status: str, message: str) -> None:
         self.progress(ProgressEvent(stack.name, phase, status, message))
