@@ -1,5 +1,6 @@
 """The engine at scale against the local cloud: a 500-stack project's no-op re-deploy reads each stack once
-and writes nothing (issue 29; the timings live in bench/scale.py, not here)."""
+and writes nothing, and its plan reads them all from one listing (issue 29; the timings live in
+bench/scale.py, not here)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ def deployed_directly(project_dir: Path, cloud: Target) -> None:
                     outputs[stack.name] = info.outputs
 
 
-def test_a_500_stack_no_op_reads_each_stack_once_and_writes_nothing(tmp_path: Path, cloud: Target) -> None:
+def test_a_500_stack_no_op_reads_each_stack_once_and_its_plan_lists_them(tmp_path: Path,
+                                                                         cloud: Target) -> None:
     project_dir = write_project(tmp_path)
     deployed_directly(project_dir, cloud)
 
@@ -88,3 +90,10 @@ def test_a_500_stack_no_op_reads_each_stack_once_and_writes_nothing(tmp_path: Pa
     assert dict(calls) == {"DescribeStacks": COUNT}  # exactly one read per stack, by its name
     assert len(sent) == COUNT  # no retry, no call besides
     assert counter.writes == 0 and dict(counter.calls) == {"describe_stacks": COUNT}
+
+    # a plan of that many stacks reads them from one listing (its pages), not one by one
+    pages = sum(1 for _ in cloud.client("cloudformation").get_paginator("describe_stacks").paginate())
+    calls.clear()
+    plans = StackGroup(project, prepare_stacks(project, target=fresh), fresh).plan()
+    assert Counter(plan.kind for plan in plans.values()) == {"unchanged": COUNT}
+    assert dict(calls) == {"DescribeStacks": pages} and pages < COUNT // 10

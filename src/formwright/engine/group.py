@@ -18,9 +18,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
-from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
+from formwright.engine.cfn import Cadence, CallCounter, CloudFormation, StackInfo
 from formwright.engine.imports import import_edges
 from formwright.engine.planning import plan_stack
+from formwright.engine.prune import listing
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -37,6 +38,9 @@ from formwright.state.applied import AppliedCache
 from formwright.state.lock import project_lock
 
 log = logging.getLogger("formwright")
+
+# selected stacks on one target from which a plan reads them from one listing rather than one by one
+LISTING_FROM = 100
 
 
 def target_key(target: Any) -> str:
@@ -264,10 +268,12 @@ class StackGroup:
         self.seed_outputs(outputs)
         plans: dict[str, StackPlan] = {}
         dependents = self.graph(reverse=True)
+        listed = self.listed()
 
         def work(stack: Stack) -> StackResult:
             try:
-                info = self.runner_for(stack).cfn.describe(stack.stack_name)
+                info = listed[stack.name] if stack.name in listed else \
+                    self.runner_for(stack).cfn.describe(stack.stack_name)
                 if info is not None:
                     outputs[stack.name] = info.outputs
                 upstream = {name: plans[name].unknown_outputs for name in stack.dependencies if name in plans}
@@ -293,6 +299,21 @@ class StackGroup:
             error_class = InputError if exit_code_of(results) == 2 else CloudError
             raise error_class("; ".join(r.error or r.name for r in failures))
         return plans
+
+    def listed(self) -> dict[str, StackInfo | None]:
+        """The selected stacks as one DescribeStacks listing of their target shows them (None: not there),
+        for each target with LISTING_FROM of them or more: fewer calls than a read each (a page holds up to
+        1 MB of stacks); stacks of other targets are left out (read one by one)."""
+        by_runner: dict[int, list[Stack]] = {}
+        for stack in self.stacks.values():
+            by_runner.setdefault(id(self.runner_for(stack)), []).append(stack)
+        found: dict[str, StackInfo | None] = {}
+        for stacks in by_runner.values():
+            if len(stacks) < LISTING_FROM:
+                continue
+            live = {info.name: info for info in listing(self.runner_for(stacks[0]).cfn)}
+            found.update({stack.name: live.get(stack.stack_name) for stack in stacks})
+        return found
 
     def delete(self) -> dict[str, StackResult]:
         """Delete in reverse dependency order, refusing stacks whose exports are still imported.
