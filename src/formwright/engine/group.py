@@ -10,9 +10,10 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -192,6 +193,7 @@ class StackGroup:
         results: dict[str, StackResult] = {}
         doomed: dict[str, str] = {}  # stack -> the failed stack it waited for
         running: dict[Future, str] = {}
+        finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         for name in graph:
             if not graph[name]:
                 self.progress(ProgressEvent(name, "waiting", "", "queued"))
@@ -210,18 +212,20 @@ class StackGroup:
                         self.progress(ProgressEvent(name, "skipped", "", f"{doomed[name]} failed"))
                         sorter.done(name)
                         continue
-                    running[pool.submit(work, self.stacks[name])] = name
+                    future = pool.submit(work, self.stacks[name])
+                    running[future] = name
+                    future.add_done_callback(finished.put)
                 if not running:
                     continue
-                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for future in finished:
-                    name = running.pop(future)
-                    result = future.result()
-                    results[name] = result
-                    if not result.ok:
-                        for later in _descendants(name, dependents):
-                            doomed.setdefault(later, name)
-                    sorter.done(name)
+                # the next stack to end, handed over by its future (no waiter set on every running one)
+                future = finished.get()
+                name = running.pop(future)
+                result = future.result()
+                results[name] = result
+                if not result.ok:
+                    for later in _descendants(name, dependents):
+                        doomed.setdefault(later, name)
+                sorter.done(name)
         return results
 
     # ---- operations ---------------------------------------------------------------------------
