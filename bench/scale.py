@@ -146,9 +146,11 @@ def report(sizes: list[int], floors: dict[int, dict[str, Run]], fws: dict[int, d
         fw, floor = fws[n]["deploy"], floors[n]["deploy"]
         ratio = fw.wall / floor.wall
         share = fw.cloud_cpu / (fw.cloud_cpu + fw.cpu) if fw.cloud_cpu + fw.cpu else 0.0
+        cloud_ratio = fw.cloud_cpu / floor.cloud_cpu if floor.cloud_cpu else 0.0
         print(f"  deploy {n:>5} stacks: formwright / floor {ratio:.2f}x (target <= 1.0x) "
               f"{verdict(ratio <= 1.0)}"
-              f"   [local cloud's share of the CPU in formwright's run: {share:.0%}]")
+              f"   [local cloud's share of the CPU in formwright's run: {share:.0%}; the cloud's CPU for "
+              f"formwright / for the floor: {cloud_ratio:.2f}x]")
     for n in sizes:
         noop = fws[n]["noop"]
         writes = json.loads(noop.out)["write_calls"]
@@ -159,8 +161,8 @@ def report(sizes: list[int], floors: dict[int, dict[str, Run]], fws: dict[int, d
     largest = max(sizes)
     plan, validate = fws[largest]["plan"], fws[largest]["validate"]
     kinds = {p["kind"] for p in json.loads(plan.out)["plans"].values()} if plan.out.strip() else set()
-    print(f"  plan   {largest:>5} unchanged stacks: {plan.wall:.2f} s ({plan.cpu:.2f} s CPU; kinds "
-          f"{sorted(kinds)}) (target <= 2 s) {verdict(plan.wall <= 2.0)}")
+    print(f"  plan   {largest:>5} unchanged stacks: {plan.wall:.2f} s ({plan.cpu:.2f} s CPU, the local cloud "
+          f"{plan.cloud_cpu:.2f} s; kinds {sorted(kinds)}) (target <= 2 s) {verdict(plan.wall <= 2.0)}")
     print(f"  validate --no-lint {largest} stacks: {validate.wall:.2f} s ({validate.cpu:.2f} s CPU) "
           f"(target <= 0.5 s) {verdict(validate.wall <= 0.5)}")
     rss = fws[largest]["deploy"].rss_mb
