@@ -93,7 +93,7 @@ class Packager:
                 continue
             kind = body.get("Type")
             places = BY_TYPE.get(kind, ()) if isinstance(kind, str) else ()
-            if not places:
+            if not places or not isinstance(kind, str):
                 continue
             props = body.get("Properties")
             if props is None:
@@ -125,7 +125,7 @@ class Packager:
 
     def _place(self, container: dict[str, Any], path: tuple[str, ...], place: Place, logical: str,
                file: Path) -> None:
-        parent = container
+        parent: Any = container
         for name in path[:-1]:
             parent = parent.get(name) if isinstance(parent, dict) else None
         if not isinstance(parent, dict):
@@ -155,7 +155,7 @@ class Packager:
             if isinstance(transform, dict) and transform.get("Name") == "AWS::Include":
                 params = transform.get("Parameters")
                 location = params.get("Location") if isinstance(params, dict) else None
-                if isinstance(location, str) and not REMOTE.match(location):
+                if isinstance(params, dict) and isinstance(location, str) and not REMOTE.match(location):
                     line = line_of(params, "Location")
                     local = self.resolve(location, file, line=line, what="AWS::Include Location")
                     artifact = self.artifact_for(local, zipped=False, where="AWS::Include", file=file,
