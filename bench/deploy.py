@@ -93,13 +93,14 @@ def longest_chain(count: int) -> int:
     return max(depth.values(), default=0)
 
 
-def make_formwright(root: Path, count: int, upstream_of: Callable[[int], int | None] | None = None) -> Path:
-    """A formwright project of `count` stacks, stack i taking the output of `upstream_of(i)` (default:
-    `upstream`, the depth-5 DAG)."""
+def make_formwright(root: Path, count: int, upstream_of: Callable[[int], int | None] | None = None,
+                    name: str = "fw") -> Path:
+    """A formwright project `name` of `count` stacks, stack i taking the output of `upstream_of(i)`
+    (default: `upstream`, the depth-5 DAG), in root/formwright."""
     project = root / "formwright"
     project.mkdir()
     (project / "stack.json").write_text(json.dumps(TEMPLATE))
-    lines = ["name: fw", "stacks:"]
+    lines = [f"name: {name}", "stacks:"]
     for i in range(count):
         lines.append(f"  s{i}:\n    template: stack.json")
         up = upstream_of(i) if upstream_of else upstream(i, count)
@@ -472,8 +473,11 @@ def main() -> None:
             print(json.dumps(formwright_row(Path(tmp), args)))
         return
 
+    from startup import compile_bytecode  # bench/ is the script's folder: the one bytecode helper
+
     from formwright.cloud import local
 
+    compile_bytecode()  # as `pip install` does: else every run compiles formwright (PYTHONDONTWRITEBYTECODE)
     with tempfile.TemporaryDirectory(prefix="fw-bench-") as tmp:
         root = Path(tmp)
         os.environ["FORMWRIGHT_HOME"] = str(root / "home")

@@ -10,8 +10,6 @@ tests/localcloud/test_types_*.py show each model works.
     .venv/bin/python bench/types_coverage.py [--deploy] [TEMPLATE_DIR_OR_FILE ...]
     TYPES_COVERAGE_SRC=../main/src PYTHONPATH=../main/src .venv/bin/python bench/types_coverage.py --deploy
 
-(-P keeps bench/ off the import path: bench/operator.py would stand in for the standard library's operator.)
-
 With --deploy each template is also deployed on a local cloud of the bench's own, as a newcomer would (the S3
 objects it names put first, its Transform expanded as `formwright deploy` expands it, the default of every
 parameter; a template with a parameter without a default is skipped and counted), and the outcome of each

@@ -28,6 +28,23 @@ def partition_of(region: str) -> dict[str, Any] | None:
     return None
 
 
+def partition_id(region: str) -> str:
+    """The region's partition (aws, aws-cn, aws-us-gov, …) from botocore's partition data."""
+    partition = partition_of(region)
+    return str(partition["id"]) if partition else "aws"
+
+
+def dns_suffix(region: str) -> str:
+    """The DNS suffix of the region's partition: amazonaws.com, amazonaws.com.cn, …"""
+    partition = partition_of(region)
+    return str(partition["outputs"]["dnsSuffix"]) if partition else "amazonaws.com"
+
+
+def object_url(bucket: str, key: str, region: str) -> str:
+    """The HTTPS URL of an S3 object as CloudFormation takes it (TemplateURL), in the region's partition."""
+    return f"https://s3.{region}.{dns_suffix(region)}/{bucket}/{key}"
+
+
 @functools.cache
 def known_regions() -> list[str]:
     """Every region botocore's partition data names (all partitions; not the `aws-global` pseudo ones)."""

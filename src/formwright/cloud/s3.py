@@ -8,7 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import error_code
-from formwright.cloud.regions import partition_of
+from formwright.cloud.regions import dns_suffix, object_url, partition_id  # noqa: F401 - at home there
 from formwright.errors import CloudError
 
 
@@ -16,23 +16,6 @@ def _owner(owner: str | None) -> dict[str, str]:
     # The managed bucket's name is predictable: every call checks it belongs to our account, so a
     # bucket someone else made under that name is never written to or read from.
     return {"ExpectedBucketOwner": owner} if owner else {}
-
-
-def partition_id(region: str) -> str:
-    """The region's partition (aws, aws-cn, aws-us-gov, …) from botocore's partition data."""
-    partition = partition_of(region)
-    return str(partition["id"]) if partition else "aws"
-
-
-def dns_suffix(region: str) -> str:
-    """The DNS suffix of the region's partition: amazonaws.com, amazonaws.com.cn, …"""
-    partition = partition_of(region)
-    return str(partition["outputs"]["dnsSuffix"]) if partition else "amazonaws.com"
-
-
-def object_url(bucket: str, key: str, region: str) -> str:
-    """The HTTPS URL of an S3 object as CloudFormation takes it (TemplateURL), in the region's partition."""
-    return f"https://s3.{region}.{dns_suffix(region)}/{bucket}/{key}"
 
 
 def ensure_bucket(s3: Any, bucket: str, region: str, owner: str | None = None) -> bool:

@@ -10,17 +10,19 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
-from formwright.engine.cfn import Cadence, CallCounter, CloudFormation
+from formwright.engine.cfn import Cadence, CallCounter, CloudFormation, StackInfo
 from formwright.engine.imports import import_edges
 from formwright.engine.planning import plan_stack
+from formwright.engine.prune import listing
 from formwright.engine.results import (
     ProgressCallback,
     ProgressEvent,
@@ -37,6 +39,9 @@ from formwright.state.applied import AppliedCache
 from formwright.state.lock import project_lock
 
 log = logging.getLogger("formwright")
+
+# selected stacks on one target from which a plan reads them from one listing rather than one by one
+LISTING_FROM = 100
 
 
 def target_key(target: Any) -> str:
@@ -195,6 +200,7 @@ class StackGroup:
         results: dict[str, StackResult] = {}
         doomed: dict[str, str] = {}  # stack -> the failed stack it waited for
         running: dict[Future, str] = {}
+        finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         for name in graph:
             if not graph[name]:
                 self.progress(ProgressEvent(name, "waiting", "", "queued"))
@@ -213,18 +219,20 @@ class StackGroup:
                         self.progress(ProgressEvent(name, "skipped", "", f"{doomed[name]} failed"))
                         sorter.done(name)
                         continue
-                    running[pool.submit(work, self.stacks[name])] = name
+                    future = pool.submit(work, self.stacks[name])
+                    running[future] = name
+                    future.add_done_callback(finished.put)
                 if not running:
                     continue
-                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for future in finished:
-                    name = running.pop(future)
-                    result = future.result()
-                    results[name] = result
-                    if not result.ok:
-                        for later in _descendants(name, dependents):
-                            doomed.setdefault(later, name)
-                    sorter.done(name)
+                # the next stack to end, handed over by its future (no waiter set on every running one)
+                future = finished.get()
+                name = running.pop(future)
+                result = future.result()
+                results[name] = result
+                if not result.ok:
+                    for later in _descendants(name, dependents):
+                        doomed.setdefault(later, name)
+                sorter.done(name)
         return results
 
     # ---- operations ---------------------------------------------------------------------------
@@ -271,16 +279,20 @@ class StackGroup:
         self.seed_outputs(outputs)
         plans: dict[str, StackPlan] = {}
         dependents = self.graph(reverse=True)
+        listed = self.listed()
 
         def work(stack: Stack) -> StackResult:
             try:
-                info = self.runner_for(stack).cfn.describe(stack.stack_name)
+                info = listed[stack.name] if stack.name in listed else \
+                    self.runner_for(stack).cfn.describe(stack.stack_name)
                 if info is not None:
                     outputs[stack.name] = info.outputs
                 upstream = {name: plans[name].unknown_outputs for name in stack.dependencies if name in plans}
+                # the outputs of the stacks it reads only: a copy of every stack's would make N plans N² work
+                read = {ref.stack for ref in stack.config.references()}
                 known = {name: {key: UNKNOWN if key in upstream.get(name, {}) else value
-                                for key, value in values.items()}
-                         for name, values in list(outputs.items())}
+                                for key, value in outputs[name].items()}
+                         for name in read if name in outputs}
                 plan = plan_stack(self.runner_for(stack), stack, known, info, keep=keep, upstream=upstream,
                                   want_outputs=bool(dependents.get(stack.name)))
             except Exception as err:  # noqa: BLE001 - reported per stack, never a traceback
@@ -298,6 +310,21 @@ class StackGroup:
             error_class = InputError if exit_code_of(results) == 2 else CloudError
             raise error_class("; ".join(r.error or r.name for r in failures))
         return plans
+
+    def listed(self) -> dict[str, StackInfo | None]:
+        """The selected stacks as one DescribeStacks listing of their target shows them (None: not there),
+        for each target with LISTING_FROM of them or more: fewer calls than a read each (a page holds up to
+        1 MB of stacks); stacks of other targets are left out (read one by one)."""
+        by_runner: dict[int, list[Stack]] = {}
+        for stack in self.stacks.values():
+            by_runner.setdefault(id(self.runner_for(stack)), []).append(stack)
+        found: dict[str, StackInfo | None] = {}
+        for stacks in by_runner.values():
+            if len(stacks) < LISTING_FROM:
+                continue
+            live = {info.name: info for info in listing(self.runner_for(stacks[0]).cfn)}
+            found.update({stack.name: live.get(stack.stack_name) for stack in stacks})
+        return found
 
     def delete(self) -> dict[str, StackResult]:
         """Delete in reverse dependency order, refusing stacks whose exports are still imported.

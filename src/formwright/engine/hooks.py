@@ -21,8 +21,8 @@ from formwright.engine.values import SECRET_MASK
 from formwright.lifecycle.actions import OperationLog, Redactor, command_argv, run_command, run_python
 
 if TYPE_CHECKING:
+    from formwright.engine.prepared import Prepared
     from formwright.engine.results import StackPlan, StackResult
-    from formwright.engine.runner import Prepared
     from formwright.engine.stack import Stack
     from formwright.model.hooks import Hook
 

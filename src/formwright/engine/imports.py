@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from formwright.cloud.s3 import dns_suffix, partition_id
+from formwright.cloud.regions import dns_suffix, partition_id
 from formwright.model.project import OutputRef
 
 _SUB_VAR = re.compile(r"\$\{([^}!][^}]*)\}")

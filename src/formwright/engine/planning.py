@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from formwright.engine.drift import drift_note, join_notes
 from formwright.engine.knowns import Knowns, unknown_outputs
 from formwright.engine.results import ResourceChange, StackPlan
-from formwright.engine.runner import DEAD_ENDS, FAILED_KEPT, StackRunner
+from formwright.engine.settle import DEAD_ENDS, FAILED_KEPT
 from formwright.engine.stack import UNKNOWN
 from formwright.engine.values import as_list_text, value_changes
 from formwright.model import OutputRef
@@ -24,10 +24,11 @@ from formwright.state.applied import inputs_hash
 
 if TYPE_CHECKING:
     from formwright.engine.prepared import Prepared
+    from formwright.engine.runner import StackRunner
     from formwright.engine.stack import Stack
     from formwright.engine.stack_info import StackInfo
 
-# statuses a deploy settles first (engine/runner.py): what its change set would be is not known yet
+# statuses a deploy settles first (engine/settle.py): what its change set would be is not known yet
 UNSETTLED = ("ROLLBACK_COMPLETE", "UPDATE_ROLLBACK_FAILED", *FAILED_KEPT, "IMPORT_ROLLBACK_FAILED",
              *DEAD_ENDS)
 

@@ -53,7 +53,7 @@ def _places(project: Project, targets: Any) -> dict[tuple[str, str, str], Any]:
     return found
 
 
-def _listing(cfn: CloudFormation) -> list[StackInfo]:
+def listing(cfn: CloudFormation) -> list[StackInfo]:
     """Every live stack of the region (DescribeStacks without a name, every page)."""
     found = []
     for page in cfn.client.get_paginator("describe_stacks").paginate():
@@ -68,7 +68,7 @@ def orphans(project: Project, targets: Any) -> list[Orphan]:
     kept = {(*_place(targets.get(c.target))[:2], c.stack_name) for c in project.stacks.values()}
     found = []
     for place, target in _places(project, targets).items():
-        for info in _listing(CloudFormation(target.client("cloudformation"))):
+        for info in listing(CloudFormation(target.client("cloudformation"))):
             if not owned_by(info.tags, project.name, project.environment) or (*place[:2], info.name) in kept:
                 continue
             name = info.tags[TAG_STACK]

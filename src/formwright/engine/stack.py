@@ -23,6 +23,7 @@ from formwright.model.resolvers import ValueSource
 from formwright.state.applied import write_atomic
 from formwright.state.secrets import GeneratedSecrets
 from formwright.template import dump_json, load, plain
+from formwright.template.values import copied
 
 log = logging.getLogger("formwright")
 
@@ -201,6 +202,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         return built[0]
 
     secrets = GeneratedSecrets(project.state_dir)
+    templates = SharedTemplates()
     hand_over = None
     if resolve and (target is not None or targets is not None):  # plan, deploy, sync: not validate, build
         from formwright.engine.resolve import fetch_values
@@ -228,6 +230,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
         artifacts: list[Any] = []
         nested: list[Any] = []
         packaged_bucket = None
+        shared: dict[str, Any] | None = None  # the template file's parse (or packaging) several stacks share
         if config.tosca is not None:
             from formwright.transform.cloudformation import prepare_stack
 
@@ -249,12 +252,15 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
 
                 config.template = fetch(config, target, build_dir)
             assert config.template is not None
-            original, source = load(config.template), str(config.template)
-        if config.tosca is None and package:
-            packaged = package_stack(project, config, original, target=target, remote_macros=remote_macros,
-                                     registry=registry)
-            original, artifacts, nested = packaged.template, packaged.artifacts, packaged.nested
-            packaged_bucket = packaged.bucket
+            source = str(config.template)
+            if package:
+                packaged = templates.packaged(project, config, target=target, remote_macros=remote_macros,
+                                              registry=registry)
+                shared, artifacts, nested = packaged.template, packaged.artifacts, packaged.nested
+                packaged_bucket = packaged.bucket
+            else:
+                shared = templates.load(config.template)
+            original = copied(shared)
         stack = Stack(
             config,
             original,
@@ -268,7 +274,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             nested=nested,
             packaged_bucket=packaged_bucket,
         )
-        if needs_auto_expand(original):
+        if templates.expands(shared) if shared is not None else needs_auto_expand(original):
             if not remote_macros:
                 registry().register_template_macros(original, Path(source).parent)
             stack.macros = registry()
@@ -277,6 +283,42 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             hand_over(stack)
         stacks[name] = stack
     return stacks
+
+
+class SharedTemplates:
+    """Each template file of one preparation parsed once, and packaged once per place it goes to
+    (bucket, region, target): a thousand stacks of one template cost one parse and one packaging, each
+    stack then holding its own copy (`copied`, far cheaper than either)."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[Path, Any] = {}
+        self._packaged: dict[tuple[Any, ...], Any] = {}
+        self._expands: dict[int, bool] = {}  # by id: the templates are held in the two above
+
+    def load(self, path: Path) -> dict[str, Any]:
+        """The template at `path` as parsed once (not to be changed: copy it)."""
+        if path not in self._loaded:
+            self._loaded[path] = load(path)
+        return self._loaded[path]
+
+    def packaged(self, project: Project, config: StackConfig, *, target: Any, remote_macros: bool,
+                 registry: Callable[[], Any]) -> Any:
+        """`package_stack`'s result for the stack's template, made once for every stack of that template
+        going to the same bucket, region and target (not to be changed: copy its template)."""
+        assert config.template is not None
+        key = (config.template, config.artifact_bucket, config.target.region, id(target), remote_macros)
+        if key not in self._packaged:
+            self._packaged[key] = package_stack(project, config, copied(self.load(config.template)),
+                                                target=target, remote_macros=remote_macros, registry=registry)
+        return self._packaged[key]
+
+    def expands(self, template: dict[str, Any]) -> bool:
+        """`needs_auto_expand` of a template `load` or `packaged` gave, asked once."""
+        from formwright.macros import needs_auto_expand
+
+        if id(template) not in self._expands:
+            self._expands[id(template)] = needs_auto_expand(template)
+        return self._expands[id(template)]
 
 
 def package_stack(project: Project, config: StackConfig, original: dict[str, Any], *, target: Any,

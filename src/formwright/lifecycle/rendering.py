@@ -59,9 +59,14 @@ def load_for_validation(source: Path, **options: Any) -> Project:
     """The project as `validate` sees it: rendered for a probe instance with lenient inputs, its manifest
     parsed and, in a multi-instance project, every stack name checked to contain the instance name.
     `options` (environment, variables …) go to load_project."""
-    check_secure_names(source)
-    project = load_for_instance(source, PROBES[0], LenientInputs({}, {}), **options)
-    parse_manifest(project)
+    try:
+        project = load_for_instance(source, PROBES[0], LenientInputs({}, {}), **options)
+        manifest = parse_manifest(project)
+    except FormwrightError:
+        check_secure_names(source)  # a secure input rendered into a name is what to say first
+        raise
+    if any(definition.secure for definition in manifest.inputs.values()):  # else no second load
+        check_secure_names(source)
     check_instance_names(project)
     return project
 

@@ -3,6 +3,7 @@ template, name, parameters, tags, dependencies, capabilities, deploy options, ta
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
@@ -108,17 +109,7 @@ def load_stack(
     for key in ("template", "tosca"):
         if key in body and stack.template_source is None:
             rel = renderer.render(body[key], body.line_of(key))
-            path = sandbox.confine(str(rel), what=f"{key} of stack '{name}'", base=project.directory,
-                                   file=file, line=body.line_of(key))
-            try:
-                path = path.resolve()
-            except (OSError, RuntimeError) as err:  # a symlink loop
-                raise ProjectError(f"{key} '{rel}' of stack '{name}' cannot be resolved: {err}", file=file,
-                                   line=body.line_of(key)) from None
-            if not path.exists():
-                raise ProjectError(f"{key} '{rel}' of stack '{name}' not found", file=file,
-                                   line=body.line_of(key), hint=f"looked for {path}")
-            setattr(stack, key, path)
+            setattr(stack, key, _source_path(project, name, key, str(rel), file, body.line_of(key)))
     if stack.template is None and stack.tosca is None and stack.template_source is None:
         raise ProjectError(f"stack '{name}' has no `template`", file=file, line=line,
                            hint="add template: templates/<file>.yaml")
@@ -188,6 +179,25 @@ def load_stack(
     stack.regions = _regions(renderer.render(body.get("regions"), body.line_of("regions")), file,
                              body.line_of("regions"))
     return stack
+
+
+def _source_path(project: Project, name: str, key: str, rel: str, file: str, line: int | None) -> Path:
+    """The stack's `template` or `tosca` file: confined, resolved and found, once per path in the project
+    (a thousand stacks sharing one template resolve it once)."""
+    known = project.source_paths.get((key, rel))
+    if known is not None:
+        return known
+    path = sandbox.confine(rel, what=f"{key} of stack '{name}'", base=project.directory, file=file, line=line)
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError) as err:  # a symlink loop
+        raise ProjectError(f"{key} '{rel}' of stack '{name}' cannot be resolved: {err}", file=file,
+                           line=line) from None
+    if not path.exists():
+        raise ProjectError(f"{key} '{rel}' of stack '{name}' not found", file=file, line=line,
+                           hint=f"looked for {path}")
+    project.source_paths[(key, rel)] = path
+    return path
 
 
 def _imports(body: Mapping, renderer: Renderer, file: str) -> dict[str, dict[str, str]]:

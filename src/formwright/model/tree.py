@@ -122,6 +122,7 @@ class Project(Node):
         self.target = TargetSpec()  # the project-level target keys
         self.groups: dict[str, list[str]] = {}  # group name -> its stacks
         self.obsolete: dict[str, StackConfig] = {}  # `obsolete: true` stacks, kept out of `stacks`
+        self.source_paths: dict[tuple[str, str], Path] = {}  # (template|tosca, as written) -> found, on load
 
     @property
     def build_dir(self) -> Path:

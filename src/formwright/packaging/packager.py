@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from formwright import sandbox
-from formwright.cloud.s3 import object_url
+from formwright.cloud.regions import object_url
 from formwright.errors import InputError
 from formwright.packaging import rain
 from formwright.packaging.artifacts import Artifact, NestedTemplate, Packaged, artifact_key

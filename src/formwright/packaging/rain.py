@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from formwright import sandbox
-from formwright.cloud.s3 import dns_suffix
+from formwright.cloud.regions import dns_suffix
 from formwright.errors import InputError
 from formwright.template import line_of, load, loads
 
