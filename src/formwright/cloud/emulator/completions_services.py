@@ -8,6 +8,7 @@ layers were missing when it ran); its `AWS::KMS::Key` is always a symmetric encr
 `KeySpec` and `KeyUsage` say; its `AWS::StepFunctions::StateMachine` reads `DefinitionString` alone
 (no `Definition` object, `DefinitionS3Location` or `DefinitionSubstitutions`) and makes every machine
 STANDARD, without its logging or tracing configuration.
+Its `AWS::EC2::SecurityGroupIngress` keeps a rule's Description only when the rule is a CidrIp one.
 """
 
 from __future__ import annotations
