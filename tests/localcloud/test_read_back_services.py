@@ -140,3 +140,36 @@ def test_an_ingress_rule_revoked_outside_the_stack_is_deleted_drift(cfn, cloud) 
         "IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "10.0.0.0/8"}]}])
     assert cfn.client.detect_stack_resource_drift(StackName="ingress", LogicalResourceId="Https")[
         "StackResourceDrift"]["StackResourceDriftStatus"] == "DELETED"
+
+
+def test_an_ingress_rule_from_another_group_keeps_its_description_and_goes_with_the_stack(cfn, cloud) -> None:
+    # AWS's sample ECS/FargateLaunchType/clusters/private-vpc.yaml: an all-protocols rule from another
+    # group with a Description, standalone and inline; a rule's Description is its group pair's too (EC2 API
+    # reference, UserIdGroupPair "Description"). moto gave it to CidrIp rules alone, and the read-back
+    # refused the create ("Description not applied").
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.9.0.0/16"}},
+        "Balancer": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "balancer", "VpcId": {"Ref": "Vpc"}}},
+        "Containers": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "containers", "VpcId": {"Ref": "Vpc"}}},
+        "Hosts": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+            "GroupDescription": "hosts", "VpcId": {"Ref": "Vpc"}, "SecurityGroupIngress": [{
+                "IpProtocol": "tcp", "FromPort": 22, "ToPort": 22,
+                "SourceSecurityGroupId": {"Ref": "Balancer"}, "Description": "ssh from the balancer"}]}},
+        "FromBalancer": {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {
+            "GroupId": {"Ref": "Containers"}, "IpProtocol": "-1",
+            "SourceSecurityGroupId": {"Ref": "Balancer"}, "Description": "Ingress from the public ALB"}}}}
+    cfn.deploy("pairs", template)
+    assert cfn.stack("pairs")["StackStatus"] == "CREATE_COMPLETE"
+    ec2 = cloud.client("ec2")
+    balancer = cfn.resource("pairs", "Balancer")
+    expected = {"Containers": "Ingress from the public ALB", "Hosts": "ssh from the balancer"}
+    for logical, description in expected.items():
+        group = cfn.resource("pairs", logical)
+        rules = ec2.describe_security_groups(GroupIds=[group])["SecurityGroups"][0]["IpPermissions"]
+        pairs = [pair for rule in rules for pair in rule["UserIdGroupPairs"]]
+        assert [(p["GroupId"], p.get("Description")) for p in pairs] == [(balancer, description)]
+    cfn.client.delete_stack(StackName="pairs")
+    assert not ec2.describe_security_groups(
+        Filters=[{"Name": "group-id", "Values": [balancer]}])["SecurityGroups"]

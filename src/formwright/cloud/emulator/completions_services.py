@@ -8,6 +8,7 @@ layers were missing when it ran); its `AWS::KMS::Key` is always a symmetric encr
 `KeySpec` and `KeyUsage` say; its `AWS::StepFunctions::StateMachine` reads `DefinitionString` alone
 (no `Definition` object, `DefinitionS3Location` or `DefinitionSubstitutions`) and makes every machine
 STANDARD, without its logging or tracing configuration.
+Its `AWS::EC2::SecurityGroupIngress` keeps a rule's Description only when the rule is a CidrIp one.
 """
 
 from __future__ import annotations
@@ -50,9 +51,23 @@ def rule_call(rule: dict[str, Any]) -> dict[str, Any]:
     ranges = [{k: rule[k] for k in (key, "Description") if k in rule} for key in ("CidrIp", "CidrIpv6")
               if key in rule]
     group = rule.get("SourceSecurityGroupId") or rule.get("DestinationSecurityGroupId")
+    # a rule's Description is the group pair's too (EC2 API UserIdGroupPair, "Description")
+    pair = {"GroupId": group, **({"Description": rule["Description"]} if "Description" in rule else {})}
     return {"ip_protocol": str(rule.get("IpProtocol")), "from_port": rule.get("FromPort"),
-            "to_port": rule.get("ToPort"), "ip_ranges": ranges,
-            "source_groups": [{"GroupId": group}] if group else []}
+            "to_port": rule.get("ToPort"), "ip_ranges": ranges, "source_groups": [pair] if group else []}
+
+
+def ingress_created(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """An AWS::EC2::SecurityGroupIngress from another group keeps its Description: moto's model gives the
+    Description to a CidrIp rule alone, so the rule it made is authorized again with it."""
+    from moto.ec2.models import ec2_backends
+
+    if "Description" not in props or not props.get("SourceSecurityGroupId"):
+        return
+    group, backend = obj.security_group, ec2_backends[account][region]
+    made = {k: v for k, v in props.items() if k != "Description"}
+    backend.revoke_security_group_ingress(group.id, vpc_id=group.vpc_id, **rule_call(made))
+    backend.authorize_security_group_ingress(group.id, vpc_id=group.vpc_id, **rule_call(props))
 
 
 def _ingress_deleted(obj: Any, account: str, region: str) -> None:
