@@ -20,10 +20,11 @@ import pytest
 
 from formwright.engine.cfn import CloudFormation
 from formwright.sync.k8s import operator as op
+from tests.k8s.sources import tarball
 
 from .conftest import QUEUE
 from .harness import wait_for
-from .test_k8s_artifacts import publish, served, tarball  # noqa: F401 - a fixture
+from .test_k8s_artifacts import storage  # noqa: F401 - a fixture
 from .test_k8s_kmock import (  # noqa: F401 - fixtures
     SOURCES,
     STACKS,
@@ -96,12 +97,12 @@ def test_a_new_git_repository_revision_wakes_the_operator_through_its_watch(
 
 @pytest.mark.parametrize("kind, plural", [("Bucket", "buckets"), ("OCIRepository", "ocirepositories")])
 def test_a_new_bucket_or_oci_artifact_wakes_the_operator_through_its_watch(
-    cluster, registry, operator, cloud, served, kind, plural  # noqa: F811 - fixtures
+    cluster, registry, operator, cloud, storage, kind, plural  # noqa: F811 - fixtures
 ):
     """The controller's Bucket / OCIRepository watches (source.toolkit.fluxcd.io/v1beta2, SourceRevision-
     ChangePredicate): source-controller publishing a new artifact wakes the objects using it."""
     sources = f"/apis/{op.SOURCE_GROUP}/{op.SOURCE_BETA}/namespaces/default/{plural}"
-    first = publish(served, "one.tar.gz", tarball({"template.yaml": QUEUE}), "sha256:" + "1" * 64)
+    first = storage.store("one.tar.gz", tarball({"template.yaml": QUEUE}), "sha256:" + "1" * 64)
     cluster.request("POST", sources, {
         "apiVersion": f"{op.SOURCE_GROUP}/{op.SOURCE_BETA}", "kind": kind,
         "metadata": {"name": "src", "namespace": "default", "resourceVersion": "1", "uid": "uid-src"},
@@ -117,7 +118,7 @@ def test_a_new_bucket_or_oci_artifact_wakes_the_operator_through_its_watch(
 
     with run_operator(registry) as runner:
         wait_for(lambda: applied() == first["revision"], "the first artifact applied")
-        second = publish(served, "two.tar.gz", tarball({"template.yaml": TWO_QUEUES}), "sha256:" + "2" * 64)
+        second = storage.store("two.tar.gz", tarball({"template.yaml": TWO_QUEUES}), "sha256:" + "2" * 64)
         cluster.request("PATCH", f"{sources}/src/status", {"status": {"artifact": second}}, MERGE)
         wait_for(lambda: applied() == second["revision"],
                  "the new artifact applied long before the object's interval (1h)")
