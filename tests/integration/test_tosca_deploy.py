@@ -17,7 +17,7 @@ def test_tosca_stack_deploys_then_is_a_no_op(tmp_path: Path, run_cli, cloud) -> 
     (tmp_path / "formwright.yaml").write_text(
         "name: shop\nregion: us-east-1\nstacks:\n  app:\n    tosca: nodejs\n" + STUB_INSTANCES)
     first = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
-    assert first.code == 0, first.err
+    assert first.code == 0, first.out + first.err
     assert first.json()["stacks"]["app"]["outcome"] == "created"
     stack = cloud.client("cloudformation").describe_stacks(StackName="shop-app")["Stacks"][0]
     assert stack["StackStatus"] == "CREATE_COMPLETE"

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from botocore.exceptions import WaiterError
 
 from formwright.cloud.local import stub_tags
 from formwright.template import dump_json, dump_yaml
@@ -120,8 +121,14 @@ def test_example_deploys_to_local_cloud(name: str, cloud, tmp_path: Path):
         Capabilities=stack.capabilities,
         Tags=stub_tags(cloud, LOCAL_CLOUD_STUBS.get(name, ["AWS::EC2::Instance"])),
     )
-    cfn.get_waiter("stack_create_complete").wait(StackName=f"tosca-{name}",
-                                                  WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    try:
+        cfn.get_waiter("stack_create_complete").wait(StackName=f"tosca-{name}",
+                                                      WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+    except WaiterError:
+        failed = [(e["LogicalResourceId"], e["ResourceStatus"], e.get("ResourceStatusReason"))
+                  for e in cfn.describe_stack_events(StackName=f"tosca-{name}")["StackEvents"]
+                  if e["ResourceStatus"].endswith("FAILED")]
+        pytest.fail(f"tosca-{name} did not create: {failed}")
     described = cfn.describe_stacks(StackName=f"tosca-{name}")["Stacks"][0]
     assert described["StackStatus"] == "CREATE_COMPLETE"
     assert {o["OutputKey"] for o in described.get("Outputs", [])} == set(template.get("Outputs", {}))
