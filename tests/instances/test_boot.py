@@ -49,7 +49,7 @@ def test_user_data_listener_answers_from_the_host_and_delete_removes_everything(
         tmp_path: Path, run_cli, cloud) -> None:
     image_or_skip()
     third = free_subnet()
-    address = f"10.213.{third}.{third + 3}"
+    address = f"10.213.{third}.13"
     (tmp_path / "web.json").write_text(json.dumps(_template(f"10.213.{third}.0/24", address)))
     (tmp_path / "formwright.yaml").write_text(
         "name: boot\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"

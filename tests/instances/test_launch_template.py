@@ -32,7 +32,7 @@ USER_DATA = "#!/bin/sh\necho \"from the launch template on $(hostname)\" > /root
 def test_an_instance_of_a_launch_template_boots_with_its_user_data(tmp_path: Path, run_cli, cloud) -> None:
     image_or_skip()
     third = free_subnet()
-    address = f"10.213.{third}.{third + 7}"
+    address = f"10.213.{third}.17"
     template = instance_template(f"10.213.{third}.0/24", address, "unused")
     web = template["Resources"]["Web"]["Properties"]
     for key in ("ImageId", "UserData"):

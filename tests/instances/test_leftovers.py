@@ -41,7 +41,7 @@ def _boot_and_kill(private: PrivateCloud, folder: Path, name: str) -> tuple[str,
     """Deploy one instance, reach it, SIGKILL the local cloud; the instance id, its state folder, its pids."""
     private.start()
     third = free_subnet()
-    address = f"10.213.{third}.{third + 9}"
+    address = f"10.213.{third}.19"
     write_project(folder, name, instance_template(f"10.213.{third}.0/24", address, USER_DATA))
     deployed = private.cli("deploy", str(folder), "-y")
     assert deployed.returncode == 0, deployed.stderr + deployed.stdout

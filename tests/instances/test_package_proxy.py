@@ -38,7 +38,7 @@ echo done > /root/done
 def test_apt_installs_through_the_proxy_and_nothing_else_is_reachable(tmp_path: Path, run_cli, cloud) -> None:
     image_or_skip()
     third = free_subnet()
-    address = f"10.213.{third}.{third + 5}"
+    address = f"10.213.{third}.15"
     write_project(tmp_path, "pkgs", instance_template(f"10.213.{third}.0/24", address, USER_DATA))
     deployed = run_cli("deploy", str(tmp_path), "-y")
     assert deployed.code == 0, deployed.err + deployed.out

@@ -27,14 +27,14 @@ from pathlib import Path
 import boto3
 import pytest
 
-from tests.instances.conftest import image_or_skip, processes_in
+from tests.instances.conftest import free_subnet, image_or_skip, processes_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.cloud]
 LINUX_AMI = "ami-760aaa0f"  # a Linux image of moto's catalog (amzn-ami-hvm-2017.09.1 x86_64): boots as Debian
 
 
 def _network() -> tuple[str, str]:
-    third = random.randint(1, 250)  # noqa: S311 - another local cloud on this machine may boot instances too
+    third = free_subnet()
     return f"10.213.{third}.0/24", f"10.213.{third}.{random.randint(10, 250)}"  # noqa: S311
 
 
