@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 import typer
 
 from formwright.cli.common import Output, OutputOption, console, emit_json, error_entry, error_envelope
 from formwright.cloud import local
+from formwright.errors import InputError
+
+
+class InstancesMode(str, Enum):  # noqa: UP042 - as cli.common.Output
+    """What the local cloud does with the instances launched outside a stack."""
+
+    boot = "boot"
+    stub = "stub"
 
 
 def register(app: typer.Typer) -> None:
@@ -21,11 +31,20 @@ def register(app: typer.Typer) -> None:
               snapshot_interval: float = typer.Option(
                   local.SNAPSHOT_INTERVAL, min=0,
                   help="Seconds between snapshots of the state while it runs (0: only at stop)."),
+              instances: InstancesMode | None = typer.Option(
+                  None, "--instances", help="`boot`: the instances RunInstances and CreateAutoScalingGroup "
+                  "launch (boto3, the AWS CLI) really boot; `stub` (the default): records only. A stack's "
+                  "instances follow its project's `local_cloud: {instances: ...}`."),
               output: Output = OutputOption) -> None:
         """Start the local cloud in the background (or reuse the running one), with the stacks,
         resources and data its last stop kept."""
         removed = local.remove_left_instances()  # left running by a local cloud that was killed
-        record, started = local.start(port or None, reset=reset, snapshot_interval=snapshot_interval)
+        mode = instances.value if instances else "stub"
+        record, started = local.start(port or None, reset=reset, snapshot_interval=snapshot_interval,
+                                      instances=mode)
+        if not started and instances is not None and record.instances != mode:
+            raise InputError(f"--instances {mode}: the running local cloud was started with --instances "
+                             f"{record.instances}", hint="stop it first: formwright local-cloud stop")
         from formwright.cloud.instances.boot import unavailable
 
         cannot_boot = unavailable()  # `local_cloud: {instances: boot}` is refused, with this reason, when set
@@ -34,6 +53,7 @@ def register(app: typer.Typer) -> None:
                 {"ok": True, "endpoint": record.endpoint, "pid": record.pid, "log": record.log_file,
                  "started": started, "snapshot": str(local.snapshot_file()),
                  "instances_boot": cannot_boot is None, "instances_boot_reason": cannot_boot,
+                 "instances": record.instances,
                  "left_instances_removed": removed}
             )
             return
@@ -45,6 +65,9 @@ def register(app: typer.Typer) -> None:
         console.print("booting instances (local_cloud: {instances: boot}): "
                       + ("available" if cannot_boot is None else f"refused here: {cannot_boot}"),
                       markup=False)
+        if record.instances == "boot":
+            console.print("instances launched outside a stack (RunInstances, CreateAutoScalingGroup) boot",
+                          markup=False)
         console.print("stop it with: formwright local-cloud stop")
 
     @group.command()

@@ -44,6 +44,7 @@ class LocalCloud:
     port: int
     log_file: str
     started_at: float
+    instances: str = "stub"  # `boot`: the instances RunInstances and CreateAutoScalingGroup launch boot
 
     def to_json(self) -> dict:
         """The record as written to the state file."""
@@ -111,9 +112,10 @@ def running() -> LocalCloud | None:
 
 
 def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
-          snapshot_interval: float = SNAPSHOT_INTERVAL) -> tuple[LocalCloud, bool]:
+          snapshot_interval: float = SNAPSHOT_INTERVAL, instances: str = "stub") -> tuple[LocalCloud, bool]:
     """Start the local cloud unless one runs, with the state its last stop kept (none with `reset`);
-    return it and whether it was started now."""
+    return it and whether it was started now. `instances`: `boot` boots the instances launched outside a
+    stack (RunInstances, CreateAutoScalingGroup)."""
     current = running()
     if current is not None:
         return current, False
@@ -130,7 +132,8 @@ def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
     with open(log_path, "ab") as log:
         process = subprocess.Popen(  # noqa: S603 - fixed argv, no shell
             [sys.executable, "-m", "formwright.cloud.moto_server", "-H", HOST, "-p", str(port),
-             "--state", str(snapshot), "--snapshot-interval", str(snapshot_interval)],
+             "--state", str(snapshot), "--snapshot-interval", str(snapshot_interval),
+             "--instances", instances],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -146,7 +149,7 @@ def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
                 hint="see its log file; `formwright local-cloud start --reset` starts empty",
             )
         if healthy(endpoint, timeout=0.5):
-            record = LocalCloud(endpoint, process.pid, port, str(log_path), time.time())
+            record = LocalCloud(endpoint, process.pid, port, str(log_path), time.time(), instances)
             state_file().write_text(json.dumps(record.to_json(), indent=2))
             return record, True
         time.sleep(0.1)

@@ -414,6 +414,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--state", type=Path, default=None)
     parser.add_argument("--snapshot-interval", type=float, default=0)
+    parser.add_argument("--instances", choices=("boot", "stub"), default="stub")
     ours, rest = parser.parse_known_args(argv if argv is not None else sys.argv[1:])
     where = argparse.ArgumentParser(add_help=False)  # moto's own flags, read (not taken) for the runtime
     where.add_argument("-H", "--host", default="127.0.0.1")
@@ -424,9 +425,11 @@ def main(argv: list[str] | None = None) -> None:
     _patch_reset()
     install(f"http://{address.host}:{address.port}")  # functions run here, without Docker
     from formwright.cloud.emulator import signals
-    from formwright.cloud.instances import hooks
+    from formwright.cloud.instances import hooks, launches
 
     hooks.install()
+    launches.install()  # RunInstances and Auto Scaling launches boot (`--instances boot`; a booting stack's)
+    launches.set_boot_all(ours.instances == "boot")
     signals.install()  # WaitConditionHandle URLs, SignalResource, DescribeStackResource's Metadata
     from formwright.cloud.emulator import schemas
 

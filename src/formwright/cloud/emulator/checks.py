@@ -26,7 +26,8 @@ IAM_TYPES = {
 }
 CUSTOM = "AWS::CloudFormation::CustomResource"
 WAIT_TYPES = {"AWS::CloudFormation::WaitCondition"}
-SIGNALLED = {"AWS::EC2::Instance"}  # booting types whose CreationPolicy a booted instance can satisfy
+# booting types (instances; groups of them) whose CreationPolicy a booted instance can satisfy
+SIGNALLED = {"AWS::EC2::Instance", "AWS::AutoScaling::AutoScalingGroup"}
 NOTHING_TO_DO = {"AWS::CloudFormation::WaitConditionHandle"}  # a URL only; moto keeps nothing for it
 
 
@@ -237,10 +238,12 @@ def cannot_boot(resources: dict[str, dict[str, Any]]) -> str | None:
     """Why `local_cloud: {instances: boot}` cannot boot these instances on this machine, or None."""
     from formwright.cloud.instances.boot import unavailable
 
-    instances = sorted(k for k, v in resources.items() if v.get("Type") == "AWS::EC2::Instance")
+    instances = sorted(k for k, v in resources.items() if v.get("Type") in SIGNALLED)
     reason = unavailable() if instances else None
     if reason:
-        return (f"The local cloud cannot boot instance {instances[0]} (AWS::EC2::Instance), as "
+        kind = resources[instances[0]].get("Type")
+        what = "instance" if kind == "AWS::EC2::Instance" else "the instances of"
+        return (f"The local cloud cannot boot {what} {instances[0]} ({kind}), as "
                 f"`local_cloud: {{instances: boot}}` asks: {reason}. Remove `instances: boot` to keep the "
                 "stub mode")
     return None

@@ -29,6 +29,11 @@ from formwright.cloud.emulator.resolve import (
 from formwright.cloud.emulator.revert_drift import reverted
 from formwright.cloud.emulator.stack_record import event, importers, order, pseudo_parameters, record
 from formwright.cloud.instances.hooks import boot_instance, signal_url
+from formwright.cloud.instances.launches import GROUP, boot_stack_group
+
+# what boots with `instances: boot`, and the resources whose Metadata cfn-init reads on a booted instance
+BOOTS = {"AWS::EC2::Instance", GROUP}
+READ_BY_CFN_INIT = {*BOOTS, "AWS::EC2::LaunchTemplate", "AWS::AutoScaling::LaunchConfiguration"}
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
 
@@ -179,12 +184,12 @@ class Execution(Endings):
                 raise
             res.system_tags(obj, kind, props, self.stack, logical)
         self.rmap._parsed_resources[logical] = obj
-        if kind == "AWS::EC2::Instance" and boot:
+        if kind in READ_BY_CFN_INIT and boot:
             self._keep_metadata(logical)
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
-        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
-            boot_instance(logical, obj, entry.get("Metadata"))
+        if boot and not stubbed:
+            self._boot(logical, kind, obj, entry.get("Metadata"))
         reason = None
         if waits:
             policy = self._resolver().value(entry.get("CreationPolicy") or {})
@@ -196,6 +201,14 @@ class Execution(Endings):
         elif not isinstance(obj, res.Stub):
             reason = self._read_back(logical, kind, obj, props)
         event(self.stack, logical, res.physical_id(obj), kind, "CREATE_COMPLETE", reason)
+
+    @staticmethod
+    def _boot(logical: str, kind: str, obj: Any, metadata: Any = None) -> None:
+        """Boot what the resource runs: an instance, or an Auto Scaling group's instances."""
+        if kind == "AWS::EC2::Instance":
+            boot_instance(logical, obj, metadata)
+        elif kind == GROUP:
+            boot_stack_group(logical, obj)
 
     def _keep_metadata(self, logical: str) -> None:
         """A booting instance's Metadata, resolved, for DescribeStackResource (cfn-init reads it)."""
@@ -232,7 +245,8 @@ class Execution(Endings):
             != before.get(d["Target"].get("Name")) for d in change.details)
         self._check_policy(logical, kind, "Update:Replace" if static_replace or dynamic_replace
                            else "Update:Modify")
-        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
+        booting = getattr(self.change_set, "fw_boot", False) and kind not in self.change_set.fw_stub
+        if kind in READ_BY_CFN_INIT and booting:
             self._keep_metadata(logical)  # what cfn-init and cfn-hup read from now on
         if isinstance(old, res.Stub):
             self.record.props[logical] = props
@@ -260,6 +274,8 @@ class Execution(Endings):
         self.rmap._parsed_resources[logical] = new
         self.record.props[logical] = props
         self.done.append(("update", logical, old))
+        if kind == GROUP and booting:  # moto's update makes the group again: its new instances boot
+            self._boot(logical, kind, new)
         from formwright.cloud.emulator.drift import unapplied  # drift reads the record: imported late
 
         if res.physical_id(new) != res.physical_id(old) and res.custom.is_custom(kind):
@@ -306,13 +322,13 @@ class Execution(Endings):
     def _boot_replacement(self, logical: str, kind: str, new: Any, props: dict[str, Any]) -> None:
         """A booting instance's replacement boots, and its CreationPolicy waits, as a new instance's does."""
         entry = self.new.resources[logical]
-        if kind != "AWS::EC2::Instance" or not getattr(self.change_set, "fw_boot", False) \
+        if kind not in BOOTS or not getattr(self.change_set, "fw_boot", False) \
                 or kind in self.change_set.fw_stub:
             return
         self._keep_metadata(logical)
         if "CreationPolicy" in entry:
             signals.expect(self.stack.stack_id, logical)
-        boot_instance(logical, new)
+        self._boot(logical, kind, new)
         if "CreationPolicy" in entry:
             policy = self._resolver().value(entry["CreationPolicy"])
             signals.await_signals(self.stack, logical, kind, new, policy, props, event, "UPDATE_IN_PROGRESS")

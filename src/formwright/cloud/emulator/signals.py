@@ -29,6 +29,7 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import threading
@@ -200,24 +201,72 @@ def expect(stack_id: str, logical: str) -> None:
 
 
 def await_creation_policy(stack_id: str, logical: str, policy: dict[str, Any],
-                          say: Callable[[str], None]) -> None:
-    """Wait for a CreationPolicy's ResourceSignal; `say` gets each signal's event text; SignalFailure."""
+                          say: Callable[[str], None], group: bool = False) -> None:
+    """Wait for a CreationPolicy's ResourceSignal; `say` gets each signal's event text; SignalFailure.
+    `group`: an Auto Scaling group's, judged by its AutoScalingCreationPolicy (`_judge_group`)."""
     signal = policy.get("ResourceSignal") or {}
     count = int(signal.get("Count", 1))
     limit = seconds(signal.get("Timeout", "PT5M"), "CreationPolicy Timeout")
+    percent = _percent(policy) if group else 100.0
+    needed = math.ceil(count * percent / 100 - 1e-9)  # 5 instances at 50 %: 3 must succeed (the User Guide)
     key = (stack_id, logical)
+    finished = _group_decided(count, needed) if group else _count_or_failure(count)
     try:
-        got = _wait(key, count, limit, lambda s: say(f"Received {s['Status']} signal with UniqueId "
-                                                      f"{s['UniqueId']}"))
+        got = _wait(key, limit, lambda s: say(f"Received {s['Status']} signal with UniqueId {s['UniqueId']}"),
+                    finished)
     finally:
         with _changed:
             _expected.discard(key)
+    if group:
+        _judge_group(got, count, needed, percent, say)
+        return
     failed = [s for s in got if s["Status"] == "FAILURE"]
     if failed:
         raise SignalFailure(f"Received FAILURE signal with UniqueId {failed[0]['UniqueId']}")
     if len(got) < count:
         raise SignalFailure(f"Failed to receive {count - len(got)} resource signal(s) within the specified "
                             "duration")
+
+
+def _percent(policy: dict[str, Any]) -> float:
+    """AutoScalingCreationPolicy's MinSuccessfulInstancesPercent (0 to 100, default 100), to a tenth."""
+    given = (policy.get("AutoScalingCreationPolicy") or {}).get("MinSuccessfulInstancesPercent", 100)
+    try:
+        percent = round(float(given), 1)
+    except (TypeError, ValueError):
+        percent = -1.0
+    if not 0 <= percent <= 100:
+        raise SignalFailure(f"MinSuccessfulInstancesPercent {given} must be a number from 0 to 100")
+    return percent
+
+
+def _group_decided(count: int, needed: int) -> Callable[[list[dict[str, str]]], bool]:
+    """An Auto Scaling group's signals decide once `needed` succeeded or too many failed for that."""
+    def decided(got: list[dict[str, str]]) -> bool:
+        successes = sum(s["Status"] == "SUCCESS" for s in got)
+        return successes >= needed or len(got) - successes > count - needed
+
+    return decided
+
+
+def _judge_group(got: list[dict[str, str]], count: int, needed: int, percent: float,
+                 say: Callable[[str], None]) -> None:
+    """An Auto Scaling group's CreationPolicy outcome, in CloudFormation's words: a signal missing at the
+    timeout counts as a FAILURE ("Failed to receive N resource signal(s) for the current batch. ..."), and
+    the group fails with "Received N SUCCESS|FAILURE signal(s) out of COUNT. Unable to satisfy P%
+    MinSuccessfulInstancesPercent requirement" (as CloudFormation's events read, e.g.
+    widdix/aws-cf-templates#565, aws-quickstart/quickstart-linux-bastion#144)."""
+    successes = sum(s["Status"] == "SUCCESS" for s in got)
+    if successes >= needed:
+        return
+    shown = f"{percent:g}"
+    unable = f"Unable to satisfy {shown}% MinSuccessfulInstancesPercent requirement"
+    failures = len(got) - successes
+    if failures > count - needed:
+        raise SignalFailure(f"Received {failures} FAILURE signal(s) out of {count}. {unable}")
+    say(f"Failed to receive {count - len(got)} resource signal(s) for the current batch. Each resource "
+        "signal timeout is counted as a FAILURE.")
+    raise SignalFailure(f"Received {successes} SUCCESS signal(s) out of {count}. {unable}")
 
 
 def await_wait_condition(stack_id: str, logical: str, props: dict[str, Any]) -> dict[str, str]:
@@ -232,7 +281,7 @@ def await_wait_condition(stack_id: str, logical: str, props: dict[str, Any]) -> 
         raise SignalFailure(f"Timeout {props.get('Timeout')} is not a number of seconds") from None
     if not 0 < limit <= MAX_SECONDS:
         raise SignalFailure(f"Timeout {limit} must be between 1 and {MAX_SECONDS} seconds")
-    got = _wait(key, count, limit, lambda s: None)
+    got = _wait(key, limit, lambda s: None, _count_or_failure(count))
     failed = [s for s in got if s["Status"] == "FAILURE"]
     if failed:
         raise SignalFailure(f"WaitCondition received failed message: '{failed[0]['Reason']}' for uniqueId: "
@@ -242,10 +291,10 @@ def await_wait_condition(stack_id: str, logical: str, props: dict[str, Any]) -> 
     return {s["UniqueId"]: s["Data"] for s in got}
 
 
-def _wait(key: tuple[str, str], count: int, limit: float,
-          on_signal: Callable[[dict[str, str]], None]) -> list[dict[str, str]]:
-    """The signals received for `key` until `count` SUCCESS ones, a FAILURE one or `limit` seconds; each new
-    one handed to `on_signal` with the state lock held."""
+def _wait(key: tuple[str, str], limit: float, on_signal: Callable[[dict[str, str]], None],
+          finished: Callable[[list[dict[str, str]]], bool]) -> list[dict[str, str]]:
+    """The signals received for `key` until `finished` says they decide the wait, or `limit` seconds; each
+    new one handed to `on_signal` with the state lock held."""
     deadline = time.monotonic() + limit
     seen: dict[str, dict[str, str]] = {}
     while True:
@@ -260,8 +309,13 @@ def _wait(key: tuple[str, str], count: int, limit: float,
             seen[signal["UniqueId"]] = signal
             on_signal(signal)
         done = list(seen.values())
-        if any(s["Status"] == "FAILURE" for s in done) or len(done) >= count or not fresh:
+        if finished(done) or not fresh:
             return done
+
+
+def _count_or_failure(count: int) -> Callable[[list[dict[str, str]]], bool]:
+    """An instance's CreationPolicy and a WaitCondition: decided by `count` signals or one FAILURE."""
+    return lambda got: len(got) >= count or any(s["Status"] == "FAILURE" for s in got)
 
 
 def condition_id(stack_id: str, props: dict[str, Any]) -> str:
@@ -283,7 +337,8 @@ def await_signals(stack: Any, logical: str, kind: str, obj: Any, policy: dict[st
 
     try:
         if policy:
-            await_creation_policy(stack.stack_id, logical, policy, say)
+            await_creation_policy(stack.stack_id, logical, policy, say,
+                                  group=kind == "AWS::AutoScaling::AutoScalingGroup")
         else:
             say("Resource creation Initiated")
             obj.data = await_wait_condition(stack.stack_id, logical, props)

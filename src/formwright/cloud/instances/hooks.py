@@ -22,30 +22,47 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
     """Boot a moto instance CloudFormation just created (`metadata`: its resource's Metadata); a refusal
     fails the resource with its reason."""
     from formwright.cloud.emulator.resources import ResourceFailure
+
+    try:
+        start(instance, metadata)
+    except booting.BootRefused as refused:
+        raise ResourceFailure(logical, refusal_text(instance, refused)) from None
+
+
+def refusal_text(instance: Any, refused: booting.BootRefused) -> str:
+    """What the local cloud says when `instance` cannot boot."""
+    return f"The local cloud cannot boot instance {instance.id}: {refused}"
+
+
+def start(instance: Any, metadata: Any = None) -> None:
+    """Boot a moto instance, whatever launched it (`metadata`: the Metadata its packages are checked
+    against); BootRefused with the reason."""
     from formwright.cloud.instances import endpoint, helpers
     from formwright.cloud.instances.refusals import refusal
     from formwright.cloud.local import instances_home
 
     user_data = instance.user_data
     text = str(user_data) if user_data is not None else None
-    region = str(getattr(instance, "region_name", None) or "us-east-1")
-    try:
-        cannot = booting.unavailable() or refusal(instance, metadata)
-        if cannot:
-            raise booting.BootRefused(cannot)
-        packages_at = proxy.ensure_running()  # the instance's apt downloads through it
-        reached_at = endpoint.ensure_listening()  # the instance's helpers call the local cloud there
+    region = str(instance.ec2_backend.region_name)  # moto sets region_name only on RunInstances
+    cannot = booting.unavailable() or refusal(instance, metadata)
+    if cannot:
+        raise booting.BootRefused(cannot)
+    packages_at = proxy.ensure_running()  # the instance's apt downloads through it
+    reached_at = endpoint.ensure_listening()  # the instance's helpers call the local cloud there
 
-        def prepare(root: Path) -> None:
-            proxy.configure_apt(root, packages_at)
-            helpers.inject(root, reached_at, region)
+    def prepare(root: Path) -> None:
+        proxy.configure_apt(root, packages_at)
+        helpers.inject(root, reached_at, region)
 
-        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare)
-    except booting.BootRefused as refused:
-        reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
-        raise ResourceFailure(logical, reason) from None
+    booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare)
     with _lock:
         BOOTED[instance.id] = booted
+
+
+def is_booted(instance_id: str) -> bool:
+    """Whether this local cloud runs the instance now."""
+    with _lock:
+        return instance_id in BOOTED
 
 
 def signal_url(stack: Any, logical: str) -> str:
