@@ -119,9 +119,9 @@ class PrivateCloud:
         return subprocess.run([sys.executable, "-m", "formwright", *args], env=self.env, capture_output=True,
                               text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
 
-    def start(self) -> dict:
-        """`local-cloud start --output json`'s answer."""
-        started = self.cli("local-cloud", "start", "--output", "json")
+    def start(self, *flags: str) -> dict:
+        """`local-cloud start --output json FLAGS`'s answer."""
+        started = self.cli("local-cloud", "start", "--output", "json", *flags)
         assert started.returncode == 0, started.stderr
         self.answer = json.loads(started.stdout)
         return self.answer

@@ -51,6 +51,8 @@ def test_not_root_is_refused_with_the_reason(monkeypatch: pytest.MonkeyPatch) ->
     assert "cannot boot instance Web" in reason and "needs root" in reason
     assert "Remove `instances: boot` to keep the stub mode" in reason
     assert checks.cannot_boot({"Q": {"Type": "AWS::SQS::Queue"}}) is None
+    group = checks.cannot_boot({"G": {"Type": "AWS::AutoScaling::AutoScalingGroup"}})
+    assert "cannot boot the instances of G (AWS::AutoScaling::AutoScalingGroup)" in group
 
 
 def test_a_missing_image_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

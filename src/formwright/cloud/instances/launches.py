@@ -88,7 +88,7 @@ def install() -> None:
     def run_instances(self: Any) -> Any:
         answer = run(self)
         if boot_all():
-            launched = list(answer.result.instances)  # the Reservation
+            launched = list(answer.result.instances)  # type: ignore[attr-defined]  # the Reservation
             try:
                 boot_each(launched)
             except booting.BootRefused as refused:
