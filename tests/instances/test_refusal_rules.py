@@ -38,10 +38,21 @@ def test_packages_are_refused_by_name_in_any_config_but_configsets() -> None:
 
 def test_instance_types_by_processor_and_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(refusals.platform, "machine", lambda: "x86_64")
-    assert refusals._instance_type("t3.micro") is None
-    assert "arm64 processors" in refusals._instance_type("m6g.large")
-    assert "x86_64_mac processors" in refusals._instance_type("mac1.metal")
-    assert "inference accelerators" in refusals._instance_type("inf1.xlarge")
+    assert refusals.instance_type_refusal("t3.micro") is None
+    assert "arm64 processors" in refusals.instance_type_refusal("m6g.large")
+    assert "x86_64_mac processors" in refusals.instance_type_refusal("mac1.metal")
+    assert "inference accelerators" in refusals.instance_type_refusal("inf1.xlarge")
     monkeypatch.setattr(refusals.platform, "machine", lambda: "aarch64")  # on an arm64 host it turns around
-    assert refusals._instance_type("m6g.large") is None
-    assert "x86_64 processors and this host's is arm64" in refusals._instance_type("t3.micro")
+    assert refusals.instance_type_refusal("m6g.large") is None
+    assert "x86_64 processors and this host's is arm64" in refusals.instance_type_refusal("t3.micro")
+
+
+def test_a_public_image_parameter_is_judged_by_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(refusals.platform, "machine", lambda: "x86_64")
+    windows = "/aws/service/ami-windows-latest/Windows_Server-2022-English-Full-Base"
+    assert refusals.parameter_refusal(windows) == (
+        f"ImageId the public image {windows} is a Windows image: every local instance is Debian GNU/Linux "
+        "12, which cannot run Windows")
+    assert refusals.parameter_refusal("/aws/service/debian/release/12/latest/amd64") is None
+    assert "is an arm64 image and this host's processor is x86_64" in refusals.parameter_refusal(
+        "/aws/service/canonical/ubuntu/server/22.04/stable/current/arm64/hvm/ebs-gp2/ami-id")

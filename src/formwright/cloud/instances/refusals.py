@@ -55,24 +55,32 @@ def host_architecture() -> str:
 
 def refusal(instance: Any, metadata: Any = None) -> str | None:
     """Why this moto instance cannot boot as a local instance, or None."""
-    return _image(instance) or _instance_type(str(instance.instance_type)) or packages_refusal(metadata)
+    return (_image(instance) or instance_type_refusal(str(instance.instance_type))
+            or packages_refusal(metadata))
 
 
 def _image(instance: Any) -> str | None:
-    host = host_architecture()
     image = str(instance.image_id)
     found = instance.ec2_backend.describe_images(filters={"image-id": image})
     if found:
-        name, os_name, arch = found[0].name, found[0].platform, found[0].architecture
-        where = f"{image} ({name})"
-    else:
-        parameter = PUBLIC_IMAGES.get(image)
-        if parameter is None:
-            return None  # an image the local cloud does not know: Linux of the host's architecture (Debian)
-        lowered = parameter.lower()
-        os_name = "windows" if "windows" in lowered else None
-        arch = "arm64" if "arm64" in lowered else "x86_64"
-        where = f"{image} (the public image parameter {parameter})"
+        return _system(f"{image} ({found[0].name})", found[0].platform, found[0].architecture)
+    parameter = PUBLIC_IMAGES.get(image)
+    if parameter is None:
+        return None  # an image the local cloud does not know: Linux of the host's architecture (Debian)
+    return parameter_refusal(parameter, image)
+
+
+def parameter_refusal(parameter: str, image: str | None = None) -> str | None:
+    """Why the image an AWS public image parameter names (`/aws/service/...`: its name says the system and
+    the architecture) cannot boot as a local instance, or None."""
+    lowered = parameter.lower()
+    where = f"{image} (the public image parameter {parameter})" if image else f"the public image {parameter}"
+    return _system(where, "windows" if "windows" in lowered else None,
+                   "arm64" if "arm64" in lowered else "x86_64")
+
+
+def _system(where: str, os_name: Any, arch: Any) -> str | None:
+    host = host_architecture()
     if str(os_name or "").lower() == "windows":
         return (f"ImageId {where} is a Windows image: every local instance is Debian GNU/Linux 12, which "
                 "cannot run Windows")
@@ -82,7 +90,8 @@ def _image(instance: Any) -> str | None:
     return None
 
 
-def _instance_type(name: str) -> str | None:
+def instance_type_refusal(name: str) -> str | None:
+    """Why an instance type cannot be a local instance's, or None."""
     from moto.ec2.models.instance_types import INSTANCE_TYPES
 
     kind = INSTANCE_TYPES.get(name)
