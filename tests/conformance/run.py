@@ -4,6 +4,9 @@ The corpora live outside the project (`../shared/conformance/<corpus>/manifest.j
 read in place, never copied. Every case runs the real CLI in a child process, the way the README says.
 
     python tests/conformance/run.py [CORPUS ...] [--root DIR] [--case ID] [-j N] [--verbose] [--output json]
+                                    [--runs]
+
+`--runs` adds the tosca corpus's `runs` column (tosca_runs.py): each case deployed with booting instances.
 
 Exit status: 0 when the run completed (whatever the score; `--strict` makes any failing case exit 1),
 2 when there is nothing to run (no corpus folder, an unknown corpus name).
@@ -12,6 +15,7 @@ Exit status: 0 when the run completed (whatever the score; `--strict` makes any 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -235,12 +239,21 @@ def score_line(name: str, outcomes: list[Outcome]) -> str:
     the resource types the local cloud stubbed for it, if any."""
     cases: dict[str, bool] = {}
     groups: dict[str, list[Outcome]] = {}
+    left_out: dict[str, dict[str, int]] = {}  # group -> why -> how many (the tosca runs column's "not run")
     for outcome in outcomes:
+        why = outcome.extra.get("not_run")
+        if why:
+            left_out.setdefault(outcome.group, {})[why] = left_out.get(outcome.group, {}).get(why, 0) + 1
+            groups.setdefault(outcome.group, [])
+            continue
         cases[outcome.case] = cases.get(outcome.case, True) and outcome.ok
         groups.setdefault(outcome.group, []).append(outcome)
     parts = []
     for group, items in groups.items():
         part = f"{group} {sum(o.ok for o in items)}/{len(items)}"
+        if group in left_out:
+            part += f" (not run: {sum(left_out[group].values())}: " + ", ".join(
+                f"{why} {count}" for why, count in sorted(left_out[group].items())) + ")"
         stubbed: dict[str, int] = {}
         for outcome in items:
             for kind in outcome.extra.get("stubbed") or []:
@@ -257,11 +270,12 @@ def score_line(name: str, outcomes: list[Outcome]) -> str:
     return line
 
 
-def run_corpus(folder: Path, only: set[str], jobs: int) -> tuple[str, list[Outcome]] | None:
+def run_corpus(folder: Path, only: set[str], jobs: int,
+               runners: dict[str, CorpusRunner] | None = None) -> tuple[str, list[Outcome]] | None:
     """Run every case of one corpus (or those named by --case)."""
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     kind = corpus_kind(folder, manifest)
-    runner = RUNNERS.get(kind)
+    runner = (runners or RUNNERS).get(kind)
     cases = [c for c in manifest.get("cases", []) if not only or c["id"] in only]
     if runner is None:
         print(f"{folder.name:<8} NOT RUN: no runner for corpus kind {kind!r} ({len(cases)} cases)",
@@ -284,7 +298,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="list every failing case and why")
     parser.add_argument("--output", choices=["text", "json"], default="text")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any case fails")
+    parser.add_argument("--runs", action="store_true",
+                        help="tosca: also deploy each case with booting instances and report whether "
+                             "its application runs (the `runs` column; needs root and the instance image; "
+                             "minutes per case)")
     args = parser.parse_args(argv)
+    runners = {**RUNNERS, "tosca": functools.partial(run_tosca, runs=True)} if args.runs else RUNNERS
 
     root = find_root(args.root)
     if root is None or not root.is_dir():
@@ -301,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results: dict[str, list[Outcome]] = {}
     for folder in folders:
-        ran = run_corpus(folder, set(args.case), args.jobs)
+        ran = run_corpus(folder, set(args.case), args.jobs, runners)
         if ran is None:
             continue
         name, outcomes = ran
@@ -310,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             print(score_line(name, outcomes), flush=True)
             for outcome in outcomes:
                 if args.verbose and (not outcome.ok or outcome.extra.get("message")):
-                    mark = "ok  " if outcome.ok else "FAIL"
+                    mark = "ok  " if outcome.ok else "skip" if outcome.extra.get("not_run") else "FAIL"
                     line = f"  {mark} {outcome.group:<12} {outcome.case}: {outcome.detail}"
                     print(line.rstrip(), flush=True)
                     if outcome.extra.get("message"):
@@ -320,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({name: {"score": score_line(name, outs),
                                  "cases": [o.__dict__ for o in outs]} for name, outs in results.items()},
                          indent=2))
-    failing = any(not o.ok for outs in results.values() for o in outs)
+    failing = any(not o.ok and not o.extra.get("not_run") for outs in results.values() for o in outs)
     return 1 if args.strict and failing else 0
 
 

@@ -14,6 +14,8 @@ nothing), plus what issue 13 (item 5) asks of every template that transforms, ea
   FORMWRIGHT_HOME) and stops at the end; the stack must be CREATE_COMPLETE with every output of the template.
   Only what the local cloud cannot run is stubbed (`local_cloud: {stub: [...]}`), see `CANNOT_RUN`; the score
   line counts the stubs.
+- runs (with `--runs` only: it boots instances and installs their packages, minutes per case): the case
+  deployed again with `local_cloud: {instances: boot}`, its application run for real (`tosca_runs.py`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from common import Outcome, exit_detail, formwright, last_line, run
+from tosca_runs import not_run
+from tosca_runs import runs as run_application
 
 DEPLOY_TIMEOUT = 300
 # What the local cloud cannot run (docs/local-cloud.md), and why: stubbed only when the template has it
@@ -281,23 +285,28 @@ def lint(templates: dict[str, Path]) -> dict[str, Outcome]:
 
 
 def run_case(base: Path, case: dict[str, Any], index: int, work: Path,
-             cloud: tuple[dict[str, str], str]) -> list[Outcome]:
-    """A case's outcomes: reject, or transform, shellcheck and deploy (lint comes later, for all at once)."""
+             cloud: tuple[dict[str, str], str], runs: bool = False) -> list[Outcome]:
+    """A case's outcomes: reject, or transform, shellcheck, deploy and (with `runs`) runs; lint comes later,
+    for all at once."""
     out = work / "out"
     done = transform(base, case, out)
     if case["expect"] != "transform":
         return [done]
     if not done.ok:
         return [done, *(Outcome(case["id"], check, False, "not transformed")
-                        for check in ("shellcheck", "deploy"))]
+                        for check in ("shellcheck", "deploy")),
+                *([not_run(case["id"], "not transformed", "not transformed")] if runs else [])]
     template = load_template(out)
-    return [done, shellcheck(case["id"], out, base / case["path"], template, work),
-            deploy(base, case, index, template, work, cloud)]
+    found = [done, shellcheck(case["id"], out, base / case["path"], template, work),
+             deploy(base, case, index, template, work, cloud)]
+    if runs:
+        found.append(run_application(case, index, template, work, base / case["path"], cloud, CANNOT_RUN))
+    return found
 
 
-def run_tosca(base: Path, cases: list[dict[str, Any]], jobs: int) -> list[Outcome]:
+def run_tosca(base: Path, cases: list[dict[str, Any]], jobs: int, runs: bool = False) -> list[Outcome]:
     """Every case of the corpus, `jobs` at a time, then one cfn-lint over the templates; in case order, each
-    case's outcomes as transform, lint, shellcheck, deploy (or reject)."""
+    case's outcomes as transform, lint, shellcheck, deploy, runs (with `runs`) or reject."""
     with tempfile.TemporaryDirectory(prefix="fw-conformance-tosca-") as tmp:
         root = Path(tmp)
         with local_cloud(root / "home", any(c["expect"] == "transform" for c in cases)) as cloud:
@@ -307,7 +316,7 @@ def run_tosca(base: Path, cases: list[dict[str, Any]], jobs: int) -> list[Outcom
                 work = root / f"case-{index:02d}"
                 work.mkdir()
                 try:
-                    return run_case(base, case, index, work, cloud)
+                    return run_case(base, case, index, work, cloud, runs)
                 except Exception as exc:  # noqa: BLE001 - a broken case must not hide the others' scores
                     return [Outcome(case.get("id", "?"), case.get("expect", "?"), False,
                                     f"runner error: {type(exc).__name__}: {exc}")]
