@@ -76,7 +76,11 @@ def stop_all() -> None:
 
 
 def install() -> None:
-    """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all."""
+    """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all;
+    instances get addresses on the instance network (`addresses`)."""
+    from formwright.cloud.instances import addresses
+
+    addresses.install()
     from moto.core.types import Base64EncodedString
     from moto.ec2.models.instances import Instance
     from moto.ec2.responses.general import General
