@@ -9,12 +9,11 @@ host reaches: what every TOSCA artifact and most sample templates need, since th
 from __future__ import annotations
 
 import ipaddress
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.instances.conftest import LINUX_AMI, get, image_or_skip
+from tests.instances.conftest import LINUX_AMI, get, image_or_skip, write_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.cloud]
 
@@ -30,11 +29,7 @@ def test_an_instance_without_a_subnet_gets_a_default_subnet_address_the_host_rea
     template = {"Resources": {"Web": {"Type": "AWS::EC2::Instance", "Properties": {
         "ImageId": LINUX_AMI, "InstanceType": "t3.micro", "UserData": {"Fn::Base64": USER_DATA}}}},
         "Outputs": {"Address": {"Value": {"Fn::GetAtt": ["Web", "PrivateIp"]}}}}
-    (tmp_path / "web.json").write_text(json.dumps(template))
-    (tmp_path / "formwright.yaml").write_text(
-        "name: nosubnet\nregion: us-east-1\nstacks:\n  web: {template: web.json}\n"
-        "local_cloud: {instances: boot}\n")
-    deployed = run_cli("deploy", str(tmp_path), "-y", "--output", "json")
+    deployed = run_cli("deploy", str(write_project(tmp_path, "nosubnet", template)), "-y", "--output", "json")
     assert deployed.code == 0, deployed.err + deployed.out
     ec2 = cloud.client("ec2")
     found = ec2.describe_instances()["Reservations"][0]["Instances"][0]
