@@ -28,6 +28,8 @@ from formwright.cloud.emulator.resolve import (
 )
 from formwright.cloud.emulator.revert_drift import reverted
 from formwright.cloud.emulator.stack_record import event, importers, order, pseudo_parameters, record
+from formwright.cloud.instances.databases import boot_database
+from formwright.cloud.instances.databases import runs as runs_engine
 from formwright.cloud.instances.hooks import boot_instance, signal_url
 
 REPLACING = "Requested update requires the creation of a new physical resource; hence creating one."
@@ -183,8 +185,10 @@ class Execution(Endings):
             self._keep_metadata(logical)
         self.record.props[logical] = props
         self.done.append(("create", logical, None))
-        if kind == "AWS::EC2::Instance" and getattr(self.change_set, "fw_boot", False):
+        if kind == "AWS::EC2::Instance" and boot:
             boot_instance(logical, obj, entry.get("Metadata"))
+        elif kind == "AWS::RDS::DBInstance" and boot and runs_engine(props.get("Engine")):
+            boot_database(logical, obj, props)
         reason = None
         if waits:
             policy = self._resolver().value(entry.get("CreationPolicy") or {})

@@ -31,6 +31,11 @@ def _claimed() -> set[str]:
     return {p.name for p in boot.CLAIMS.iterdir()} if boot.CLAIMS.is_dir() else set()
 
 
+def on_instance_network(cidr: Any) -> bool:
+    """Whether the subnet `cidr` lies inside the instance network."""
+    return ipaddress.ip_network(str(cidr)).subnet_of(boot.NETWORK)  # type: ignore[arg-type]
+
+
 def free_address(cidr: Any, taken: set[str]) -> str | None:
     """A random address of `cidr` (a subnet inside the instance network) that no instance of this subnet
     holds (`taken`), no booted instance on this machine holds, and AWS does not reserve; None when the draws
@@ -70,7 +75,7 @@ def install() -> None:
     allocate = Subnet.get_available_subnet_ip
 
     def get_available_subnet_ip(self: Any, instance: Any) -> str:
-        if ipaddress.ip_network(str(self.cidr)).subnet_of(boot.NETWORK):  # type: ignore[arg-type]
+        if on_instance_network(self.cidr):
             address = free_address(self.cidr, set(self._subnet_ips))
             if address is not None:
                 self._unused_ips.discard(address)

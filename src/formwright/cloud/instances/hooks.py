@@ -44,8 +44,13 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None
+    keep(booted)
+
+
+def keep(booted: booting.Booted) -> None:
+    """Hold a booted instance: stopped when terminated, at a reset and when the local cloud exits."""
     with _lock:
-        BOOTED[instance.id] = booted
+        BOOTED[booted.instance_id] = booted
 
 
 def signal_url(stack: Any, logical: str) -> str:
@@ -77,10 +82,11 @@ def stop_all() -> None:
 
 def install() -> None:
     """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all;
-    instances get addresses on the instance network (`addresses`)."""
-    from formwright.cloud.instances import addresses
+    instances get addresses on the instance network (`addresses`); a served DBInstance (`databases`)."""
+    from formwright.cloud.instances import addresses, databases
 
     addresses.install()
+    databases.install()
     from moto.core.types import Base64EncodedString
     from moto.ec2.models.instances import Instance
     from moto.ec2.responses.general import General
