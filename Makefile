@@ -56,6 +56,7 @@ test: test-deps
 instances-image:
 	@command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || apt-get install -y -qq debootstrap
 	sh src/formwright/cloud/instances/image.sh
+	$(BIN)/python -m formwright.cloud.instances.variants
 
 lint: install
 	$(BIN)/python -m pip install --quiet ruff mypy

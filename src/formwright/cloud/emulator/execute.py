@@ -28,6 +28,8 @@ from formwright.cloud.emulator.resolve import (
 )
 from formwright.cloud.emulator.revert_drift import reverted
 from formwright.cloud.emulator.stack_record import event, importers, order, pseudo_parameters, record
+from formwright.cloud.instances.databases import boot_database
+from formwright.cloud.instances.databases import runs as runs_engine
 from formwright.cloud.instances.hooks import boot_instance, signal_url
 from formwright.cloud.instances.launches import GROUP, boot_stack_group
 
@@ -190,6 +192,8 @@ class Execution(Endings):
         self.done.append(("create", logical, None))
         if boot and not stubbed:
             self._boot(logical, kind, obj, entry.get("Metadata"))
+        if kind == "AWS::RDS::DBInstance" and boot and runs_engine(props.get("Engine")):
+            boot_database(logical, obj, props)
         reason = None
         if waits:
             policy = self._resolver().value(entry.get("CreationPolicy") or {})

@@ -10,8 +10,8 @@ template"; API Reference: SignalResource; what CloudFormation says, from its use
   signal with UniqueId ID"), and so does the timeout ("Failed to receive N resource signal(s) within the
   specified duration"); the stack rolls back.
 - An Auto Scaling group's CreationPolicy: its instances signal it; Count is how many signals, and
-  `AutoScalingCreationPolicy.MinSuccessfulInstancesPercent` (default 100) the share that must succeed; a signal
-  missing at the timeout is a failure (`_judge_group`).
+  `AutoScalingCreationPolicy.MinSuccessfulInstancesPercent` (default 100) the share that must succeed; a
+  signal missing at the timeout is a failure (`_judge_group`).
 - SignalResource on a stack that waits for nothing: "Stack ARN is in STATUS state and cannot be signaled".
 - A WaitConditionHandle's Ref is a pre-signed URL; cfn-signal (or curl) PUTs `{"Status", "Reason", "UniqueId",
   "Data"}` to it. Signals sent before the WaitCondition starts count. The WaitCondition (Handle, Timeout in

@@ -135,17 +135,19 @@ def _claim(address: str, instance_id: str) -> Path:
     return claim
 
 
-def _mount_root(state: Path) -> Path:
-    """The instance's root: an overlay of its own upper folder over the read-only cached image."""
+def _mount_root(state: Path, below: tuple[Path, ...] = ()) -> Path:
+    """The instance's root: an overlay of its own upper folder over the read-only cached image (and over
+    `below`, read-only layers of it, e.g. variants.py's MariaDB, topmost first)."""
     layers = {name: state / name for name in ("root", "upper", "work")}
     for folder in layers.values():
         folder.mkdir()
-    lower = image_dir()
-    if any(c in str(p) for p in (lower, state) for c in ",:\\"):  # overlayfs option syntax
-        raise BootRefused(f"the folders {lower} and {state} may not contain `,`, `:` or `\\` (overlayfs "
-                          "options): set FORMWRIGHT_HOME / XDG_CACHE_HOME to plain paths")
+    lower = [*below, image_dir()]
+    if any(c in str(p) for p in (*lower, state) for c in ",:\\"):  # overlayfs option syntax
+        raise BootRefused(f"the folders {', '.join(map(str, lower))} and {state} may not contain `,`, `:` or "
+                          "`\\` (overlayfs options): set FORMWRIGHT_HOME / XDG_CACHE_HOME to plain paths")
+    lowerdir = ":".join(str(p) for p in lower)
     _run("mount", "-t", "overlay", "overlay", "-o",
-         f"lowerdir={lower},upperdir={layers['upper']},workdir={layers['work']}", str(layers["root"]))
+         f"lowerdir={lowerdir},upperdir={layers['upper']},workdir={layers['work']}", str(layers["root"]))
     return layers["root"]
 
 
@@ -192,10 +194,10 @@ def names(instance_id: str) -> tuple[str, str]:
 
 
 def boot(instance_id: str, address: str, user_data: str | None, state_root: Path,
-         prepare: Callable[[Path], None] | None = None) -> Booted:
+         prepare: Callable[[Path], None] | None = None, below: tuple[Path, ...] = ()) -> Booted:
     """Make the instance's root, network and namespaces and start its boot; raise BootRefused with why.
     `prepare` adds to the root before the instance starts (apt's package proxy: proxy.py; the
-    cfn helpers: helpers.py)."""
+    cfn helpers: helpers.py); `below` are read-only layers over the image (variants.py)."""
     reason = unavailable()
     if reason:
         raise BootRefused(reason)
@@ -204,7 +206,7 @@ def boot(instance_id: str, address: str, user_data: str | None, state_root: Path
     state = state_root / instance_id
     try:
         state.mkdir(parents=True, exist_ok=False)
-        root = _mount_root(state)
+        root = _mount_root(state, below)
         _prepare_root(root, instance_id, address, user_data)
         if prepare is not None:
             prepare(root)

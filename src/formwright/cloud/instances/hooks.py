@@ -55,8 +55,13 @@ def start(instance: Any, metadata: Any = None) -> None:
         helpers.inject(root, reached_at, region)
 
     booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare)
+    keep(booted)
+
+
+def keep(booted: booting.Booted) -> None:
+    """Hold a booted instance: stopped when terminated, at a reset and when the local cloud exits."""
     with _lock:
-        BOOTED[instance.id] = booted
+        BOOTED[booted.instance_id] = booted
 
 
 def is_booted(instance_id: str) -> bool:
@@ -93,7 +98,12 @@ def stop_all() -> None:
 
 
 def install() -> None:
-    """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all."""
+    """Patch moto: terminating an instance stops it; GetConsoleOutput gives its console; exit stops all;
+    instances get addresses on the instance network (`addresses`); a served DBInstance (`databases`)."""
+    from formwright.cloud.instances import addresses, databases
+
+    addresses.install()
+    databases.install()
     from moto.core.types import Base64EncodedString
     from moto.ec2.models.instances import Instance
     from moto.ec2.responses.general import General
