@@ -47,13 +47,11 @@ def test_run_instances_boots_its_user_data_and_terminate_instances_ends_it(tmp_p
     started = cloud.start("--instances", "boot")
     try:
         assert started["instances"] == "boot"
-        ec2 = cloud.ec2()
-        vpc = ec2.create_vpc(CidrBlock="10.213.0.0/16")["Vpc"]["VpcId"]
-        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.213.{free_subnet()}.0/24")["Subnet"]["SubnetId"]
+        ec2 = cloud.ec2()  # no subnet given: the default VPC's, on the instance network (as EC2 does)
         user_data = ("#!/bin/sh\necho launched-by-run-instances > /srv/index.html\n"
                      "cd /srv && nohup python3 -m http.server 8080 >/dev/null 2>&1 &\n")
         launched = ec2.run_instances(ImageId=LINUX_AMI, InstanceType="t3.micro", MinCount=1, MaxCount=1,
-                                     SubnetId=subnet, UserData=user_data)["Instances"][0]
+                                     UserData=user_data)["Instances"][0]
         instance_id, address = launched["InstanceId"], launched["PrivateIpAddress"]
         assert get(f"http://{address}:8080/") == "launched-by-run-instances\n"
         root = cloud.home / "instances" / instance_id / "root"
@@ -62,8 +60,7 @@ def test_run_instances_boots_its_user_data_and_terminate_instances_ends_it(tmp_p
         assert _gone(cloud.home, instance_id)
 
         with pytest.raises(botocore.exceptions.ClientError) as refused:  # what cannot boot is not launched
-            ec2.run_instances(ImageId=WINDOWS_AMI, InstanceType="t3.micro", MinCount=1, MaxCount=1,
-                              SubnetId=subnet)
+            ec2.run_instances(ImageId=WINDOWS_AMI, InstanceType="t3.micro", MinCount=1, MaxCount=1)
         assert refused.value.response["Error"]["Code"] == "Unsupported"
         assert "is a Windows image" in refused.value.response["Error"]["Message"]
         states = {i["InstanceId"]: i["State"]["Name"] for r in ec2.describe_instances()["Reservations"]
