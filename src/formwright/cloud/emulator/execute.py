@@ -115,7 +115,7 @@ class Execution(Endings):
         logical = stack.name
         try:
             self._switch_template()
-            for logical in order(self.new.resources):
+            for logical in order(self.new.resources, self._waiting()):
                 change = changes.get(logical)
                 if change is None:
                     continue
@@ -145,6 +145,23 @@ class Execution(Endings):
                             else StackFailure(reason))
             return
         self._commit(outputs)
+
+    def _waiting(self) -> dict[str, int]:
+        """The resources this execution will wait on for signals (booting instances only), by rank: what
+        boots and waits for its own signals (1) before what only waits (2: a WaitCondition), which may wait
+        for it."""
+        if not getattr(self.change_set, "fw_boot", False):
+            return {}
+        found = {}
+        for logical, entry in self.new.resources.items():
+            kind = entry.get("Type")
+            if kind in self.change_set.fw_stub:
+                continue
+            if kind == signals.WAIT_CONDITION:
+                found[logical] = 2
+            elif "CreationPolicy" in entry:
+                found[logical] = 1
+        return found
 
     def _switch_template(self) -> None:
         stack, rmap = self.stack, self.rmap

@@ -46,12 +46,29 @@ def event(stack: Any, logical: str, physical: str | None, kind: str, status: str
     stack.events.append(made)
 
 
-def order(resources: dict[str, dict[str, Any]]) -> list[str]:
-    """Logical ids in dependency order (DependsOn, Ref, Fn::GetAtt, Fn::Sub)."""
+def order(resources: dict[str, dict[str, Any]], late: dict[str, int] | None = None) -> list[str]:
+    """Logical ids in dependency order (DependsOn, Ref, Fn::GetAtt, Fn::Sub). `late`: resources that wait
+    (for signals), by rank, come as late as their dependents allow, higher ranks later: CloudFormation creates
+    what does not depend on a waiting resource while it waits (in parallel), and this one-at-a-time execution
+    must have made those first, or a WaitCondition would wait for an instance not made yet."""
     graph = dependencies(resources)
     for logical, needs in graph.items():
         needs.discard(logical)
-    return list(graph and graphlib.TopologicalSorter(graph).static_order())
+    if not graph:
+        return []
+    if not late:
+        return list(graphlib.TopologicalSorter(graph).static_order())
+    sorter = graphlib.TopologicalSorter(graph)
+    sorter.prepare()
+    ready: list[str] = []
+    found: list[str] = []
+    while sorter.is_active():
+        ready.extend(sorter.get_ready())
+        pick = min(ready, key=lambda n: late.get(n, 0))  # the first ready of the lowest rank
+        ready.remove(pick)
+        found.append(pick)
+        sorter.done(pick)
+    return found
 
 
 def pseudo_parameters(stack: Any) -> dict[str, Any]:
