@@ -114,6 +114,15 @@ def _consoles(env: dict[str, str], stack_name: str) -> dict[str, str]:
     return consoles
 
 
+def _said_by(env: dict[str, str], reason: str) -> str:
+    """The end of the console output of the instance a failure reason names (its UniqueId), if any."""
+    named = re.search(r"UniqueId (i-[0-9a-f]+)", reason)
+    if not named:
+        return ""
+    text = _clients(env)[1].get_console_output(InstanceId=named.group(1)).get("Output") or ""
+    return f"; its console: {_console_tail(text, 4)}" if text else ""
+
+
 def _console_tail(text: str, lines: int = 2) -> str:
     found = [line.strip() for line in text.splitlines() if line.strip()]
     return " | ".join(found[-lines:])
@@ -143,8 +152,9 @@ def runs(case: dict[str, Any], index: int, template: dict[str, Any], work: Path,
         except (ValueError, KeyError, TypeError):
             return Outcome(case["id"], "runs", False, exit_detail(proc))
         if proc.returncode != 0 or stack.get("status") != "CREATE_COMPLETE":
-            why = stack.get("error") or last_line(proc.stderr)
-            return Outcome(case["id"], "runs", False, f"exit {proc.returncode}, {stack.get('status')}: {why}")
+            why = str(stack.get("error") or last_line(proc.stderr))
+            return Outcome(case["id"], "runs", False, f"exit {proc.returncode}, {stack.get('status')}: {why}"
+                           + _said_by(env, why))
         missing = sorted(set(template.get("Outputs") or {}) - set(stack.get("outputs") or {}))
         if missing:
             return Outcome(case["id"], "runs", False, f"outputs missing: {', '.join(missing)}")

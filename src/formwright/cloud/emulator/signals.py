@@ -407,3 +407,13 @@ def install() -> None:
         return answer
 
     responses.CloudFormationResponse.describe_stack_resource = describe_stack_resource  # type: ignore[method-assign]
+    from moto.cloudformation.models import Stack
+
+    def made_resources(self: Any) -> list[Any]:
+        """The stack's resources made so far: moto's reads every resource of the template through its map,
+        which *creates* one not made yet (from its type alone, during an execution: a booted instance's
+        cfn-init calls DescribeStackResource while the rest of its stack waits)."""
+        made = self.resource_map._parsed_resources
+        return [made[k] for k in self.resource_map.resources if made.get(k) is not None]
+
+    Stack.stack_resources = property(made_resources)  # type: ignore[assignment,method-assign]

@@ -15,6 +15,10 @@ from formwright.cloud.instances import boot as booting
 from formwright.cloud.instances import proxy
 
 BOOTED: dict[str, booting.Booted] = {}
+# the console output of each booted instance that ended: GetConsoleOutput still answers it after the
+# termination (EC2 posts it at termination too, and shows a terminated instance for about an hour; here, for
+# as long as this local cloud runs)
+ENDED: dict[str, str] = {}
 _lock = threading.Lock()
 
 
@@ -84,11 +88,23 @@ def signal_url(stack: Any, logical: str) -> str:
 
 
 def stop_instance(instance_id: str) -> None:
-    """Stop a booted instance (nothing when it was not booted)."""
+    """Stop a booted instance (nothing when it was not booted); its last console output stays readable."""
     with _lock:
         booted = BOOTED.pop(instance_id, None)
     if booted is not None:
+        text = booting.console_output(booted)
         booting.stop(booted)
+        with _lock:
+            ENDED[instance_id] = text
+
+
+def console_of(instance_id: str) -> str | None:
+    """The console output of a booted instance, running or terminated (None when it never booted here)."""
+    with _lock:
+        booted = BOOTED.get(instance_id)
+        if booted is None:
+            return ENDED.get(instance_id)
+    return booting.console_output(booted)
 
 
 def stop_all() -> None:
@@ -118,11 +134,10 @@ def install() -> None:
     console = General.get_console_output
 
     def get_console_output(self: Any) -> Any:
-        booted = BOOTED.get(self._get_param("InstanceId"))
+        text = console_of(self._get_param("InstanceId"))
         result = console(self)
-        if booted is not None:
-            result.result["Output"] = Base64EncodedString.from_raw_string(  # type: ignore[index]
-                booting.console_output(booted))
+        if text is not None:
+            result.result["Output"] = Base64EncodedString.from_raw_string(text)  # type: ignore[index]
         return result
 
     General.get_console_output = get_console_output  # type: ignore[method-assign]  # moto has no hook: patched
