@@ -131,6 +131,14 @@ def _console_tail(text: str, lines: int = 2) -> str:
 def runs(case: dict[str, Any], index: int, template: dict[str, Any], work: Path, case_path: Path,
          cloud: tuple[dict[str, str], str], cannot_run: dict[str, str]) -> Outcome:
     """Deploy the case with booting instances and judge whether its application ran (module docstring)."""
+    try:
+        return _runs(case, index, template, work, case_path, cloud, cannot_run)
+    except Exception as exc:  # noqa: BLE001 - the case's other columns keep their outcomes
+        return Outcome(case["id"], "runs", False, f"runner error: {type(exc).__name__}: {exc}")
+
+
+def _runs(case: dict[str, Any], index: int, template: dict[str, Any], work: Path, case_path: Path,
+          cloud: tuple[dict[str, str], str], cannot_run: dict[str, str]) -> Outcome:
     served = cannot_serve(template, cannot_run)
     if served:
         return not_run(case["id"], *served)

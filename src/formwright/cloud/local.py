@@ -105,10 +105,23 @@ def running() -> LocalCloud | None:
     record = read_record()
     if record is None:
         return None
-    if pid_alive(record.pid) and healthy(record.endpoint):
+    if pid_alive(record.pid) and (healthy(record.endpoint) or _busy(record)):
         return record
     state_file().unlink(missing_ok=True)
     return None
+
+
+def _busy(record: LocalCloud, wait: float = 60.0) -> bool:
+    """True when our local cloud, alive but slow to answer (a request holding its state, e.g. a stack deletion
+    stopping booted instances), answers within `wait` seconds: its record is not to be dropped."""
+    if not _is_ours(record.pid):
+        return False
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and pid_alive(record.pid):
+        if healthy(record.endpoint, timeout=5.0):
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,

@@ -92,8 +92,11 @@ def stop_instance(instance_id: str) -> None:
     with _lock:
         booted = BOOTED.pop(instance_id, None)
     if booted is not None:
+        from formwright.cloud.emulator import locking
+
         text = booting.console_output(booted)
-        booting.stop(booted)
+        with locking.released():  # seconds (its processes gone, its root unmounted): other requests go on
+            booting.stop(booted)
         with _lock:
             ENDED[instance_id] = text
 
