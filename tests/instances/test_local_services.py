@@ -22,7 +22,8 @@ def test_a_service_named_as_amazon_linux_names_it_is_its_debian_packages(
     config = tmp_path / "cloud.json"
     config.write_text(json.dumps({"yum_to_apt": helpers.YUM_TO_APT}))
     monkeypatch.setenv("FORMWRIGHT_CLOUD_CONFIG", str(config))
-    monkeypatch.setattr(services, "exists", lambda name: name.removesuffix(".service") in {"apache2", "notes"})
+    here = {"apache2", "notes"}  # the services this image would have
+    monkeypatch.setattr(services, "exists", lambda name: name.removesuffix(".service") in here)
     assert services.debian_name("httpd") == "apache2"
     assert services.debian_name("httpd.service") == "apache2"
     assert services.debian_name("notes.service") == "notes"
