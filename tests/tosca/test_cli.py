@@ -36,7 +36,8 @@ def test_json_output(tmp_path: Path):
     assert data["out"] == str(tmp_path / "out")
     assert data["template"] == str(tmp_path / "out" / "template.yaml")
     assert data["resources"] == 7
-    assert "DatabasePassword" in data["parameters"] and data["outputs"] == ["Url", "DatabaseEndpoint"]
+    assert "DatabasePassword" in data["parameters"]
+    assert data["outputs"] == ["Url", "PrivateUrl", "DatabaseEndpoint"]
     assert "correct-horse" not in result.output
 
 

@@ -218,6 +218,18 @@ def test_connects_to_mysql_points_app_at_rds_and_opens_port_only_to_app(transfor
     assert "SecurityGroupIngress" not in groups["DbmsSecurityGroup"]["Properties"]
 
 
+def test_an_attribute_read_through_a_requirement_is_its_targets(transform):
+    # get_attribute [SELF, database, ip_address]: the requirement's target (the database, so its RDS
+    # endpoint), as get_property reads a requirement's target's property; not the app's own host
+    topology = (DB_TOPOLOGY % "null").replace(
+        "DB_HOST: { get_attribute: [ db_vm, private_address ] }",
+        "DB_HOST: { get_attribute: [ SELF, database, ip_address ] }")
+    result = transform(topology, files=SCRIPT)
+    _, instance = _instance(result)
+    env = instance["Metadata"]["AWS::CloudFormation::Init"]["AppCreate"]["commands"]["run"]["env"]
+    assert env["DB_HOST"] == {"Fn::GetAtt": ["DbmsDb", "Endpoint.Address"]}
+
+
 def test_webapplication_port_80_default(transform):
     result = transform(DB_TOPOLOGY % "null", files=SCRIPT)
     rules = resources_of(result.template, "AWS::EC2::SecurityGroup")["WebVmSecurityGroup"]["Properties"]

@@ -199,8 +199,15 @@ class Resolver:
         seen_from = ctx.self_node.name if ctx.self_node else None
         for node in self._hosts(start, args[0] == "HOST"):
             if capability is not None:
-                if capability not in node.capabilities and \
-                        not any(r.requirement == capability for r in node.requirements):
+                target = next((self.model.nodes[r.target] for r in node.requirements
+                               if r.requirement == capability), None)
+                if capability not in node.capabilities and target is not None:
+                    # a requirement's name: the attribute of the node it is fulfilled by, as get_property
+                    # reads a requirement's target's property (TOSCA Simple Profile 1.0, 4.5.1 and 4.4.2)
+                    if attribute in target.attributes or attribute in target.properties:
+                        return self._get_attribute([target.name, attribute], ctx)
+                    return AttributeRef(target.name, attribute, None, seen_from)
+                if capability not in node.capabilities:
                     continue
                 if attribute in node.capabilities.get(capability, {}):
                     return self.resolve(node.capabilities[capability][attribute], self._node_ctx(node, ctx))

@@ -1,7 +1,12 @@
 #!/bin/bash
-# Tells the shop where its database is (PHP reads these from Apache's environment).
+# Tells the shop where its database is (PHP reads these from Apache's environment). Apache's configuration
+# folder is /etc/httpd/conf.d on Amazon Linux, /etc/apache2/conf-enabled on Debian and Ubuntu.
 set -euo pipefail
-cat > /etc/httpd/conf.d/shop-env.conf <<CONF
+conf=/etc/httpd/conf.d
+if [ -d /etc/apache2/conf-enabled ]; then
+  conf=/etc/apache2/conf-enabled
+fi
+cat > "${conf}/shop-env.conf" <<CONF
 SetEnv DATABASE_HOST "${database_host}"
 SetEnv DATABASE_PORT "${database_port}"
 SetEnv DATABASE_NAME "${database_name}"

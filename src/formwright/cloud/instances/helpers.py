@@ -3,7 +3,8 @@
 `/opt/aws/bin/cfn-init`, `cfn-signal` and `cfn-hup` (where Amazon Linux has them; also on PATH in
 /usr/local/bin, where `pip install aws-cfn-bootstrap` puts them elsewhere) run `cfn_bootstrap` (copied to
 /opt/aws/lib) on the instance's python3; /opt/aws/etc/formwright-cloud.json tells them the local cloud's
-endpoint on the instance network and the stack's region.
+endpoint on the instance network and the stack's region. `/usr/local/bin/systemctl` is the local cloud's own
+(`cfn_bootstrap/systemctl.py`): no init system runs in the instance.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from formwright.cloud.instances.refusals import YUM_TO_APT
 PACKAGE = Path(__file__).with_name("cfn_bootstrap")
 COMMANDS = {"cfn-init": "init", "cfn-signal": "send_signal", "cfn-hup": "hup"}
 WRAPPER = """#!/usr/bin/python3
-# {name}: AWS's CloudFormation helper, as the formwright local cloud gives it (docs/local-cloud.md)
+# {name}: as the formwright local cloud gives it (docs/local-cloud.md)
 import sys
 sys.path.insert(0, "/opt/aws/lib")
 from cfn_bootstrap.{module} import main
@@ -42,3 +43,6 @@ def inject(root: Path, endpoint: str, region: str) -> None:
         link = root / "usr/local/bin" / name
         link.unlink(missing_ok=True)
         link.symlink_to(f"/opt/aws/bin/{name}")
+    systemctl = root / "usr/local/bin/systemctl"  # no init system runs: the local cloud's (systemctl.py)
+    systemctl.write_text(WRAPPER.format(name="systemctl", module="systemctl"))
+    systemctl.chmod(0o755)

@@ -8,6 +8,8 @@
   WorkingDirectory, User), detached, its pid kept in /run/formwright-services/NAME.pid; stop kills it.
   `enabled` makes the wants link in multi-user.target.wants, as `systemctl enable` does.
 A service listed with files, sources, packages or commands that changed in this run is restarted.
+A service named as Amazon Linux names it, absent here, is the Debian package's the local cloud maps that yum
+package to, as `packages` installs it (httpd -> apache2): `debian_name`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from . import cloud
+
 PIDS = Path("/run/formwright-services")
 VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 UNIT_DIRS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
@@ -26,6 +30,21 @@ UNIT_DIRS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/sys
 
 class ServiceError(Exception):
     """A service could not be started or stopped."""
+
+
+def exists(name: str) -> bool:
+    """Whether this image has service `name`: an init script or a unit file."""
+    unit = name if name.endswith(".service") else f"{name}.service"
+    return Path("/etc/init.d", name.removesuffix(".service")).exists() or any(
+        Path(folder, unit).exists() for folder in UNIT_DIRS)
+
+
+def debian_name(name: str) -> str:
+    """`name`, or, when this image has no such service, the Debian package the local cloud maps the yum
+    package `name` to when that package has a service of its name (httpd -> apache2)."""
+    bare = name.removesuffix(".service")
+    mapped = str((cloud.settings().get("yum_to_apt") or {}).get(bare, ""))
+    return mapped if not exists(name) and mapped and exists(mapped) else bare
 
 
 def _unit(name: str) -> Path:
@@ -133,6 +152,7 @@ def _sysvinit_running(name: str) -> bool:
 def apply(manager: str, name: str, enabled: bool | None, running: bool | None, restart: bool,
           log: list[str]) -> None:
     """Bring one service to what its entry asks; ServiceError says why it could not."""
+    name = debian_name(name)
     if manager == "systemd":
         if enabled:
             _systemd_enable(name)
