@@ -50,7 +50,9 @@ def test_what_the_image_cannot_serve_is_left_out_with_the_reason() -> None:
     assert label == "yum-only packages"
     assert "yum packages amazon-linux-extras have no Debian package" in reason
     assert tosca_runs.cannot_serve({"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}, CANNOT_RUN) == (
-        "no instance", "the template has no instance to boot")
+        "no instance", "the template has no instance to boot (nor an RDS engine the local cloud boots)")
+    database = {"Resources": {"Db": {"Type": "AWS::RDS::DBInstance", "Properties": {"Engine": "mysql"}}}}
+    assert tosca_runs.cannot_serve(database, CANNOT_RUN) is None
     beanstalk = _template(UBUNTU)
     beanstalk["Resources"]["App"] = {"Type": "AWS::ElasticBeanstalk::Environment"}
     assert tosca_runs.cannot_serve(beanstalk, CANNOT_RUN) == (

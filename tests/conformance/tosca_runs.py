@@ -7,7 +7,8 @@ and packages this image can serve; the others are listed with the reason."
   rules (`formwright.cloud.instances.refusals`: the image its public image parameter names, the instance
   type, the `AWS::CloudFormation::Init` packages). A case with an instance the local image cannot serve, with
   something else the local cloud cannot run (`tosca_corpus.CANNOT_RUN` beyond instances and their signals), or
-  with no instance at all is *not run*: listed with the reason, left out of the count.
+  with no instance at all (an RDS DBInstance of an engine the local cloud boots, MySQL/MariaDB, counts as one)
+  is *not run*: listed with the reason, left out of the count.
 - How: the case is deployed again, as a second project (`r<NN>-...`) to the same local cloud, with
   `local_cloud: {instances: boot}`: its instances boot from the cached Debian image and run their UserData,
   cfn-init and cfn-signal; the CreationPolicies and WaitConditions wait for the real signals.
@@ -63,9 +64,12 @@ def cannot_serve(template: dict[str, Any], cannot_run: dict[str, str]) -> tuple[
     from formwright.cloud.instances.boot import unavailable
     from formwright.cloud.instances.refusals import instance_type_refusal, packages_refusal, parameter_refusal
 
+    from formwright.cloud.instances.databases import runs as engine_runs
+
     resources = {k: v for k, v in (template.get("Resources") or {}).items() if isinstance(v, dict)}
-    if not any(r.get("Type") in BOOTING for r in resources.values()):
-        return "no instance", "the template has no instance to boot"
+    if not any(r.get("Type") in BOOTING or (r.get("Type") == "AWS::RDS::DBInstance" and engine_runs(
+            (r.get("Properties") or {}).get("Engine"))) for r in resources.values()):
+        return "no instance", "the template has no instance to boot (nor an RDS engine the local cloud boots)"
     others = sorted({str(r.get("Type")) for r in resources.values()
                      if r.get("Type") in cannot_run and r.get("Type") not in SIGNALS})
     if others:
