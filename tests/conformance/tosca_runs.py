@@ -62,9 +62,8 @@ def _label(reason: str) -> str:
 def cannot_serve(template: dict[str, Any], cannot_run: dict[str, str]) -> tuple[str, str] | None:
     """(label, reason) when the local cloud cannot run this template's application, else None."""
     from formwright.cloud.instances.boot import unavailable
-    from formwright.cloud.instances.refusals import instance_type_refusal, packages_refusal, parameter_refusal
-
     from formwright.cloud.instances.databases import runs as engine_runs
+    from formwright.cloud.instances.refusals import instance_type_refusal, packages_refusal, parameter_refusal
 
     resources = {k: v for k, v in (template.get("Resources") or {}).items() if isinstance(v, dict)}
     if not any(r.get("Type") in BOOTING or (r.get("Type") == "AWS::RDS::DBInstance" and engine_runs(
