@@ -127,7 +127,10 @@ def boot_database(logical: str, db: Any, props: dict[str, Any]) -> None:
     hooks.keep(booted)
     with _lock:
         BACKED[db.db_instance_arn] = instance_id
-    failure = _await_available(booted, int(db.port))
+    from formwright.cloud.emulator import locking
+
+    with locking.released():  # MariaDB may take a minute: the local cloud answers others meanwhile (signals)
+        failure = _await_available(booted, int(db.port))
     if failure:
         stop_database(db)
         raise ResourceFailure(logical, "The local cloud's MariaDB for DBInstance "
