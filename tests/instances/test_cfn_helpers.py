@@ -158,12 +158,13 @@ def test_durations_are_iso_8601_and_at_most_twelve_hours() -> None:
         signals.seconds("PT13H", "CreationPolicy Timeout")
 
 
-def test_booting_lets_wait_conditions_and_instance_creation_policies_through() -> None:
+def test_booting_lets_wait_conditions_and_instance_and_group_creation_policies_through() -> None:
     resources = {"Done": {"Type": "AWS::CloudFormation::WaitCondition"},
                  "Web": {"Type": "AWS::EC2::Instance", "CreationPolicy": {}}}
     implemented = {"AWS::EC2::Instance"}
     assert "cannot receive the cfn-signal" in checks.cannot_run({"Web": resources["Web"]}, implemented, set())
     assert checks.cannot_run(resources, implemented, set(), signals=True) is None
-    group = {"G": {"Type": "AWS::AutoScaling::AutoScalingGroup", "CreationPolicy": {}}}
+    group = {"G": {"Type": "AWS::AutoScaling::AutoScalingGroup", "CreationPolicy": {}}}  # instances signal
+    assert checks.cannot_run(group, {"AWS::AutoScaling::AutoScalingGroup"}, set(), signals=True) is None
     assert "cannot receive the cfn-signal" in checks.cannot_run(group, {"AWS::AutoScaling::AutoScalingGroup"},
-                                                                 set(), signals=True)
+                                                                 set())
