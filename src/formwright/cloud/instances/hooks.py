@@ -75,9 +75,13 @@ def stop_instance(instance_id: str) -> None:
 
 
 def stop_all() -> None:
-    """Stop every booted instance of this local cloud."""
-    for instance_id in list(BOOTED):
-        stop_instance(instance_id)
+    """Stop every booted instance of this local cloud, all at once (each waits for its processes to go:
+    one after another, a reset of a few instances outlasted its callers' timeouts)."""
+    stopping = [threading.Thread(target=stop_instance, args=(i,)) for i in list(BOOTED)]
+    for thread in stopping:
+        thread.start()
+    for thread in stopping:
+        thread.join()
 
 
 def install() -> None:
