@@ -22,7 +22,7 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
     """Boot a moto instance CloudFormation just created (`metadata`: its resource's Metadata); a refusal
     fails the resource with its reason."""
     from formwright.cloud.emulator.resources import ResourceFailure
-    from formwright.cloud.instances import endpoint, helpers
+    from formwright.cloud.instances import endpoint, helpers, package_layers
     from formwright.cloud.instances.refusals import refusal
     from formwright.cloud.local import instances_home
 
@@ -40,7 +40,10 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
             proxy.configure_apt(root, packages_at)
             helpers.inject(root, reached_at, region)
 
-        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare)
+        # the packages its cfn-init will install, from a cached layer of the image (like a baked AMI)
+        layer = package_layers.layer(package_layers.wanted(logical, metadata, text), packages_at)
+        booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare,
+                              below=(layer,) if layer else ())
     except booting.BootRefused as refused:
         reason = f"The local cloud cannot boot instance {instance.id}: {refused}"
         raise ResourceFailure(logical, reason) from None
