@@ -7,7 +7,7 @@ FW := $(BIN)/formwright
 # shell's `formwright` finds afterwards: a private home here would leave `formwright status` saying "not
 # running" and the examples' `local-cloud start` starting a second, empty cloud (issue 31).
 
-.PHONY: demo test install test-deps lint bench conformance clean stop k8s instances-image
+.PHONY: demo test install test-deps lint bench conformance clean stop k8s instances-image instances-layers-drop
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,11 @@ instances-image:
 	@command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || apt-get install -y -qq debootstrap
 	sh src/formwright/cloud/instances/image.sh
 	$(BIN)/python -m formwright.cloud.instances.variants
+
+# The cached layers over the image (MariaDB's; one per package set cfn-init installed: snapshots of Debian's
+# registry when built). Dropped with no local cloud running instances; the next boot that needs one rebuilds it.
+instances-layers-drop:
+	rm -rf "$${XDG_CACHE_HOME:-$$HOME/.cache}"/formwright/instances/bookworm-*
 
 lint: install
 	$(BIN)/python -m pip install --quiet ruff mypy

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.cloud]
 PASSWORD = "it's-a-\\secret"  # a quote and a backslash: the SQL that makes the user escapes them
 
 
-def test_a_mysql_dbinstance_takes_connections_at_its_endpoint_and_delete_stops_it(
+def test_a_mysql_dbinstance_is_served_at_its_endpoint_replaced_and_stopped_by_delete(
         tmp_path: Path, run_cli, cloud) -> None:
     image_or_skip()
     template = {
@@ -55,6 +55,21 @@ def test_a_mysql_dbinstance_takes_connections_at_its_endpoint_and_delete_stops_i
         connection.commit()
         cursor.execute("SELECT name FROM products")
         assert cursor.fetchall() == (("teapot",),)
+
+    # DBName is set at creation only: a new one replaces the DBInstance, served as a new one is, and the
+    # old one's instance stops in the clean-up ("Update requires: Replacement", AWS::RDS::DBInstance)
+    template["Resources"]["Db"]["Properties"]["DBName"] = "shop2"
+    project = write_project(tmp_path, "rds", template)
+    updated = run_cli("deploy", str(project), "-y", "--output", "json")
+    assert updated.code == 0, updated.err + updated.out
+    new_host = next(d for d in cloud.client("rds").describe_db_instances()["DBInstances"]
+                    if d["Engine"] == "mysql")["Endpoint"]["Address"]
+    assert new_host != host
+    pymysql.connect(host=new_host, port=3306, user="admin", password=PASSWORD, database="shop2",
+                    connect_timeout=10).close()
+    with pytest.raises(pymysql.err.OperationalError):
+        pymysql.connect(host=host, port=3306, user="admin", password=PASSWORD, connect_timeout=3)
+    host = new_host
 
     deleted = run_cli("delete", str(project), "-y", "--output", "json")
     assert deleted.code == 0, deleted.err + deleted.out

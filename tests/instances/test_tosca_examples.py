@@ -9,8 +9,9 @@ CreationPolicy. The MySQL DBMS is the RDS DBInstance of TOSCAna's CloudFormation
 its own booted instance (docs/local-cloud.md): the LAMP page shows rows read from it across the bridge, one of
 them written by the test itself, so the page is not a canned answer.
 
-Times on this 2-core machine (most of it apt installing the packages in the instance): see the report of
-issue 26; each is a few minutes at worst.
+Times on this 2-core machine: the packages come from a cached layer of the image per package set
+(instances/package_layers.py), built by the first run on a machine (lamp-two 57 s, nodejs 139 s, most of it
+apt); later runs 13-16 s each (docs/local-cloud.md, "Packages cfn-init installs").
 """
 
 from __future__ import annotations
@@ -62,12 +63,16 @@ def _shop_reads_its_database(cloud, url: str, user: str, database: str) -> None:
     assert "product: Written by the test" in page
 
 
+def _delete(tmp_path: Path, run_cli) -> None:
+    deleted = run_cli("delete", str(tmp_path), "-y", "--output", "json")
+    assert deleted.code == 0, deleted.err + deleted.out
+
+
 def test_lamp_two_web_and_database_on_two_instances(tmp_path: Path, run_cli, cloud) -> None:
     image_or_skip()
     _deploy(tmp_path, run_cli, "lamp-two", f"    inputs: {{database_password: {PASSWORD}}}\n")
     _shop_reads_its_database(cloud, _private_url(tmp_path, run_cli), "root", "shop")
-    deleted = run_cli("delete", str(tmp_path), "-y", "--output", "json")
-    assert deleted.code == 0, deleted.err + deleted.out
+    _delete(tmp_path, run_cli)
     assert cloud.client("rds").describe_db_instances()["DBInstances"] == []
 
 
@@ -75,6 +80,7 @@ def test_lamp_single(tmp_path: Path, run_cli, cloud) -> None:
     image_or_skip()
     _deploy(tmp_path, run_cli, "lamp-single", f"    inputs: {{database_password: {PASSWORD}}}\n")
     _shop_reads_its_database(cloud, _private_url(tmp_path, run_cli), "shop", "shop")
+    _delete(tmp_path, run_cli)
 
 
 def test_nodejs_notes_names_its_database(tmp_path: Path, run_cli, cloud) -> None:
@@ -84,3 +90,4 @@ def test_nodejs_notes_names_its_database(tmp_path: Path, run_cli, cloud) -> None
     assert url.endswith(":3000/")
     page = get(url)
     assert page == f"notes (database {_database(cloud)['Endpoint']['Address']})\n"
+    _delete(tmp_path, run_cli)

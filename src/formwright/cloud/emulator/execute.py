@@ -341,10 +341,15 @@ class Execution(Endings):
         self.cleanup.append((logical, old, policy_entry, old_props))
 
     def _boot_replacement(self, logical: str, kind: str, new: Any, props: dict[str, Any]) -> None:
-        """A booting instance's replacement boots, and its CreationPolicy waits, as a new instance's does."""
+        """A booting instance's replacement boots, and its CreationPolicy waits, as a new instance's does;
+        a served database's replacement is served."""
         entry = self.new.resources[logical]
-        if kind not in BOOTS or not getattr(self.change_set, "fw_boot", False) \
-                or kind in self.change_set.fw_stub:
+        if not getattr(self.change_set, "fw_boot", False) or kind in self.change_set.fw_stub:
+            return
+        if kind == "AWS::RDS::DBInstance" and runs_engine(props.get("Engine")):
+            boot_database(logical, new, props)  # a replaced database is served as a new one is
+            return
+        if kind not in BOOTS:
             return
         self._keep_metadata(logical)
         if "CreationPolicy" in entry:

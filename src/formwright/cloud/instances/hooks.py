@@ -28,7 +28,7 @@ def boot_instance(logical: str, instance: Any, metadata: Any = None) -> None:
     from formwright.cloud.emulator.resources import ResourceFailure
 
     try:
-        start(instance, metadata)
+        start(instance, metadata, logical)
     except booting.BootRefused as refused:
         raise ResourceFailure(logical, refusal_text(instance, refused)) from None
 
@@ -38,10 +38,10 @@ def refusal_text(instance: Any, refused: booting.BootRefused) -> str:
     return f"The local cloud cannot boot instance {instance.id}: {refused}"
 
 
-def start(instance: Any, metadata: Any = None) -> None:
+def start(instance: Any, metadata: Any = None, logical: str = "") -> None:
     """Boot a moto instance, whatever launched it (`metadata`: the Metadata its packages are checked
-    against); BootRefused with the reason."""
-    from formwright.cloud.instances import endpoint, helpers
+    against, of resource `logical`); BootRefused with the reason."""
+    from formwright.cloud.instances import endpoint, helpers, package_layers
     from formwright.cloud.instances.refusals import refusal
     from formwright.cloud.local import instances_home
 
@@ -58,7 +58,10 @@ def start(instance: Any, metadata: Any = None) -> None:
         proxy.configure_apt(root, packages_at)
         helpers.inject(root, reached_at, region)
 
-    booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare)
+    # the packages its cfn-init will install, from a cached layer of the image (like a baked AMI)
+    layer = package_layers.layer(package_layers.wanted(logical, metadata, text), packages_at)
+    booted = booting.boot(instance.id, instance.private_ip, text, instances_home(), prepare=prepare,
+                          below=(layer,) if layer else ())
     keep(booted)
 
 
@@ -111,9 +114,13 @@ def console_of(instance_id: str) -> str | None:
 
 
 def stop_all() -> None:
-    """Stop every booted instance of this local cloud."""
-    for instance_id in list(BOOTED):
-        stop_instance(instance_id)
+    """Stop every booted instance of this local cloud, all at once (each waits for its processes to go:
+    one after another, a reset of a few instances outlasted its callers' timeouts)."""
+    stopping = [threading.Thread(target=stop_instance, args=(i,)) for i in list(BOOTED)]
+    for thread in stopping:
+        thread.start()
+    for thread in stopping:
+        thread.join()
 
 
 def install() -> None:

@@ -4,7 +4,10 @@ A layer is the upper folder of an overlay whose lower folder is the cached image
 installs the packages into it from Debian's registry, in a chroot on the host, once; instances then mount it
 between the image and their own upper folder (`boot.boot(below=...)`). It lives beside the image, outside any
 clone (`~/.cache/formwright/instances/bookworm-NAME`), is rebuilt when the image is, and is built under a lock
-so two local clouds wait for one build. `make instances-image` builds them with the image.
+so two local clouds wait for one build. `make instances-image` builds them with the image. Besides the named
+layers (`LAYERS`), `package_layers.py` asks for one per set of packages cfn-init installs (`ensure(name,
+packages)`), like a baked AMI. A layer is a snapshot of Debian's registry when it was built;
+`make instances-layers-drop` removes them all (the next boot that needs one builds it again).
 
 Measured on this 2-core machine (load ~3): apt installing mariadb-server inside a booted instance takes 28 s
 (through the package proxy, every time); building the layer once takes the same, then a database boots in
@@ -42,9 +45,10 @@ def ready(name: str) -> bool:
     return stamp.exists() and stamp.read_text().strip() == _image_stamp()
 
 
-def ensure(name: str) -> Path:
-    """Layer `name`, built first when missing or older than the image; raise BootRefused with apt's last
-    lines when it cannot be built (e.g. Debian's registry unreachable)."""
+def ensure(name: str, packages: tuple[str, ...] = (), proxy: str | None = None) -> Path:
+    """Layer `name` with `packages` (default: `LAYERS[name]`) installed, built first when missing or older
+    than the image (its downloads through the package proxy at `proxy` when given, as an instance's go);
+    raise BootRefused with apt's last lines when it cannot be built (e.g. Debian's registry unreachable)."""
     if ready(name):
         return layer_dir(name)
     reason = boot.unavailable()
@@ -54,11 +58,11 @@ def ensure(name: str) -> Path:
     with open(cache / f".build-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another local cloud may be building it: wait, then find it
         if not ready(name):
-            _build(name, cache / f".{layer_dir(name).name}.building")
+            _build(name, packages or LAYERS[name], proxy, cache / f".{layer_dir(name).name}.building")
     return layer_dir(name)
 
 
-def _build(name: str, work: Path) -> None:
+def _build(name: str, packages: tuple[str, ...], proxy: str | None, work: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
     upper, scratch, root = work / "upper", work / "work", work / "root"
     for folder in (upper, scratch, root):
@@ -77,17 +81,20 @@ def _build(name: str, work: Path) -> None:
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive",
                "LANG": "C.UTF-8",
                **{k: v for k, v in os.environ.items() if k.lower() in ("http_proxy", "https_proxy")}}
+        through = [f"-oAcquire::{scheme}::Proxy={proxy}" for scheme in ("http", "https")] if proxy else []
         with open(log, "w") as out:
+            out.write(f"apt-get install {' '.join(packages)}\n")  # the layer holds (its name: a digest)
+            out.flush()
             done = subprocess.run(  # noqa: S603 - fixed argv
-                ["chroot", str(root), "apt-get", "install", "-y", "-q", "--no-install-recommends",
-                 *LAYERS[name]], env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
+                ["chroot", str(root), "apt-get", *through, "install", "-y", "-q", "--no-install-recommends",
+                 *packages], env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
             subprocess.run(["chroot", str(root), "apt-get", "clean"], env=env, stdout=out,  # noqa: S603,S607
                            stderr=subprocess.STDOUT, check=False)
         policy.unlink()
         if done.returncode != 0:
             tail = " | ".join(log.read_text().strip().splitlines()[-3:])
             raise boot.BootRefused(f"the {name} layer could not be built (apt-get install "
-                                   f"{' '.join(LAYERS[name])} in {log}): {tail}")
+                                   f"{' '.join(packages)} in {log}): {tail}")
     finally:
         for point in reversed(mounted):
             subprocess.run(["umount", str(point)], capture_output=True, check=False)  # noqa: S603,S607
