@@ -23,6 +23,11 @@ QUEUE = {"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}
 @pytest.fixture
 def clients(cloud) -> tuple[Any, Any]:
     """(fast, moto's path) CloudFormation clients of one clean local cloud."""
+    return clients_of(cloud)
+
+
+def clients_of(cloud: Any) -> tuple[Any, Any]:
+    """(fast, moto's path) CloudFormation clients of the cloud's region."""
     fast, slow = (cloud.core().create_client("cloudformation", region_name=cloud.region,
                                              endpoint_url=cloud.endpoint) for _ in range(2))
     header = BYPASS_HEADER.removeprefix("HTTP_").replace("_", "-").lower()
@@ -167,3 +172,29 @@ def test_any_stack_reads_alike_on_both_paths(clients, parameters, outputs, tags,
                           Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
     same(clients, "describe_stacks", StackName=name)
     same(clients, "describe_stack_events", StackName=name)
+
+
+def test_stacks_of_another_region_and_account_read_alike_on_both_paths(cloud) -> None:
+    # the fast path answers from the backend moto would: the region of the request's credential scope, the
+    # account of its access key or of moto's `x-moto-account-id` header
+    def client(slow: bool) -> Any:
+        made = cloud.core().create_client("cloudformation", region_name="eu-west-1",
+                                          endpoint_url=cloud.endpoint)
+        headers = {"x-moto-account-id": "111111111111"}
+        if slow:
+            headers[BYPASS_HEADER.removeprefix("HTTP_").replace("_", "-").lower()] = "moto"
+
+        def add(request: Any, **_: Any) -> None:
+            for name, value in headers.items():
+                request.headers[name] = value
+
+        made.meta.events.register("before-sign", add)
+        return made
+
+    fast, slow = client(False), client(True)
+    fast.create_stack(StackName="elsewhere", TemplateBody=json.dumps(QUEUE))
+    stack = same((fast, slow), "describe_stacks", StackName="elsewhere")["Stacks"][0]
+    assert stack["StackId"].startswith("arn:aws:cloudformation:eu-west-1:111111111111:stack/elsewhere/")
+    # not in us-east-1 (whose backend moto makes on first use: that first read goes down moto's path)
+    home = [parsed(c, "describe_stacks", StackName="elsewhere")[0] for c in clients_of(cloud)]
+    assert home[0] == home[1] and home[0][0] == "error"
