@@ -14,7 +14,11 @@ target and PASS/MISS:
 Beside every time: the CPU seconds of the tool's process and of the local cloud's during it, so that a
 loaded machine (the load average is printed) and the local cloud's share are seen, not guessed.
 
-    .venv/bin/python bench/scale.py [--sizes 50,200,1000] [--concurrency 8]
+    .venv/bin/python bench/scale.py [--sizes 50,200,1000] [--concurrency 8] [--moto-reads]
+
+`--moto-reads` starts the local clouds with their fast path for the hot reads off
+(FORMWRIGHT_LOCAL_CLOUD_FAST_READS=0, docs/local-cloud.md "Hot reads"): every read through moto's own
+routing and serializer, as before issue 29's third pass, for a comparison.
 """
 
 from __future__ import annotations
@@ -168,10 +172,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="50,200,1000", help="Stack counts, comma-separated.")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--moto-reads", action="store_true",
+                        help="The local clouds without their fast path for the hot reads.")
     args = parser.parse_args()
+    if args.moto_reads:
+        os.environ["FORMWRIGHT_LOCAL_CLOUD_FAST_READS"] = "0"  # read by the local clouds this starts
     sizes = sorted(int(s) for s in args.sizes.split(","))
     compile_bytecode()  # as `pip install` does (PYTHONDONTWRITEBYTECODE would recompile on every run)
-    print(f"start: {load_average()}", flush=True)
+    print(f"start: {load_average()}; hot reads through "
+          f"{'moto' if args.moto_reads else 'the fast path'}", flush=True)
     began = time.perf_counter()
     floors: dict[int, dict[str, Run]] = {}
     fws: dict[int, dict[str, Run]] = {}

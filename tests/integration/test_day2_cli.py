@@ -178,6 +178,26 @@ def test_a_stack_removed_from_the_project_is_listed_and_pruned_by_its_tags(tmp_p
     assert run_cli("plan", str(folder), "--output", "json").json()["remove"] == []
 
 
+def test_the_orphan_check_reuses_a_listing_the_plan_read(tmp_path: Path, cloud) -> None:
+    # a plan of LISTING_FROM stacks or more reads their target's DescribeStacks listing
+    # (StackGroup.listings); its orphan check takes that listing instead of listing the stacks again
+    from formwright.cloud.session import Targets
+    from formwright.engine.cfn import StackInfo
+    from formwright.engine.prune import orphans
+    from formwright.model.project import load_project
+
+    loaded = load_project(project(tmp_path, "day", {"queue": QUEUE}))
+    targets = Targets("local")
+    target = targets.get(loaded.target)
+    tags = {"formwright:project": "day", "formwright:stack": "old"}
+    listed = [StackInfo(name="day-old", stack_id="arn:old", status="CREATE_COMPLETE", tags=tags),
+              StackInfo(name="day-queue", stack_id="arn:queue", status="CREATE_COMPLETE",
+                        tags={**tags, "formwright:stack": "queue"})]
+    # the cloud holds no stack: "day-old" is found only in the listing given
+    assert [o.info.name for o in orphans(loaded, targets, {id(target): listed})] == ["day-old"]
+    assert orphans(loaded, targets) == []  # without it: listed from the cloud, empty
+
+
 def test_prune_refuses_a_stack_whose_export_is_still_imported(tmp_path: Path, run_cli, cloud) -> None:
     folder = project(tmp_path / "p", "exp", {"exporter": EXPORTER, "importer": IMPORTER})
     assert run_cli("deploy", str(folder), "-y").code == 0

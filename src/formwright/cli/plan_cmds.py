@@ -55,14 +55,15 @@ def fill_values(plans: dict[str, Any], group: Any) -> None:
             change.fill_values(old, new)
 
 
-def to_remove(project: Any, targets: Any, only: list[str] | None) -> list[Any]:
+def to_remove(project: Any, targets: Any, only: list[str] | None,
+              listed: dict[int, list[Any]] | None = None) -> list[Any]:
     """The project's stacks to remove (engine.prune.Orphan); none for a scoped command (a scope names
-    stacks of formwright.yaml, which these are not)."""
+    stacks of formwright.yaml, which these are not). `listed`: the stack listings the plan read."""
     if only is not None:
         return []
     from formwright.engine.prune import orphans
 
-    return orphans(project, targets)
+    return orphans(project, targets, listed)
 
 
 def plan_json(plans: dict[str, Any], order: list[str], refs: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -130,7 +131,7 @@ def register(app: typer.Typer) -> None:
         fill_values(plans, group)
         order = [n for n in project.order() if n in plans]
         refs = {n: references(project, targets, n) for n in plans}
-        removals = to_remove(project, targets, only)
+        removals = to_remove(project, targets, only, group.listings)
         if out is not None:
             graph = group.graph()
             write_plan(out, SavedPlan(project.name, project.environment, order, plans,

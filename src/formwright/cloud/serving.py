@@ -7,6 +7,9 @@
   `local-cloud stop` says); a snapshot is also written every `interval` seconds when requests came
   since the last one, and on SIGTERM (`local-cloud stop`, a reboot's shutdown);
 - at start the snapshot, if any, is loaded whole before the first request is answered;
+- the hot CloudFormation reads (DescribeStacks, ListStacks, DescribeStackEvents, DescribeChangeSet) are
+  answered by `formwright.cloud.fast_reads` under the same lock, without moto's routing and
+  serializer; they change nothing, so they do not count towards the next snapshot;
 - moto routes each request by listing its own package's folders (twice for a request to 127.0.0.1, whose
   host names no service): listed once here, as the installed package does not change while it serves.
 """
@@ -20,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from formwright.cloud import persistence
+from formwright.cloud import fast_reads, persistence
 from formwright.cloud.emulator import locking
 
 API = "/formwright-api/"
@@ -81,6 +84,7 @@ def install(snapshots: Snapshots) -> None:
 
     _list_modules_once()
     original = DomainDispatcherApplication.__call__
+    fast_on = fast_reads.enabled()
 
     def call(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
         path = environ.get("PATH_INFO", "")
@@ -91,6 +95,11 @@ def install(snapshots: Snapshots) -> None:
             return [answer]
         _read_body(environ)
         with locking.hold():
+            quick = fast_reads.answer(environ) if fast_on else None
+            if quick is not None:  # a hot read, answered without moto's routing and serializer
+                status, headers, body = quick
+                start_response(status, [*headers, ("Content-Length", str(len(body)))])
+                return [body]
             if not (path == "/moto-api/" and environ.get("REQUEST_METHOD") == "GET"):  # the health check
                 snapshots.changes += 1
             result = original(self, environ, start_response)

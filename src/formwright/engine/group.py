@@ -116,6 +116,8 @@ class StackGroup:
         self.targets = targets  # a cloud.session.Targets for stacks outside the selection (references)
         self.revert_drift = revert_drift  # drift-aware change sets (deploy --revert-drift)
         self.allowed = set(allowed or ())  # --allow-replacement: what the `deny:` guards let by
+        # id(target) -> its DescribeStacks listing, when `listed` read one (the plan's orphan check reuses it)
+        self.listings: dict[int, list[StackInfo]] = {}
         check_output_references(stacks, project)
         self.imports, self.warnings = import_edges(stacks, target.region, target.account_id())
         for warning in self.warnings:
@@ -322,7 +324,9 @@ class StackGroup:
         for stacks in by_runner.values():
             if len(stacks) < LISTING_FROM:
                 continue
-            live = {info.name: info for info in listing(self.runner_for(stacks[0]).cfn)}
+            runner = self.runner_for(stacks[0])
+            self.listings[id(runner.target)] = infos = listing(runner.cfn)
+            live = {info.name: info for info in infos}
             found.update({stack.name: live.get(stack.stack_name) for stack in stacks})
         return found
 

@@ -63,12 +63,15 @@ def listing(cfn: CloudFormation) -> list[StackInfo]:
     return found
 
 
-def orphans(project: Project, targets: Any) -> list[Orphan]:
-    """The project's stacks (by their tags, in this environment) that formwright.yaml no longer deploys."""
+def orphans(project: Project, targets: Any, listed: dict[int, list[StackInfo]] | None = None) -> list[Orphan]:
+    """The project's stacks (by their tags, in this environment) that formwright.yaml no longer deploys.
+    `listed`: listings already read in this run, by id(target) (a plan's, `StackGroup.listings`): the
+    stacks a plan itself adds or removes are the project's own, which are never orphans."""
     kept = {(*_place(targets.get(c.target))[:2], c.stack_name) for c in project.stacks.values()}
     found = []
     for place, target in _places(project, targets).items():
-        for info in listing(CloudFormation(target.client("cloudformation"))):
+        infos = (listed or {}).get(id(target))
+        for info in infos if infos is not None else listing(CloudFormation(target.client("cloudformation"))):
             if not owned_by(info.tags, project.name, project.environment) or (*place[:2], info.name) in kept:
                 continue
             name = info.tags[TAG_STACK]

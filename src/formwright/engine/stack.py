@@ -7,6 +7,7 @@ of resolved parameters and written to `.formwright/build/<stack>/`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import shutil
@@ -49,6 +50,9 @@ class Stack:
     artifacts: list[Any] = field(default_factory=list)  # formwright.packaging.Artifact: uploaded before use
     nested: list[Any] = field(default_factory=list)  # formwright.packaging NestedTemplate: linted, built
     packaged_bucket: str | None = None  # the bucket the packaged template names (None: no artifacts)
+    # the JSON body of the template file its `original` copies, made once for every stack sharing the file
+    # (SharedTemplates.body): its processed body when it has no macros to expand
+    shared_body: Callable[[], str] | None = field(default=None, repr=False)
     # what its resolvers gave (engine/resolve.py): value per source, secret parameters, secret values
     resolved: dict[ValueSource, str] = field(default_factory=dict)
     secret_keys: set[str] = field(default_factory=set)
@@ -135,9 +139,11 @@ class Stack:
             template = expand(self.original, registry=self.macros, parameter_values=parameters, region=region,
                               account_id=self.account(), s3_client=self._s3(), file=self.source,
                               base_dir=Path(self.source).parent)
+            body = dump_json(plain(template), indent=None)
         else:
             template = self.original
-        body = dump_json(plain(template), indent=None)
+            body = self.shared_body() if self.shared_body is not None \
+                else dump_json(plain(template), indent=None)
         with self._lock:
             self._processed[key] = (template, body)
         return template, body
@@ -273,6 +279,7 @@ def prepare_stacks(project: Project, *, target: Any = None, macros_dir: Path | N
             artifacts=artifacts,
             nested=nested,
             packaged_bucket=packaged_bucket,
+            shared_body=functools.partial(templates.body, shared) if shared is not None else None,
         )
         if templates.expands(shared) if shared is not None else needs_auto_expand(original):
             if not remote_macros:
@@ -294,6 +301,7 @@ class SharedTemplates:
         self._loaded: dict[Path, Any] = {}
         self._packaged: dict[tuple[Any, ...], Any] = {}
         self._expands: dict[int, bool] = {}  # by id: the templates are held in the two above
+        self._bodies: dict[int, str] = {}  # by id, as _expands
 
     def load(self, path: Path) -> dict[str, Any]:
         """The template at `path` as parsed once (not to be changed: copy it)."""
@@ -311,6 +319,12 @@ class SharedTemplates:
             self._packaged[key] = package_stack(project, config, copied(self.load(config.template)),
                                                 target=target, remote_macros=remote_macros, registry=registry)
         return self._packaged[key]
+
+    def body(self, template: dict[str, Any]) -> str:
+        """The compact JSON of a template `load` or `packaged` gave, made once."""
+        if id(template) not in self._bodies:
+            self._bodies[id(template)] = dump_json(plain(template), indent=None)
+        return self._bodies[id(template)]
 
     def expands(self, template: dict[str, Any]) -> bool:
         """`needs_auto_expand` of a template `load` or `packaged` gave, asked once."""
