@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -85,11 +86,14 @@ def test_stop_and_start_keep_a_deployed_three_tier_and_its_data(home, run_cli, t
                                        {"ParameterKey": k, "UsePreviousValue": True}
                                        for k in ("VpcId", "DatabaseSecurityGroup", "TableName")])
     before, exports = _stacks(folder), cfn.list_exports()["Exports"]
+    endpoint = json.loads((folder / "local-cloud.json").read_text())["endpoint"]
 
     stopped = run_cli("local-cloud", "stop", env=env)
     assert stopped.code == 0, stopped.err
     assert "3 stack(s) kept" in stopped.out
     assert run_cli("local-cloud", "start", env=env).code == 0
+    # the endpoint survives the restart while its port is free (a shell's AWS_ENDPOINT_URL still works)
+    assert json.loads((folder / "local-cloud.json").read_text())["endpoint"] == endpoint
 
     assert _stacks(folder) == before
     cfn = _client(folder, "cloudformation")
@@ -101,12 +105,18 @@ def test_stop_and_start_keep_a_deployed_three_tier_and_its_data(home, run_cli, t
     assert vpc[0]["CidrBlock"] == "10.20.0.0/16"
     assert _read_data(folder) == (b"kept", "v1", "s3cret", ["hello"])
     again = run_cli("deploy", str(project), "-y", "--output", "json", env=env)
-    # nothing to change (a new port makes the engine ask the cloud rather than trust its cache)
-    assert {s["outcome"] for s in again.json()["stacks"].values()} <= {"unchanged", "no changes"}, again.out
+    # nothing to change, known without a change set: the same endpoint keeps the applied cache valid
+    assert {s["outcome"] for s in again.json()["stacks"].values()} == {"unchanged"}, again.out
 
-    # `--reset` starts empty, and `local-cloud reset` empties a running one
+    # `--reset` starts empty, and `local-cloud reset` empties a running one; a start whose last port is
+    # taken by now takes another one
     run_cli("local-cloud", "stop", env=env)
-    assert run_cli("local-cloud", "start", "--reset", env=env).code == 0
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the last run's TIME_WAITs
+        taken.bind(("127.0.0.1", int(endpoint.rsplit(":", 1)[1])))
+        taken.listen()
+        assert run_cli("local-cloud", "start", "--reset", env=env).code == 0
+    assert json.loads((folder / "local-cloud.json").read_text())["endpoint"] != endpoint
     assert _client(folder, "cloudformation").describe_stacks()["Stacks"] == []
     _data(folder)
     assert run_cli("local-cloud", "reset", env=env).code == 0

@@ -72,6 +72,31 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def port_file() -> Path:
+    """Where the port of this home's last local cloud is kept, so that a restart keeps its endpoint."""
+    return formwright_home() / "local-cloud.port"
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as the server binds: the last run's connections in TIME_WAIT do not make the port taken
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _last_port() -> int | None:
+    """The last run's port when it is free again; None otherwise (never run, or taken by now)."""
+    try:
+        port = int(port_file().read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    return port if 0 < port < 65536 and _port_is_free(port) else None
+
+
 def healthy(endpoint: str, timeout: float = 1.0) -> bool:
     """True when the moto server at `endpoint` answers its health check."""
     try:
@@ -139,7 +164,9 @@ def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
         snapshot.unlink(missing_ok=True)
     elif snapshot.exists():
         _check_snapshot(snapshot)
-    port = port or free_port()
+    # The endpoint stays the same across a stop and a start while its port is free: a shell's
+    # AWS_ENDPOINT_URL keeps working, and the applied cache (keyed by endpoint) keeps the next no-op free.
+    port = port or _last_port() or free_port()
     endpoint = f"http://{HOST}:{port}"
     log_path = home / "local-cloud.log"
     with open(log_path, "ab") as log:
@@ -164,6 +191,7 @@ def start(port: int | None = None, wait: float = 30.0, *, reset: bool = False,
         if healthy(endpoint, timeout=0.5):
             record = LocalCloud(endpoint, process.pid, port, str(log_path), time.time(), instances)
             state_file().write_text(json.dumps(record.to_json(), indent=2))
+            port_file().write_text(f"{port}\n")
             return record, True
         time.sleep(0.1)
     process.kill()
