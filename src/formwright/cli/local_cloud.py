@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(group, name="local-cloud")
 
     @group.command()
-    def start(port: int = typer.Option(0, help="Port to listen on (default: the last run's port while it is free, so the endpoint stays the same; else a free one)."),
+    def start(port: int = typer.Option(0, help="Port to listen on (default: the last run's port while it is "
+                                               "free, so the endpoint stays the same; else a free one)."),
               reset: bool = typer.Option(False, "--reset",
                                          help="Start empty: drop the state the last stop kept."),
               snapshot_interval: float = typer.Option(
