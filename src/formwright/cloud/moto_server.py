@@ -60,11 +60,12 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    from formwright.cloud.emulator import api, completions, completions_services, context
+    from formwright.cloud.emulator import api, completions, completions_services, context, types_apigateway
     from formwright.cloud.emulator.stack_record import importers
 
     completions.patch_block_device_iops()
     completions_services.patch_models()
+    types_apigateway.patch_caller_credentials()
     original_create = models.CloudFormationBackend.create_change_set
 
     def reuse_review(self: Any, stack_name: str, change_set_name: str, template: str,
@@ -192,7 +193,10 @@ def patch_moto() -> None:
 
 # moto models without a physical id, whose Ref is their name ("Return values" of AWS::Events::EventBus and
 # AWS::IoT::Policy, AWS CloudFormation Template Reference): (module, class)
-NAMED_BY_REF = (("moto.events.models", "EventBus"), ("moto.iot.models", "FakePolicy"))
+NAMED_BY_REF = (("moto.events.models", "EventBus"), ("moto.iot.models", "FakePolicy"),
+                # "Ref returns the name of the DB parameter group" (its Return values); moto gave the object's
+                # text, which AWS's sample RDS_with_DBParameterGroup.yaml then handed to its DB instance
+                ("moto.rds.models", "DBParameterGroup"))
 
 
 def _patch_physical_ids() -> None:

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from formwright.cloud.emulator import completions_services as services
+from formwright.cloud.emulator import lambda_grants
 from formwright.cloud.emulator.drift_readers import ec2_backend
 
 
@@ -114,8 +115,28 @@ def associate(logical: str, props: dict[str, Any], account: str, region: str) ->
     return RouteTableAssociation(association, props["RouteTableId"], props["SubnetId"], logical)
 
 
+def network_interface(logical: str, props: dict[str, Any], account: str, region: str) -> Any:
+    """AWS::EC2::NetworkInterface as CreateNetworkInterface makes it. moto's model takes SubnetId,
+    PrivateIpAddress and Description alone: it reads the security groups from `SecurityGroups` (the
+    property is GroupSet) and drops PrivateIpAddresses, SecondaryPrivateIpAddressCount and
+    SourceDestCheck, so AWS's sample SingleENIwithMultipleEIPs had no secondary address to give
+    Fn::GetAtt SecondaryPrivateIpAddresses."""
+    backend = ec2_backend(account, region)
+    addresses = [{"PrivateIpAddress": a["PrivateIpAddress"], "Primary": _flag(a.get("Primary"))}
+                 for a in props.get("PrivateIpAddresses") or []]
+    count = props.get("SecondaryPrivateIpAddressCount")
+    eni = backend.create_network_interface(
+        backend.get_subnet(props["SubnetId"]), props.get("PrivateIpAddress"),
+        private_ip_addresses=addresses or None, group_ids=list(props.get("GroupSet") or []),
+        description=props.get("Description"), secondary_ips_count=int(count) if count else None)
+    if "SourceDestCheck" in props:
+        eni.source_dest_check = _flag(props["SourceDestCheck"])
+    return eni
+
+
 # types the local cloud creates itself rather than through moto's model
-OWN_CREATE = {"AWS::EC2::SubnetRouteTableAssociation": associate}
+OWN_CREATE = {"AWS::EC2::SubnetRouteTableAssociation": associate,
+              "AWS::EC2::NetworkInterface": network_interface, **lambda_grants.OWN_CREATE}
 
 
 def _delete_route(obj: Any, backend: Any) -> None:

@@ -83,11 +83,21 @@ def _layer_version(props: dict[str, Any], account: str, region: str) -> dict[str
     return props
 
 
+def _address(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """An Elastic IP address without a Domain is a VPC address with an allocation id: EC2-Classic is
+    retired (EC2 User Guide, "Migrate from EC2-Classic to a VPC"), so AllocateAddress makes only those.
+    moto's model made a "standard" address without one, and AWS's sample EIP_With_Association.yaml failed
+    on its Fn::GetAtt AllocationId."""
+    props.setdefault("Domain", "vpc")
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
     "AWS::EC2::Instance": _instance,
     "AWS::Lambda::LayerVersion": _layer_version,
+    "AWS::EC2::EIP": _address,
 }
 
 
