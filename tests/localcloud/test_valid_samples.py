@@ -1,0 +1,122 @@
+"""Valid templates of AWS's sample repository and of public SAM applications that the local cloud refused or
+made wrong for reasons of its own, found by bench/types_coverage.py --deploy (issue 30, item 3). Each test
+names the sample, what went wrong, and the AWS page of the behaviour.
+"""
+
+from __future__ import annotations
+
+from tests.localcloud.lifecycle import deploy
+
+SECONDARY = "SecondaryPrivateIpAddresses"
+
+
+def test_a_network_interface_gets_its_groups_secondary_addresses_and_source_dest_check(cfn, cloud) -> None:
+    # AWS's EC2/SingleENIwithMultipleEIPs: Fn::GetAtt ENI.SecondaryPrivateIpAddresses failed (moto's model
+    # dropped SecondaryPrivateIpAddressCount, and its GroupSet and SourceDestCheck too).
+    # AWS::EC2::NetworkInterface (Template Reference): "Return values" SecondaryPrivateIpAddresses,
+    # PrimaryPrivateIpAddress; EC2 API CreateNetworkInterface.
+    template = {
+        "Resources": {
+            "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.4.0.0/16"}},
+            "Subnet": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"},
+                                                                  "CidrBlock": "10.4.1.0/24"}},
+            "Group": {"Type": "AWS::EC2::SecurityGroup", "Properties": {
+                "GroupDescription": "eni", "VpcId": {"Ref": "Vpc"}}},
+            "Eni": {"Type": "AWS::EC2::NetworkInterface", "Properties": {
+                "SubnetId": {"Ref": "Subnet"}, "GroupSet": [{"Ref": "Group"}], "Description": "two addresses",
+                "SecondaryPrivateIpAddressCount": 2, "SourceDestCheck": False}},
+            "Address": {"Type": "AWS::EC2::EIP", "Properties": {"Domain": "vpc"}},
+            "Association": {"Type": "AWS::EC2::EIPAssociation", "Properties": {
+                "AllocationId": {"Fn::GetAtt": ["Address", "AllocationId"]},
+                "NetworkInterfaceId": {"Ref": "Eni"},
+                "PrivateIpAddress": {"Fn::Select": [0, {"Fn::GetAtt": ["Eni", SECONDARY]}]}}},
+        },
+        "Outputs": {
+            "Eni": {"Value": {"Ref": "Eni"}}, "Group": {"Value": {"Ref": "Group"}},
+            "Primary": {"Value": {"Fn::GetAtt": ["Eni", "PrimaryPrivateIpAddress"]}},
+            "Secondary": {"Value": {"Fn::Join": [",", {"Fn::GetAtt": ["Eni", SECONDARY]}]}},
+        },
+    }
+    out = deploy(cfn, "eni", template)
+    found = cloud.client("ec2").describe_network_interfaces(NetworkInterfaceIds=[out["Eni"]])[
+        "NetworkInterfaces"][0]
+    secondary = [a["PrivateIpAddress"] for a in found["PrivateIpAddresses"] if not a["Primary"]]
+    assert out["Secondary"].split(",") == secondary and len(secondary) == 2
+    assert out["Primary"] == found["PrivateIpAddress"]
+    assert [g["GroupId"] for g in found["Groups"]] == [out["Group"]]
+    assert (found["Description"], found["SourceDestCheck"]) == ("two addresses", False)
+    # read back after create: a NetworkInterface is no longer "not verified"
+    assert not [e for e in cfn.events("eni") if e[0] == "Eni" and "Not verified" in e[2]]
+
+
+def test_an_elastic_ip_without_a_domain_has_an_allocation_id(cfn, cloud) -> None:
+    # AWS's EC2/EIP_With_Association: Fn::GetAtt IPAddress.AllocationId of an EIP without Domain failed
+    # (moto made an EC2-Classic "standard" address). EC2-Classic is retired (EC2 User Guide, "Migrate from
+    # EC2-Classic to a VPC"): AllocateAddress makes VPC addresses, each with an allocation id.
+    template = {"Resources": {"Address": {"Type": "AWS::EC2::EIP"}},
+                "Outputs": {"Allocation": {"Value": {"Fn::GetAtt": ["Address", "AllocationId"]}},
+                            "Ip": {"Value": {"Ref": "Address"}}}}
+    out = deploy(cfn, "address", template)
+    found = cloud.client("ec2").describe_addresses(PublicIps=[out["Ip"]])["Addresses"][0]
+    assert out["Allocation"].startswith("eipalloc-") and found["AllocationId"] == out["Allocation"]
+    assert found["Domain"] == "vpc"
+
+
+def test_a_db_parameter_group_ref_is_its_name(cfn, cloud) -> None:
+    # AWS's RDS/RDS_with_DBParameterGroup: the DB instance got "<moto.rds.models.DBParameterGroup object>"
+    # as its DBParameterGroupName. AWS::RDS::DBParameterGroup "Return values": Ref returns its name.
+    template = {"Resources": {
+        "Params": {"Type": "AWS::RDS::DBParameterGroup", "Properties": {
+            "Description": "sample", "Family": "mysql8.0", "Parameters": {"max_connections": "50"}}},
+        "Db": {"Type": "AWS::RDS::DBInstance", "Properties": {
+            "Engine": "mysql", "DBInstanceClass": "db.t3.micro", "AllocatedStorage": "20",
+            "MasterUsername": "admin1", "MasterUserPassword": "Passw0rd1234",
+            "DBParameterGroupName": {"Ref": "Params"}}}},
+        "Outputs": {"Params": {"Value": {"Ref": "Params"}}, "Db": {"Value": {"Ref": "Db"}}}}
+    out = deploy(cfn, "params", template)
+    rds = cloud.client("rds")
+    assert rds.describe_db_parameter_groups(DBParameterGroupName=out["Params"])["DBParameterGroups"]
+    db = rds.describe_db_instances(DBInstanceIdentifier=out["Db"])["DBInstances"][0]
+    assert [g["DBParameterGroupName"] for g in db["DBParameterGroups"]] == [out["Params"]]
+
+
+def test_an_instance_without_a_public_address_fails_its_public_ip_reference_as_cloudformation(cfn) -> None:
+    # AWS's EC2/EC2InstanceWithSecurityGroupSample: Outputs PublicDnsName / PublicIp of an instance failed
+    # with "moto does not expose". CloudFormation answers them from the instance, and an instance without a
+    # public address fails the reference: "Attribute: PublicIp was not found for resource: i-..." (as
+    # reported on aws-samples/amazon-ec2-nice-dcv-samples#2 and aws-parallelcluster#1129).
+    template = {"Resources": {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.5.0.0/16"}},
+        "Private": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"},
+                                                               "CidrBlock": "10.5.1.0/24"}},
+        "Host": {"Type": "AWS::EC2::Instance", "Properties": {
+            "ImageId": "ami-760aaa0f", "InstanceType": "t3.micro", "SubnetId": {"Ref": "Private"}}}},
+        "Outputs": {"Ip": {"Value": {"Fn::GetAtt": ["Host", "PublicIp"]}}}}
+    desc = cfn.change_set("private-host", template)
+    cfn.client.execute_change_set(ChangeSetName=desc["ChangeSetId"])
+    assert cfn.stack("private-host")["StackStatus"] == "ROLLBACK_COMPLETE"
+    reasons = " ".join(e[2] for e in cfn.events("private-host"))
+    assert "Attribute: PublicIp was not found for resource: i-" in reasons
+
+
+def test_a_sam_api_with_iam_authorization_calls_its_function_with_the_callers_credentials(cfn, cloud) -> None:
+    # serverless-patterns apigw-iam: SAM writes the integration credentials arn:aws:iam::*:user/* for an API
+    # whose DefaultAuthorizer is AWS_IAM, and the RestApi failed ("Cross-account pass role is not allowed").
+    # API Gateway API reference, PutIntegration credentials: "To require that the caller's identity be passed
+    # through from the request, specify the string arn:aws:iam::*:user/*".
+    from formwright.macros import MacroRegistry, expand
+
+    sam = {"Transform": "AWS::Serverless-2016-10-31", "Resources": {
+        "Api": {"Type": "AWS::Serverless::Api", "Properties": {
+            "StageName": "Prod", "Auth": {"DefaultAuthorizer": "AWS_IAM"}}},
+        "Fn": {"Type": "AWS::Serverless::Function", "Properties": {
+            "Runtime": "python3.12", "Handler": "index.handler",
+            "InlineCode": "def handler(event, context):\n    return {'statusCode': 200}\n",
+            "Events": {"Get": {"Type": "Api", "Properties": {"RestApiId": {"Ref": "Api"}, "Path": "/",
+                                                             "Method": "get"}}}}}},
+        "Outputs": {"Api": {"Value": {"Ref": "Api"}}}}
+    out = deploy(cfn, "iam-api", expand(sam, registry=MacroRegistry.build()), caps=["CAPABILITY_IAM"])
+    apigw = cloud.client("apigateway")
+    root = next(r for r in apigw.get_resources(restApiId=out["Api"])["items"] if r["path"] == "/")
+    integration = apigw.get_integration(restApiId=out["Api"], resourceId=root["id"], httpMethod="GET")
+    assert integration["credentials"] == "arn:aws:iam::*:user/*"
