@@ -61,25 +61,30 @@ def _local(value: object) -> bool:
 
 def filled(template: dict[str, Any], ec2: Any) -> tuple[list[dict[str, str]], str]:
     """(CloudFormation Parameters for every parameter without a default, "") or ([], why one cannot be
-    filled). `ec2` is a boto3 EC2 client of the local cloud (the default VPC's pieces are read from it)."""
+    filled). `ec2` is a boto3 EC2 client of the local cloud (the default VPC's pieces are read from it);
+    several parameters of one EC2 type get different values where the account has them (Subnet1, Subnet2:
+    two subnets), as a newcomer picks them."""
     given: list[dict[str, str]] = []
+    taken: dict[str, int] = {}
     for name, spec in (template.get("Parameters") or {}).items():
         if not isinstance(spec, dict) or "Default" in spec:
             continue
-        value = _value(name, spec, ec2)
+        kind = str(spec.get("Type", "String"))
+        value = _value(name, spec, ec2, taken.get(kind, 0))
+        taken[kind] = taken.get(kind, 0) + 1
         if value is None:
             return [], f"no plausible value for {name} ({spec.get('Type')})"
         given.append({"ParameterKey": name, "ParameterValue": value})
     return given, ""
 
 
-def _value(name: str, spec: dict[str, Any], ec2: Any) -> str | None:
+def _value(name: str, spec: dict[str, Any], ec2: Any, nth: int) -> str | None:
     kind = str(spec.get("Type", "String"))
     allowed = spec.get("AllowedValues")
     if isinstance(allowed, list) and allowed:
         return str(allowed[0]).lower() if isinstance(allowed[0], bool) else str(allowed[0])
     if "AWS::EC2::" in kind:
-        return _network(kind, ec2)
+        return _network(kind, ec2, nth)
     if kind in ("Number", "List<Number>"):
         return str(spec.get("MinValue", 1))
     if kind == "CommaDelimitedList":
@@ -88,15 +93,17 @@ def _value(name: str, spec: dict[str, Any], ec2: Any) -> str | None:
         return None
     pattern = spec.get("AllowedPattern")
     low, high = int(spec.get("MinLength", 0)), int(spec.get("MaxLength", 4096))
-    hints = ["user@example.com"] if "mail" in name.lower() else []
+    hints = (["user@example.com"] if "mail" in name.lower() else
+             ["Passw0rd1234"] if "password" in name.lower() else [])
     for candidate in (*hints, *CANDIDATES, "s" * max(low, 1)):
         if low <= len(candidate) <= high and (not pattern or re.fullmatch(str(pattern), candidate)):
             return candidate
     return None
 
 
-def _network(kind: str, ec2: Any) -> str | None:
-    """A value of an AWS-specific EC2 parameter type from the account's defaults, else None."""
+def _network(kind: str, ec2: Any, nth: int) -> str | None:
+    """A value of an AWS-specific EC2 parameter type from the account's defaults (the `nth` of them where
+    there are several), else None."""
     listed = kind.startswith("List<")
     base = kind[5:-1] if listed else kind
     if base == "AWS::EC2::KeyPair::KeyName":
@@ -105,14 +112,14 @@ def _network(kind: str, ec2: Any) -> str | None:
         return KEY_PAIR
     if base == "AWS::EC2::AvailabilityZone::Name":
         zones = [z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"]]
-        return ",".join(zones[:2]) if listed else zones[0]
+        return ",".join(zones[:2]) if listed else zones[nth % len(zones)]
     vpc = ec2.describe_vpcs(Filters=[{"Name": "isDefault", "Values": ["true"]}])["Vpcs"][0]["VpcId"]
     if base == "AWS::EC2::VPC::Id":
         return vpc
     if base == "AWS::EC2::Subnet::Id":
         subnets = sorted(s["SubnetId"] for s in ec2.describe_subnets(
             Filters=[{"Name": "vpc-id", "Values": [vpc]}])["Subnets"])
-        return ",".join(subnets[:2]) if listed else subnets[0]
+        return ",".join(subnets[:2]) if listed else subnets[nth % len(subnets)]
     if base == "AWS::EC2::SecurityGroup::Id":
         return ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [vpc]},
                                                      {"Name": "group-name", "Values": ["default"]}]

@@ -89,21 +89,28 @@ SUFFIXES = (".json", ".yaml", ".yml", ".template")
 def templates(paths: list[Path]) -> list[tuple[str, dict]]:
     """(name, template) of every CloudFormation template in the files and folders given (folders walked
     whole: .json, .yaml, .yml, .template; YAML short forms read as CloudFormation reads them); a file that
-    is not a template with Resources is left out."""
+    is not a template with Resources is left out, one that names Resources but does not load is in
+    UNLOADABLE with the loader's reason."""
     from formwright.template import document
 
     found = []
     for path in paths:
         files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES) if path.is_dir() else [path]
         for file in files:
+            name = str(file.relative_to(path)) if path.is_dir() else file.name
             try:
                 body = json.loads(file.read_text()) if file.suffix == ".json" else document.load(file)
-            except Exception:  # noqa: BLE001 - not a template (a config file, an event sample, ...)
+            except Exception as err:  # noqa: BLE001 - not a template (a config file, an event sample, ...)
+                if "Resources" in file.read_text(errors="replace"):
+                    UNLOADABLE.append((name, str(err).replace(str(file), name)))
                 continue
             if isinstance(body, dict) and isinstance(body.get("Resources"), dict):
-                name = str(file.relative_to(path)) if path.is_dir() else file.name
                 found.append((name, json.loads(json.dumps(body, default=str))))
     return found
+
+
+# (name, reason) of the files naming Resources that formwright's template loader refuses
+UNLOADABLE: list[tuple[str, str]] = []
 
 
 def expanded(template: dict) -> dict:
@@ -241,6 +248,8 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                   f"{tried} tried ({filled} with parameters filled), {outcomes['CREATE_COMPLETE']} deployed "
                   f"to CREATE_COMPLETE in {time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}")
             print("  first blockers by type:", ", ".join(f"{k} {v}" for k, v in blockers.most_common()))
+            for _name, reason in UNLOADABLE:
+                print(f"  not loaded (formwright's loader refuses it, not counted above): {reason[:160]}")
         finally:
             local.stop()
 

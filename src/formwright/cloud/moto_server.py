@@ -60,12 +60,11 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    from formwright.cloud.emulator import api, completions, completions_services, context, types_apigateway
+    from formwright.cloud.emulator import api, completions, completions_services, context
     from formwright.cloud.emulator.stack_record import importers
 
     completions.patch_block_device_iops()
     completions_services.patch_models()
-    types_apigateway.patch_caller_credentials()
     original_create = models.CloudFormationBackend.create_change_set
 
     def reuse_review(self: Any, stack_name: str, change_set_name: str, template: str,

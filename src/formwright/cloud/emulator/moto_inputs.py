@@ -92,12 +92,36 @@ def _address(props: dict[str, Any], account: str, region: str) -> dict[str, Any]
     return props
 
 
+def _function(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """A function of a runtime Lambda no longer takes for new functions is refused as Lambda refuses it
+    (Lambda Developer Guide, "Runtime deprecation policy": after the "Block function create" date "you can
+    no longer create new Lambda functions" with it), by the dates cfn-lint ships (its rule E2531). moto made
+    them, and SAM's python2.7 and nodejs6.10 examples reached CREATE_COMPLETE where AWS fails them."""
+    import datetime
+
+    from cfnlint.data import AdditionalSpecs
+    from cfnlint.helpers import load_resource
+    from moto.awslambda.exceptions import InvalidParameterValueException
+
+    runtime = props.get("Runtime")
+    dates = load_resource(AdditionalSpecs, "LmbdRuntimeLifecycle.json").get(str(runtime)) or {}
+    blocked = dates.get("create-block")
+    if blocked and datetime.date.fromisoformat(blocked) <= datetime.date.today():
+        successor = dates.get("successor")
+        advice = f" We recommend you use the new runtime ({successor})" if successor else ""
+        raise InvalidParameterValueException(
+            f"The runtime parameter of {runtime} is no longer supported for creating or updating AWS Lambda "
+            f"functions.{advice} while creating or updating functions.")
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
     "AWS::EC2::Instance": _instance,
     "AWS::Lambda::LayerVersion": _layer_version,
     "AWS::EC2::EIP": _address,
+    "AWS::Lambda::Function": _function,
 }
 
 

@@ -34,7 +34,7 @@ def _backend(account: str, region: str) -> Any:
     return backend("apigateway", account, region)
 
 
-def patch_caller_credentials() -> None:
+def patch_moto() -> None:
     """An integration may run with the caller's own identity: "To require that the caller's identity be
     passed through from the request, specify the string arn:aws:iam::*:user/*" (API Gateway API reference,
     PutIntegration, credentials). SAM writes it for an API whose DefaultAuthorizer is AWS_IAM; moto's
