@@ -68,7 +68,7 @@ def role_policies(obj: Any, props: dict[str, Any], names: set[str], account: str
     for arn in sorted(set(obj.managed_policies) - wanted):
         backend.detach_role_policy(arn, obj.name)
     for arn in sorted(wanted - set(obj.managed_policies)):
-        _aws_managed(backend, arn)
+        aws_managed(backend, arn)
         backend.attach_role_policy(arn, obj.name)
 
 
@@ -79,7 +79,7 @@ def _aws_policies() -> dict[str, Any]:
     return dict(json.loads(aws_managed_policies_data))
 
 
-def _aws_managed(backend: Any, arn: str) -> None:
+def aws_managed(backend: Any, arn: str) -> None:
     """An AWS managed policy (`arn:aws:iam::aws:policy/...`) made known to moto's IAM on first use: moto
     loads none of them unless told to load all (MOTO_IAM_LOAD_MANAGED_POLICIES), which costs every
     start and snapshot; an ARN AWS does not define stays unknown (NotFound, as on AWS)."""

@@ -97,7 +97,7 @@ def patch_models() -> None:
 
     LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
     # an ingress rule's Ref is its rule id (set once made: `ingress_created`)
-    SecurityGroupIngress.physical_resource_id = property(  # type: ignore[assignment]
+    SecurityGroupIngress.physical_resource_id = property(  # type: ignore[attr-defined]
         lambda self: getattr(self, "fw_rule_id", None))
 
 FUNCTION_SETTINGS = ("Layers", "Architectures", "TracingConfig", "KmsKeyArn", "EphemeralStorage")
