@@ -82,7 +82,7 @@ def test_a_db_parameter_group_ref_is_its_name(cfn, cloud) -> None:
     assert [g["DBParameterGroupName"] for g in db["DBParameterGroups"]] == [out["Params"]]
 
 
-def test_an_instance_without_a_public_address_fails_its_public_ip_reference_as_cloudformation(cfn) -> None:
+def test_an_instance_has_a_public_address_as_its_subnet_says_or_fails_the_reference(cfn, cloud) -> None:
     # AWS's EC2/EC2InstanceWithSecurityGroupSample: Outputs PublicDnsName / PublicIp of an instance failed
     # with "moto does not expose". CloudFormation answers them from the instance, and an instance without a
     # public address fails the reference: "Attribute: PublicIp was not found for resource: i-..." (as
@@ -99,6 +99,15 @@ def test_an_instance_without_a_public_address_fails_its_public_ip_reference_as_c
     assert cfn.stack("private-host")["StackStatus"] == "ROLLBACK_COMPLETE"
     reasons = " ".join(e[2] for e in cfn.events("private-host"))
     assert "Attribute: PublicIp was not found for resource: i-" in reasons
+    # in a subnet that maps public addresses on launch (as the default VPC's do) it has one (VPC User Guide,
+    # "Modify the public IPv4 addressing attribute for your subnet"); moto gave none
+    public = json.loads(json.dumps(template))
+    public["Resources"]["Private"]["Properties"]["MapPublicIpOnLaunch"] = True
+    public["Outputs"]["Dns"] = {"Value": {"Fn::GetAtt": ["Host", "PublicDnsName"]}}
+    public["Outputs"]["Id"] = {"Value": {"Ref": "Host"}}
+    out = deploy(cfn, "public-host", public)
+    found = cloud.client("ec2").describe_instances(InstanceIds=[out["Id"]])["Reservations"][0]["Instances"][0]
+    assert (out["Ip"], out["Dns"]) == (found["PublicIpAddress"], found["PublicDnsName"])
 
 
 def test_a_sam_api_with_iam_authorization_calls_its_function_with_the_callers_credentials(cfn, cloud) -> None:

@@ -115,6 +115,28 @@ def associate(logical: str, props: dict[str, Any], account: str, region: str) ->
     return RouteTableAssociation(association, props["RouteTableId"], props["SubnetId"], logical)
 
 
+def subnet_created(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """A subnet made by a template maps public addresses on launch only when it says so
+    (AWS::EC2::Subnet MapPublicIpOnLaunch, "The default value is false"); moto set it on the first subnet
+    of each zone, as if it were a default subnet."""
+    obj.map_public_ip_on_launch = _flag(props.get("MapPublicIpOnLaunch", False))
+
+
+def instance_created(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """An instance in a subnet whose MapPublicIpOnLaunch is true gets a public IPv4 address unless its
+    network interface says otherwise (VPC User Guide, "Modify the public IPv4 addressing attribute for your
+    subnet"; the default VPC's subnets have it): moto gave none, so AWS's sample
+    EC2InstanceWithSecurityGroupSample failed its Fn::GetAtt PublicDnsName."""
+    nics = [n for n in props.get("NetworkInterfaces") or [] if isinstance(n, dict)]
+    if any("AssociatePublicIpAddress" in n or "NetworkInterfaceId" in n for n in nics):
+        return
+    primary = obj.nics.get(0)
+    if primary is not None and primary.subnet is not None and not primary.public_ip \
+            and str(primary.subnet.map_public_ip_on_launch).lower() == "true":
+        primary.public_ip_auto_assign = True
+        primary.check_auto_public_ip()
+
+
 def network_interface(logical: str, props: dict[str, Any], account: str, region: str) -> Any:
     """AWS::EC2::NetworkInterface as CreateNetworkInterface makes it. moto's model takes SubnetId,
     PrivateIpAddress and Description alone: it reads the security groups from `SecurityGroups` (the
