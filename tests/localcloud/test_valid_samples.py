@@ -173,3 +173,61 @@ def test_an_sns_subscription_is_made_read_back_drifted_and_deleted(cfn, cloud) -
     assert drift(cfn, "subscribed", "Sub") == ("MODIFIED", [("/RawMessageDelivery", "NOT_EQUAL")])
     cfn.client.delete_stack(StackName="subscribed")
     assert out["Sub"] not in [s["SubscriptionArn"] for s in sns.list_subscriptions()["Subscriptions"]]
+
+
+def test_a_network_load_balancer_takes_its_subnets_and_type_from_subnet_mappings(cfn, cloud) -> None:
+    # AWS's ElasticLoadBalancing/NetworkLoadBalancerWithEIPs: a load balancer given its subnets by
+    # SubnetMappings failed "The specified subnet does not exist" (moto's model read Subnets alone, and
+    # dropped Type). AWS::ElasticLoadBalancingV2::LoadBalancer (Template Reference): "SubnetMappings: The IDs
+    # of the subnets ... You can specify subnets or subnet mappings, but not both"; Type "network".
+    template = {
+        "Resources": {
+            "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.6.0.0/16"}},
+            "SubnetA": {"Type": "AWS::EC2::Subnet", "Properties": {
+                "VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.6.1.0/24", "AvailabilityZone": "us-east-1a"}},
+            "SubnetB": {"Type": "AWS::EC2::Subnet", "Properties": {
+                "VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.6.2.0/24", "AvailabilityZone": "us-east-1b"}},
+            "AddressA": {"Type": "AWS::EC2::EIP", "Properties": {"Domain": "vpc"}},
+            "AddressB": {"Type": "AWS::EC2::EIP", "Properties": {"Domain": "vpc"}},
+            "Balancer": {"Type": "AWS::ElasticLoadBalancingV2::LoadBalancer", "Properties": {
+                "Type": "network", "SubnetMappings": [
+                    {"SubnetId": {"Ref": f"Subnet{z}"},
+                     "AllocationId": {"Fn::GetAtt": [f"Address{z}", "AllocationId"]}} for z in "AB"]}},
+        },
+        "Outputs": {"Arn": {"Value": {"Ref": "Balancer"}},
+                    "Dns": {"Value": {"Fn::GetAtt": ["Balancer", "DNSName"]}},
+                    "Name": {"Value": {"Fn::GetAtt": ["Balancer", "LoadBalancerName"]}}},
+    }
+    out = deploy(cfn, "nlb", template)
+    found = cloud.client("elbv2").describe_load_balancers(LoadBalancerArns=[out["Arn"]])["LoadBalancers"][0]
+    assert found["Type"] == "network" and found["DNSName"] == out["Dns"]
+    assert len(found["AvailabilityZones"]) == 2
+    # CloudFormation's generated name: <stack>-<logical>-<suffix>, at most 32 characters
+    assert out["Name"].startswith("nlb-Balancer-") and len(out["Name"]) <= 32
+
+
+def test_a_flow_log_takes_its_aggregation_interval_written_as_a_string(cfn, cloud) -> None:
+    # AWS's VPCFlowLogs/VPCFlowLogsCloudWatch.cfn.yaml gives MaxAggregationInterval from a String parameter
+    # (AllowedValues 60, 600): moto compared "600" with 600 and refused "Invalid Flow Log Max Aggregation
+    # Interval". AWS::EC2::FlowLog (Template Reference): MaxAggregationInterval, Type: Integer, 60 | 600;
+    # CloudFormation converts a parameter's string to the property's type.
+    template = {
+        "Parameters": {"Interval": {"Type": "String", "AllowedValues": ["60", "600"], "Default": "600"}},
+        "Resources": {
+            "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.7.0.0/16"}},
+            "Logs": {"Type": "AWS::Logs::LogGroup"},
+            "Role": {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {
+                "Version": "2012-10-17", "Statement": [{
+                    "Effect": "Allow", "Action": "sts:AssumeRole",
+                    "Principal": {"Service": "vpc-flow-logs.amazonaws.com"}}]}}},
+            "Flow": {"Type": "AWS::EC2::FlowLog", "Properties": {
+                "ResourceId": {"Ref": "Vpc"}, "ResourceType": "VPC", "TrafficType": "REJECT",
+                "LogDestinationType": "cloud-watch-logs", "LogGroupName": {"Ref": "Logs"},
+                "DeliverLogsPermissionArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                "MaxAggregationInterval": {"Ref": "Interval"}}},
+        },
+        "Outputs": {"Flow": {"Value": {"Ref": "Flow"}}},
+    }
+    out = deploy(cfn, "flowlog", template, caps=["CAPABILITY_IAM"])
+    found = cloud.client("ec2").describe_flow_logs(FlowLogIds=[out["Flow"]])["FlowLogs"][0]
+    assert found["MaxAggregationInterval"] == 600

@@ -156,9 +156,37 @@ def network_interface(logical: str, props: dict[str, Any], account: str, region:
     return eni
 
 
+LOAD_BALANCER_V2 = "AWS::ElasticLoadBalancingV2::LoadBalancer"
+
+
+def load_balancer_name(stack: str, logical: str) -> str:
+    """The name CloudFormation gives a load balancer without Name: `<stack>-<logical>-<suffix>` within
+    ELB's 32 characters (moto's rule for it)."""
+    from moto.cloudformation.parsing import generate_resource_name
+
+    return generate_resource_name(LOAD_BALANCER_V2, stack, logical)
+
+
+def load_balancer_v2(logical: str, props: dict[str, Any], account: str, region: str) -> Any:
+    """AWS::ElasticLoadBalancingV2::LoadBalancer as CreateLoadBalancer makes it. moto's model reads
+    Subnets, SecurityGroups and Scheme alone: a load balancer given its subnets by SubnetMappings (as a
+    Network Load Balancer with Elastic IPs is, AWS's sample NetworkLoadBalancerWithEIPs.yaml) failed "The
+    specified subnet does not exist", and Type (network, gateway) and IpAddressType were dropped."""
+    from moto.elbv2.models import elbv2_backends
+
+    mappings = [dict(m) for m in props.get("SubnetMappings") or [] if isinstance(m, dict)]
+    return elbv2_backends[account][region].create_load_balancer(
+        str(props["Name"]), list(props.get("SecurityGroups") or []), list(props.get("Subnets") or []),
+        subnet_mappings=mappings or None, scheme=props.get("Scheme") or "internet-facing",
+        loadbalancer_type=props.get("Type") or "application",
+        ip_address_type=props.get("IpAddressType") or "ipv4",
+        tags=[dict(t) for t in props.get("Tags") or []] or None)
+
+
 # types the local cloud creates itself rather than through moto's model
 OWN_CREATE = {"AWS::EC2::SubnetRouteTableAssociation": associate,
-              "AWS::EC2::NetworkInterface": network_interface, **lambda_grants.OWN_CREATE}
+              "AWS::EC2::NetworkInterface": network_interface, LOAD_BALANCER_V2: load_balancer_v2,
+              **lambda_grants.OWN_CREATE}
 
 
 def _delete_route(obj: Any, backend: Any) -> None:

@@ -115,6 +115,17 @@ def _function(props: dict[str, Any], account: str, region: str) -> dict[str, Any
     return props
 
 
+def _flow_log(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """MaxAggregationInterval is an Integer (60 or 600; CloudFormation template reference, AWS::EC2::FlowLog)
+    that CloudFormation takes written as a string too, as a String parameter gives it. moto compared the
+    string with 60 and 600 and refused AWS's sample VPCFlowLogsCloudWatch.cfn.yaml ("Invalid Flow Log Max
+    Aggregation Interval")."""
+    interval = props.get("MaxAggregationInterval")
+    if isinstance(interval, str) and interval.strip().isdigit():
+        props["MaxAggregationInterval"] = int(interval)
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
@@ -122,6 +133,7 @@ PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::Lambda::LayerVersion": _layer_version,
     "AWS::EC2::EIP": _address,
     "AWS::Lambda::Function": _function,
+    "AWS::EC2::FlowLog": _flow_log,
 }
 
 

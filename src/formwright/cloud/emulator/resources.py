@@ -82,7 +82,8 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 # letters, digits and single hyphens, starting with a letter (RDS: CreateDBInstance's DBInstanceIdentifier)
 FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
 # identifiers CloudFormation generates from the stack's name for types the local cloud creates itself
-STACK_NAMED = {lambda_grants.PERMISSION: {"Id": lambda_grants.statement_id}}
+STACK_NAMED = {lambda_grants.PERMISSION: {"Id": lambda_grants.statement_id},
+               completions.LOAD_BALANCER_V2: {"Name": completions.load_balancer_name}}
 # properties CloudFormation takes in any case and moto's service only in lower case (RDS: `Engine: MySQL`)
 LOWER_CASE = {"AWS::RDS::DBInstance": "Engine", "AWS::RDS::DBCluster": "Engine"}
 
