@@ -92,9 +92,9 @@ def _value(name: str, spec: dict[str, Any], ec2: Any, nth: int) -> str | None:
     if kind != "String":
         return None
     pattern = spec.get("AllowedPattern")
-    if pattern and re.fullmatch(str(pattern), ""):  # an optional value ("^$|..."): left empty
-        return ""
     low, high = int(spec.get("MinLength", 0)), int(spec.get("MaxLength", 4096))
+    if pattern and not low and re.fullmatch(str(pattern), ""):  # an optional value ("^$|..."): left empty
+        return ""
     hints = (["user@example.com"] if "mail" in name.lower() else
              ["Passw0rd1234"] if "password" in name.lower() else [])
     for candidate in (*hints, *CANDIDATES, "s" * max(low, 1)):
