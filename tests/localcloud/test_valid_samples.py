@@ -231,3 +231,17 @@ def test_a_flow_log_takes_its_aggregation_interval_written_as_a_string(cfn, clou
     out = deploy(cfn, "flowlog", template, caps=["CAPABILITY_IAM"])
     found = cloud.client("ec2").describe_flow_logs(FlowLogIds=[out["Flow"]])["FlowLogs"][0]
     assert found["MaxAggregationInterval"] == 600
+
+
+def test_an_aurora_cluster_keeps_its_data_api_endpoint(cfn, cloud) -> None:
+    # AWS's RDS/aurora-postgres sets EnableHttpEndpoint on a provisioned Aurora PostgreSQL cluster: moto
+    # kept it for Serverless v1 alone and dropped it, so the read-back failed the create. RDS User Guide,
+    # "Using the Amazon RDS Data API" (Aurora PostgreSQL and MySQL, provisioned and Serverless v2);
+    # AWS::RDS::DBCluster EnableHttpEndpoint.
+    template = {"Resources": {"Cluster": {"Type": "AWS::RDS::DBCluster", "Properties": {
+        "Engine": "aurora-postgresql", "MasterUsername": "admin1", "MasterUserPassword": "Passw0rd1234",
+        "EnableHttpEndpoint": True}}},
+        "Outputs": {"Cluster": {"Value": {"Ref": "Cluster"}}}}
+    out = deploy(cfn, "dataapi", template)
+    found = cloud.client("rds").describe_db_clusters(DBClusterIdentifier=out["Cluster"])["DBClusters"][0]
+    assert found["HttpEndpointEnabled"] is True
