@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tests.localcloud.lifecycle import deploy, drift
+from tests.localcloud.lifecycle import delete, deploy, drift
 
 SECONDARY = "SecondaryPrivateIpAddresses"
 
@@ -245,3 +245,29 @@ def test_an_aurora_cluster_keeps_its_data_api_endpoint(cfn, cloud) -> None:
     out = deploy(cfn, "dataapi", template)
     found = cloud.client("rds").describe_db_clusters(DBClusterIdentifier=out["Cluster"])["DBClusters"][0]
     assert found["HttpEndpointEnabled"] is True
+
+
+def test_an_api_gateway_account_sets_the_logging_role_read_back_drifted_and_kept(cfn, cloud) -> None:
+    # serverless-patterns apigw-execution-logs was refused by name: moto has no model of
+    # AWS::ApiGateway::Account. Its page: Ref and Id "such as mysta-accou-01234b567890example";
+    # CloudWatchRoleArn in place; "When you delete a stack containing this resource, API Gateway can still
+    # assume the provided IAM role" (the delete leaves the account's role).
+    role = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {
+        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                "Principal": {"Service": "apigateway.amazonaws.com"}}]}}}
+    template = {"Resources": {
+        "Role": role, "Account": {"Type": "AWS::ApiGateway::Account", "Properties": {
+            "CloudWatchRoleArn": {"Fn::GetAtt": ["Role", "Arn"]}}}},
+        "Outputs": {"Ref": {"Value": {"Ref": "Account"}}, "Id": {"Value": {"Fn::GetAtt": ["Account", "Id"]}},
+                    "Role": {"Value": {"Fn::GetAtt": ["Role", "Arn"]}}}}
+    out = deploy(cfn, "apiaccount", template, caps=["CAPABILITY_IAM"])
+    apigateway = cloud.client("apigateway")
+    assert apigateway.get_account()["cloudwatchRoleArn"] == out["Role"]
+    assert out["Ref"] == out["Id"] and out["Ref"].startswith("apiaccount-Account-")
+    assert drift(cfn, "apiaccount", "Account")[0] == "IN_SYNC"
+    other = "arn:aws:iam::123456789012:role/other"
+    apigateway.update_account(
+        patchOperations=[{"op": "replace", "path": "/cloudwatchRoleArn", "value": other}])
+    assert drift(cfn, "apiaccount", "Account") == ("MODIFIED", [("/CloudWatchRoleArn", "NOT_EQUAL")])
+    delete(cfn, "apiaccount")
+    assert apigateway.get_account()["cloudwatchRoleArn"] == other
