@@ -93,6 +93,8 @@ def _value(name: str, spec: dict[str, Any], ec2: Any, nth: int) -> str | None:
         return None
     pattern = spec.get("AllowedPattern")
     low, high = int(spec.get("MinLength", 0)), int(spec.get("MaxLength", 4096))
+    if pattern and not _compiles(str(pattern)):  # Java-only syntax (`[\w-\+]`): no value can be checked
+        return None
     if pattern and not low and re.fullmatch(str(pattern), ""):  # an optional value ("^$|..."): left empty
         return ""
     hints = (["user@example.com"] if "mail" in name.lower() else
@@ -101,6 +103,16 @@ def _value(name: str, spec: dict[str, Any], ec2: Any, nth: int) -> str | None:
         if low <= len(candidate) <= high and (not pattern or re.fullmatch(str(pattern), candidate)):
             return candidate
     return None
+
+
+def _compiles(pattern: str) -> bool:
+    """Whether Python's `re` reads an AllowedPattern (CloudFormation reads it as a Java regex, which takes
+    some classes Python refuses, e.g. NeptuneDB's `[\\w-\\+]`)."""
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def _network(kind: str, ec2: Any, nth: int) -> str | None:
