@@ -51,6 +51,24 @@ def test_a_kms_key_without_a_key_policy_gets_the_default_one(cfn, cloud) -> None
     assert policy["Statement"][0]["Action"] == "kms:*"
 
 
+def test_a_kms_key_with_tags(cfn, cloud) -> None:
+    # AWS::KMS::Key Tags are CloudFormation's Key/Value pairs ("Tag"); the KMS API's are TagKey/TagValue
+    # (ListResourceTags, AWS KMS API Reference). AWS's sample CreateHanaBackupSecureBackut.yaml failed with
+    # the local cloud's InternalFailure (KeyError: 'TagKey').
+    key = deploy(
+        cfn,
+        "kmstags",
+        {
+            "Resources": {
+                "Key": {"Type": "AWS::KMS::Key", "Properties": {"Tags": [{"Key": "team", "Value": "db"}]}}
+            },
+            "Outputs": {"Key": {"Value": {"Ref": "Key"}}},
+        },
+    )["Key"]
+    tags = cloud.client("kms").list_resource_tags(KeyId=key)["Tags"]
+    assert {"TagKey": "team", "TagValue": "db"} in tags
+
+
 def test_an_instance_store_block_device_mapping(cfn, cloud) -> None:
     # AWS::EC2::Instance BlockDeviceMapping: VirtualName `ephemeralN` for an instance store volume, no Ebs;
     # DescribeInstances lists the EBS volumes only

@@ -25,12 +25,16 @@ def _security_group(props: dict[str, Any], account: str, region: str) -> dict[st
 def _kms_key(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """AWS::KMS::Key KeyPolicy: "If you don't specify a key policy, AWS KMS uses the default key policy",
     which gives the account's root full access (AWS KMS Developer Guide, "Default key policy"). A policy given
-    as an object is handed to moto as the JSON text GetKeyPolicy answers."""
+    as an object is handed to moto as the JSON text GetKeyPolicy answers. Tags are CloudFormation's Key/Value
+    pairs (AWS::KMS::Key Tags, "Tag"), which the KMS API names TagKey/TagValue (CreateKey, AWS KMS API
+    Reference) as moto's store reads them."""
     props.setdefault("KeyPolicy", {"Version": "2012-10-17", "Id": "key-default-1", "Statement": [{
         "Sid": "Enable IAM User Permissions", "Effect": "Allow",
         "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "kms:*", "Resource": "*"}]})
     if isinstance(props["KeyPolicy"], dict):  # GetKeyPolicy answers the text moto keeps
         props["KeyPolicy"] = json.dumps(props["KeyPolicy"])
+    if props.get("Tags"):
+        props["Tags"] = [{"TagKey": t["Key"], "TagValue": t["Value"]} for t in props["Tags"]]
     return props
 
 
