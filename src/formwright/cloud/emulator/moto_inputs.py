@@ -130,6 +130,22 @@ def _flow_log(props: dict[str, Any], account: str, region: str) -> dict[str, Any
     return props
 
 
+def _ssm_document(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """AWS::SSM::Document DocumentFormat is optional ("JSON | YAML | TEXT", "Default: JSON"; CloudFormation
+    template reference, and CreateDocument: "JSON is the default format"); moto's model refused a document
+    without it ("Invalid document format None", AWS's sample EC2-Domain-Join.yaml). Content is of type Json:
+    an object is handed to moto as the text of that format, which GetDocument answers (moto kept the
+    object's Python repr)."""
+    props.setdefault("DocumentFormat", "JSON")
+    if isinstance(props.get("Content"), dict):
+        import yaml
+
+        content = props["Content"]
+        props["Content"] = (yaml.safe_dump(content, sort_keys=False) if props["DocumentFormat"] == "YAML"
+                            else json.dumps(content))
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
@@ -138,6 +154,7 @@ PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::EIP": _address,
     "AWS::Lambda::Function": _function,
     "AWS::EC2::FlowLog": _flow_log,
+    "AWS::SSM::Document": _ssm_document,
 }
 
 
