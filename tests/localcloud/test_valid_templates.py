@@ -76,14 +76,19 @@ def test_an_ssm_document_without_a_document_format_is_json(cfn, cloud) -> None:
     content = {
         "schemaVersion": "2.2",
         "description": "say hello",
-        "mainSteps": [{"action": "aws:runShellScript", "name": "hello", "inputs": {"runCommand": ["echo hi"]}}],
+        "mainSteps": [
+            {"action": "aws:runShellScript", "name": "hello", "inputs": {"runCommand": ["echo hi"]}}
+        ],
     }
     name = deploy(
         cfn,
         "ssmdoc",
         {
             "Resources": {
-                "Doc": {"Type": "AWS::SSM::Document", "Properties": {"DocumentType": "Command", "Content": content}}
+                "Doc": {
+                    "Type": "AWS::SSM::Document",
+                    "Properties": {"DocumentType": "Command", "Content": content},
+                }
             },
             "Outputs": {"Doc": {"Value": {"Ref": "Doc"}}},
         },
