@@ -14,7 +14,10 @@ import json
 
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import given
+from hypothesis import strategies as st
 
+from formwright.cloud.emulator.rules import RuleError, check_rules
 from tests.localcloud.lifecycle import deploy
 
 TEMPLATE = {
@@ -83,3 +86,31 @@ def test_a_rule_reading_live_resources_is_refused_saying_so(cfn) -> None:
     code, message = _error(lambda: cfn.change_set("rules-live", template))
     assert code == "ValidationError"
     assert message.startswith("The local cloud cannot evaluate Fn::ValueOf in a template's Rules")
+
+
+@given(members=st.lists(st.sampled_from("abcd")), allowed=st.lists(st.sampled_from("abcd")),
+       one=st.sampled_from("abcd"))
+def test_the_list_rule_functions_are_set_membership(members, allowed, one) -> None:
+    # "Rule functions": Fn::EachMemberIn (each string of the first list is one of the second),
+    # Fn::EachMemberEquals (each string equals the value), Fn::Contains (the list holds the string)
+    values = {"Members": members, "Allowed": allowed, "One": one}
+
+    def holds(assertion: dict) -> bool:
+        try:
+            check_rules({"Rules": {"R": {"Assertions": [{"Assert": assertion}]}}}, values, {})
+        except RuleError:
+            return False
+        return True
+
+    members_ref, allowed_ref, one_ref = ({"Ref": n} for n in ("Members", "Allowed", "One"))
+    assert holds({"Fn::EachMemberIn": [members_ref, allowed_ref]}) == set(members).issubset(allowed)
+    assert holds({"Fn::EachMemberEquals": [members_ref, one_ref]}) == all(m == one for m in members)
+    assert holds({"Fn::Contains": [allowed_ref, one_ref]}) == (one in allowed)
+    assert holds({"Fn::Or": [{"Fn::Contains": [allowed_ref, one_ref]},
+                             {"Fn::Not": [{"Fn::Contains": [allowed_ref, one_ref]}]}]})
+
+
+def test_a_rule_naming_an_undeclared_parameter_is_a_template_error() -> None:
+    template = {"Rules": {"R": {"Assertions": [{"Assert": {"Fn::Equals": [{"Ref": "Nope"}, "x"]}}]}}}
+    with pytest.raises(RuleError, match=r"undefined parameter \[Nope\]"):
+        check_rules(template, {}, {})
