@@ -10,9 +10,11 @@ tests/localcloud/test_types_*.py show each model works.
     .venv/bin/python bench/types_coverage.py [--deploy] [TEMPLATE_DIR_OR_FILE ...]
     TYPES_COVERAGE_SRC=../main/src PYTHONPATH=../main/src .venv/bin/python bench/types_coverage.py --deploy
 
-With --deploy each template is also deployed on a local cloud of the bench's own, as a newcomer would (the S3
-objects it names put first, its Transform expanded as `formwright deploy` expands it, the default of every
-parameter; a template with a parameter without a default is skipped and counted), and the outcome of each
+With --deploy each template is also deployed on a local cloud of the bench's own, as a newcomer would (its
+local code paths packaged to stub objects and the S3 objects it names put first, its Transform expanded as
+`formwright deploy` expands it, the defaults of its parameters and a plausible value for each parameter
+without one, see bench/newcomer.py; a template with a parameter no plausible value is known for is skipped and
+counted), and the outcome of each
 and the first blockers by type are printed. Folders are walked whole (.json, .yaml, .yml, .template), e.g.
 AWS's sample templates fetched into ~/.cache/formwright/samples/aws-cloudformation-templates.
 
@@ -87,27 +89,28 @@ SUFFIXES = (".json", ".yaml", ".yml", ".template")
 def templates(paths: list[Path]) -> list[tuple[str, dict]]:
     """(name, template) of every CloudFormation template in the files and folders given (folders walked
     whole: .json, .yaml, .yml, .template; YAML short forms read as CloudFormation reads them); a file that
-    is not a template with Resources is left out."""
+    is not a template with Resources is left out, one that names Resources but does not load is in
+    UNLOADABLE with the loader's reason."""
     from formwright.template import document
 
     found = []
     for path in paths:
         files = sorted(f for f in path.rglob("*") if f.suffix in SUFFIXES) if path.is_dir() else [path]
         for file in files:
+            name = str(file.relative_to(path)) if path.is_dir() else file.name
             try:
                 body = json.loads(file.read_text()) if file.suffix == ".json" else document.load(file)
-            except Exception:  # noqa: BLE001 - not a template (a config file, an event sample, ...)
+            except Exception as err:  # noqa: BLE001 - not a template (a config file, an event sample, ...)
+                if "Resources" in file.read_text(errors="replace"):
+                    UNLOADABLE.append((name, str(err).replace(str(file), name)))
                 continue
             if isinstance(body, dict) and isinstance(body.get("Resources"), dict):
-                name = str(file.relative_to(path)) if path.is_dir() else file.name
                 found.append((name, json.loads(json.dumps(body, default=str))))
     return found
 
 
-def required_parameters(template: dict) -> list[str]:
-    """The parameters a newcomer must give a value for (no Default)."""
-    parameters = template.get("Parameters") or {}
-    return [k for k, v in parameters.items() if isinstance(v, dict) and "Default" not in v]
+# (name, reason) of the files naming Resources that formwright's template loader refuses
+UNLOADABLE: list[tuple[str, str]] = []
 
 
 def expanded(template: dict) -> dict:
@@ -155,16 +158,18 @@ def _objects(template: dict) -> dict[tuple[str, str], bool]:
 
 def deploy_all(found: list[tuple[str, dict]]) -> None:
     """Deploy each template as a newcomer would, on a local cloud of the bench's own (a private
-    FORMWRIGHT_HOME, stopped at the end): the S3 objects it names put first, a value for every parameter
-    without a default, every capability granted. Print how many reached CREATE_COMPLETE and why the others
-    did not."""
+    FORMWRIGHT_HOME, stopped at the end): its local paths packaged and the S3 objects it names put first, a
+    value for every parameter without a default (bench/newcomer.py), every capability granted. Print how many
+    reached CREATE_COMPLETE and why the others did not."""
     import io
     import os
     import tempfile
+    import time
     import urllib.request
     import zipfile
 
     import boto3
+    import newcomer
 
     from formwright.cloud import local
 
@@ -178,17 +183,14 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
             session = boto3.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
             cfn = session.client("cloudformation", endpoint_url=cloud.endpoint)
             s3 = session.client("s3", endpoint_url=cloud.endpoint)
+            ec2 = session.client("ec2", endpoint_url=cloud.endpoint)
+            started = time.monotonic()
             outcomes: collections.Counter[str] = collections.Counter()
             blockers: collections.Counter[str] = collections.Counter()
-            skipped = 0
+            skipped = filled = 0
             for n, (name, template) in enumerate(found):
-                needed = required_parameters(template)
-                if needed:  # a newcomer runs what deploys with its defaults
-                    skipped += 1
-                    print(f"  {name}: skipped, parameters without a default: {', '.join(needed)}")
-                    continue
                 try:
-                    template = expanded(template)
+                    template = expanded(newcomer.packaged(template))
                 except Exception as err:  # noqa: BLE001 - a macro formwright cannot expand is the outcome
                     outcome = f"expand: {str(err)[:100]}"
                     outcomes[outcome] += 1
@@ -199,11 +201,16 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                     urllib.request.Request(f"{cloud.endpoint}/moto-api/reset", method="POST", data=b""),
                     timeout=10,
                 ).read()
+                params, unfilled = newcomer.filled(template, ec2)
+                if unfilled:
+                    skipped += 1
+                    print(f"  {name}: skipped, {unfilled}")
+                    continue
+                filled += bool(params)
                 for (bucket, key), is_definition in sorted(_objects(template).items()):
                     if bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
                         s3.create_bucket(Bucket=bucket)
                     s3.put_object(Bucket=bucket, Key=key, Body=API if is_definition else code.getvalue())
-                params: list[dict[str, str]] = []
                 stack = f"t{n}"
                 try:
                     made = cfn.create_change_set(
@@ -237,9 +244,12 @@ def deploy_all(found: list[tuple[str, dict]]) -> None:
                 outcomes[outcome] += 1
                 print(f"  {name}: {outcome}")
             tried = len(found) - skipped
-            print(f"{len(found)} templates: {skipped} skipped (parameters without a default), {tried} tried, "
-                  f"{outcomes['CREATE_COMPLETE']} deployed to CREATE_COMPLETE")
+            print(f"{len(found)} templates: {skipped} skipped (a parameter with no plausible value), "
+                  f"{tried} tried ({filled} with parameters filled), {outcomes['CREATE_COMPLETE']} deployed "
+                  f"to CREATE_COMPLETE in {time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}")
             print("  first blockers by type:", ", ".join(f"{k} {v}" for k, v in blockers.most_common()))
+            for _name, reason in UNLOADABLE:
+                print(f"  not loaded (formwright's loader refuses it, not counted above): {reason[:160]}")
         finally:
             local.stop()
 

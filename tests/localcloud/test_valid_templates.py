@@ -51,6 +51,53 @@ def test_a_kms_key_without_a_key_policy_gets_the_default_one(cfn, cloud) -> None
     assert policy["Statement"][0]["Action"] == "kms:*"
 
 
+def test_a_kms_key_with_tags(cfn, cloud) -> None:
+    # AWS::KMS::Key Tags are CloudFormation's Key/Value pairs ("Tag"); the KMS API's are TagKey/TagValue
+    # (ListResourceTags, AWS KMS API Reference). AWS's sample CreateHanaBackupSecureBackut.yaml failed with
+    # the local cloud's InternalFailure (KeyError: 'TagKey').
+    key = deploy(
+        cfn,
+        "kmstags",
+        {
+            "Resources": {
+                "Key": {"Type": "AWS::KMS::Key", "Properties": {"Tags": [{"Key": "team", "Value": "db"}]}}
+            },
+            "Outputs": {"Key": {"Value": {"Ref": "Key"}}},
+        },
+    )["Key"]
+    tags = cloud.client("kms").list_resource_tags(KeyId=key)["Tags"]
+    assert {"TagKey": "team", "TagValue": "db"} in tags
+
+
+def test_an_ssm_document_without_a_document_format_is_json(cfn, cloud) -> None:
+    # AWS::SSM::Document DocumentFormat: not required, "Default: JSON" (CloudFormation template reference;
+    # SSM CreateDocument: "JSON is the default format"). AWS's sample EC2-Domain-Join.yaml was refused with
+    # "Invalid document format None".
+    content = {
+        "schemaVersion": "2.2",
+        "description": "say hello",
+        "mainSteps": [
+            {"action": "aws:runShellScript", "name": "hello", "inputs": {"runCommand": ["echo hi"]}}
+        ],
+    }
+    name = deploy(
+        cfn,
+        "ssmdoc",
+        {
+            "Resources": {
+                "Doc": {
+                    "Type": "AWS::SSM::Document",
+                    "Properties": {"DocumentType": "Command", "Content": content},
+                }
+            },
+            "Outputs": {"Doc": {"Value": {"Ref": "Doc"}}},
+        },
+    )["Doc"]
+    document = cloud.client("ssm").get_document(Name=name)
+    assert document["DocumentFormat"] == "JSON"
+    assert json.loads(document["Content"])["mainSteps"][0]["name"] == "hello"
+
+
 def test_an_instance_store_block_device_mapping(cfn, cloud) -> None:
     # AWS::EC2::Instance BlockDeviceMapping: VirtualName `ephemeralN` for an instance store volume, no Ebs;
     # DescribeInstances lists the EBS volumes only

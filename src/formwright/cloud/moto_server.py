@@ -192,7 +192,10 @@ def patch_moto() -> None:
 
 # moto models without a physical id, whose Ref is their name ("Return values" of AWS::Events::EventBus and
 # AWS::IoT::Policy, AWS CloudFormation Template Reference): (module, class)
-NAMED_BY_REF = (("moto.events.models", "EventBus"), ("moto.iot.models", "FakePolicy"))
+NAMED_BY_REF = (("moto.events.models", "EventBus"), ("moto.iot.models", "FakePolicy"),
+                # "Ref returns the name of the DB parameter group" (its Return values); moto gave the object's
+                # text, which AWS's sample RDS_with_DBParameterGroup.yaml then handed to its DB instance
+                ("moto.rds.models", "DBParameterGroup"))
 
 
 def _patch_physical_ids() -> None:

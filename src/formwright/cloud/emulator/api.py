@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks, import_changes, nested, revert_drift, signals
+from formwright.cloud.emulator import checks, import_changes, nested, revert_drift, rules, signals
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.endings import delete_stack
@@ -132,10 +132,11 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
             "AWS::StackName": stack_name, "AWS::Region": backend.region_name,
             "AWS::AccountId": backend.account_id, "AWS::StackId": _stack_arn(backend, stack_name),
             "AWS::URLSuffix": "amazonaws.com", "AWS::Partition": "aws", "AWS::NotificationARNs": []}
+        rules.check_rules(body, values, pseudo)
         new = cs_changes.desired(body, values, echoed, pseudo, _exports(backend))
         old = current_desired(backend, existing) if existing is not None and change_set_type == "UPDATE" \
             else None
-    except (ParameterError, TemplateError) as err:
+    except (ParameterError, TemplateError, rules.RuleError) as err:
         raise validation_error(message=str(err)) from None
     wanted = dict(getattr(request, "resources_to_import", None) or {})
     problem = import_changes.check_import(new, old, wanted) if importing else None

@@ -32,7 +32,10 @@ def attribute(logical: str, kind: str, obj: Any, name: str, props: dict[str, Any
             pass
     extra = EXTRA_ATTRIBUTES.get((kind, name))
     if extra is not None:
-        return extra(obj)
+        try:
+            return extra(obj)
+        except LookupError as err:  # the resource has no such value: CloudFormation's reason
+            raise ResourceFailure(logical, str(err)) from None
     primary = (schemas.schema(kind) or {}).get("primaryIdentifier") or []
     if len(primary) == 1 and primary[0] == f"/properties/{name}":
         return physical_id(obj)
@@ -68,10 +71,28 @@ def _default_group(vpc: Any) -> str:
 
 
 # attributes moto's models do not answer, read from moto's service backends
+def _secondary_addresses(eni: Any) -> list[str]:
+    return [str(a["PrivateIpAddress"]) for a in eni.private_ip_addresses if not a.get("Primary")]
+
+
+def _public(name: str) -> Any:
+    """An instance's PublicIp or PublicDnsName; one without a public address fails the reference as
+    CloudFormation fails it ("Attribute: PublicIp was not found for resource: i-...")."""
+    def value(instance: Any) -> str:
+        found = instance.public_ip if name == "PublicIp" else instance.public_dns_name
+        if not found:
+            raise LookupError(f"Attribute: {name} was not found for resource: {instance.id}")
+        return str(found)
+    return value
+
+
 EXTRA_ATTRIBUTES = {
     ("AWS::EC2::VPC", "DefaultNetworkAcl"): _default_acl,
     ("AWS::EC2::VPC", "DefaultSecurityGroup"): _default_group,
     ("AWS::EC2::VPC", "CidrBlockAssociations"): _cidr_associations,
+    ("AWS::EC2::NetworkInterface", "SecondaryPrivateIpAddresses"): _secondary_addresses,
+    ("AWS::EC2::Instance", "PublicIp"): _public("PublicIp"),
+    ("AWS::EC2::Instance", "PublicDnsName"): _public("PublicDnsName"),
 }
 
 

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from formwright.cloud.emulator import completions_services as services
+from formwright.cloud.emulator import lambda_grants
 from formwright.cloud.emulator.drift_readers import ec2_backend
 
 
@@ -67,7 +68,7 @@ def role_policies(obj: Any, props: dict[str, Any], names: set[str], account: str
     for arn in sorted(set(obj.managed_policies) - wanted):
         backend.detach_role_policy(arn, obj.name)
     for arn in sorted(wanted - set(obj.managed_policies)):
-        _aws_managed(backend, arn)
+        aws_managed(backend, arn)
         backend.attach_role_policy(arn, obj.name)
 
 
@@ -78,7 +79,7 @@ def _aws_policies() -> dict[str, Any]:
     return dict(json.loads(aws_managed_policies_data))
 
 
-def _aws_managed(backend: Any, arn: str) -> None:
+def aws_managed(backend: Any, arn: str) -> None:
     """An AWS managed policy (`arn:aws:iam::aws:policy/...`) made known to moto's IAM on first use: moto
     loads none of them unless told to load all (MOTO_IAM_LOAD_MANAGED_POLICIES), which costs every
     start and snapshot; an ARN AWS does not define stays unknown (NotFound, as on AWS)."""
@@ -114,8 +115,78 @@ def associate(logical: str, props: dict[str, Any], account: str, region: str) ->
     return RouteTableAssociation(association, props["RouteTableId"], props["SubnetId"], logical)
 
 
+def subnet_created(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """A subnet made by a template maps public addresses on launch only when it says so
+    (AWS::EC2::Subnet MapPublicIpOnLaunch, "The default value is false"); moto set it on the first subnet
+    of each zone, as if it were a default subnet."""
+    obj.map_public_ip_on_launch = _flag(props.get("MapPublicIpOnLaunch", False))
+
+
+def instance_created(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
+    """An instance in a subnet whose MapPublicIpOnLaunch is true gets a public IPv4 address unless its
+    network interface says otherwise (VPC User Guide, "Modify the public IPv4 addressing attribute for your
+    subnet"; the default VPC's subnets have it): moto gave none, so AWS's sample
+    EC2InstanceWithSecurityGroupSample failed its Fn::GetAtt PublicDnsName."""
+    nics = [n for n in props.get("NetworkInterfaces") or [] if isinstance(n, dict)]
+    if any("AssociatePublicIpAddress" in n or "NetworkInterfaceId" in n for n in nics):
+        return
+    primary = obj.nics.get(0)
+    if primary is not None and primary.subnet is not None and not primary.public_ip \
+            and str(primary.subnet.map_public_ip_on_launch).lower() == "true":
+        primary.public_ip_auto_assign = True
+        primary.check_auto_public_ip()
+
+
+def network_interface(logical: str, props: dict[str, Any], account: str, region: str) -> Any:
+    """AWS::EC2::NetworkInterface as CreateNetworkInterface makes it. moto's model takes SubnetId,
+    PrivateIpAddress and Description alone: it reads the security groups from `SecurityGroups` (the
+    property is GroupSet) and drops PrivateIpAddresses, SecondaryPrivateIpAddressCount and
+    SourceDestCheck, so AWS's sample SingleENIwithMultipleEIPs had no secondary address to give
+    Fn::GetAtt SecondaryPrivateIpAddresses."""
+    backend = ec2_backend(account, region)
+    addresses = [{"PrivateIpAddress": a["PrivateIpAddress"], "Primary": _flag(a.get("Primary"))}
+                 for a in props.get("PrivateIpAddresses") or []]
+    count = props.get("SecondaryPrivateIpAddressCount")
+    eni = backend.create_network_interface(
+        backend.get_subnet(props["SubnetId"]), props.get("PrivateIpAddress"),
+        private_ip_addresses=addresses or None, group_ids=list(props.get("GroupSet") or []),
+        description=props.get("Description"), secondary_ips_count=int(count) if count else None)
+    if "SourceDestCheck" in props:
+        eni.source_dest_check = _flag(props["SourceDestCheck"])
+    return eni
+
+
+LOAD_BALANCER_V2 = "AWS::ElasticLoadBalancingV2::LoadBalancer"
+
+
+def load_balancer_name(stack: str, logical: str) -> str:
+    """The name CloudFormation gives a load balancer without Name: `<stack>-<logical>-<suffix>` within
+    ELB's 32 characters (moto's rule for it)."""
+    from moto.cloudformation.parsing import generate_resource_name
+
+    return generate_resource_name(LOAD_BALANCER_V2, stack, logical)
+
+
+def load_balancer_v2(logical: str, props: dict[str, Any], account: str, region: str) -> Any:
+    """AWS::ElasticLoadBalancingV2::LoadBalancer as CreateLoadBalancer makes it. moto's model reads
+    Subnets, SecurityGroups and Scheme alone: a load balancer given its subnets by SubnetMappings (as a
+    Network Load Balancer with Elastic IPs is, AWS's sample NetworkLoadBalancerWithEIPs.yaml) failed "The
+    specified subnet does not exist", and Type (network, gateway) and IpAddressType were dropped."""
+    from moto.elbv2.models import elbv2_backends
+
+    mappings = [dict(m) for m in props.get("SubnetMappings") or [] if isinstance(m, dict)]
+    return elbv2_backends[account][region].create_load_balancer(
+        str(props["Name"]), list(props.get("SecurityGroups") or []), list(props.get("Subnets") or []),
+        subnet_mappings=mappings or None, scheme=props.get("Scheme") or "internet-facing",
+        loadbalancer_type=props.get("Type") or "application",
+        ip_address_type=props.get("IpAddressType") or "ipv4",
+        tags=[dict(t) for t in props.get("Tags") or []] or None)
+
+
 # types the local cloud creates itself rather than through moto's model
-OWN_CREATE = {"AWS::EC2::SubnetRouteTableAssociation": associate}
+OWN_CREATE = {"AWS::EC2::SubnetRouteTableAssociation": associate,
+              "AWS::EC2::NetworkInterface": network_interface, LOAD_BALANCER_V2: load_balancer_v2,
+              **lambda_grants.OWN_CREATE}
 
 
 def _delete_route(obj: Any, backend: Any) -> None:

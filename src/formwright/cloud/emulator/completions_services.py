@@ -59,15 +59,20 @@ def rule_call(rule: dict[str, Any]) -> dict[str, Any]:
 
 def ingress_created(obj: Any, props: dict[str, Any], account: str, region: str) -> None:
     """An AWS::EC2::SecurityGroupIngress from another group keeps its Description: moto's model gives the
-    Description to a CidrIp rule alone, so the rule it made is authorized again with it."""
+    Description to a CidrIp rule alone, so the rule it made is authorized again with it. The rule's id
+    (`sgr-...`) is then the resource's physical id, as CloudFormation's Ref gives it (the provider schema's
+    primary identifier, Id)."""
     from moto.ec2.models import ec2_backends
 
-    if "Description" not in props or not props.get("SourceSecurityGroupId"):
-        return
-    group, backend = obj.security_group, ec2_backends[account][region]
-    made = {k: v for k, v in props.items() if k != "Description"}
-    backend.revoke_security_group_ingress(group.id, vpc_id=group.vpc_id, **rule_call(made))
-    backend.authorize_security_group_ingress(group.id, vpc_id=group.vpc_id, **rule_call(props))
+    from formwright.cloud.emulator.drift_readers_services import ingress_rule
+
+    if "Description" in props and props.get("SourceSecurityGroupId"):
+        group, backend = obj.security_group, ec2_backends[account][region]
+        made = {k: v for k, v in props.items() if k != "Description"}
+        backend.revoke_security_group_ingress(group.id, vpc_id=group.vpc_id, **rule_call(made))
+        backend.authorize_security_group_ingress(group.id, vpc_id=group.vpc_id, **rule_call(props))
+    found = ingress_rule(obj, account, region)
+    obj.fw_rule_id = found[0].id if found else None
 
 
 def _ingress_deleted(obj: Any, account: str, region: str) -> None:
@@ -85,11 +90,15 @@ OWN_DELETE = {"AWS::Lambda::LayerVersion": _layer_deleted, "AWS::IAM::ManagedPol
 
 
 def patch_models() -> None:
-    """AWS::Lambda::LayerVersion's Ref is its version ARN ("Return values"); moto's model has no
-    physical id, so Ref gave the object's text."""
+    """AWS::Lambda::LayerVersion's Ref is its version ARN and AWS::EC2::SecurityGroupIngress's its rule id
+    ("Return values"); moto's models have no physical id, so Ref gave the object's text."""
     from moto.awslambda.models import LayerVersion
+    from moto.ec2.models.security_groups import SecurityGroupIngress
 
     LayerVersion.physical_resource_id = property(lambda self: self.arn)  # type: ignore[attr-defined]
+    # an ingress rule's Ref is its rule id (set once made: `ingress_created`)
+    SecurityGroupIngress.physical_resource_id = property(  # type: ignore[attr-defined]
+        lambda self: getattr(self, "fw_rule_id", None))
 
 FUNCTION_SETTINGS = ("Layers", "Architectures", "TracingConfig", "KmsKeyArn", "EphemeralStorage")
 

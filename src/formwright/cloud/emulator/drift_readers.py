@@ -268,6 +268,19 @@ def _address(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     return {"Domain": obj.domain} if found else None
 
 
+def _network_interface(obj: Any, account: str, region: str) -> dict[str, Any] | None:
+    """DescribeNetworkInterfaces."""
+    eni = ec2_backend(account, region).enis.get(obj.id)
+    if eni is None:
+        return None
+    secondary = [a for a in eni.private_ip_addresses if not a.get("Primary")]
+    return {"SubnetId": eni.subnet.id, "Description": eni.description or None,
+            "PrivateIpAddress": eni.private_ip_address, "GroupSet": [g.id for g in eni._group_set],
+            "SourceDestCheck": eni.source_dest_check, "SecondaryPrivateIpAddressCount": len(secondary),
+            "PrivateIpAddresses": [{"PrivateIpAddress": a["PrivateIpAddress"],
+                                    "Primary": bool(a.get("Primary"))} for a in eni.private_ip_addresses]}
+
+
 def _nat(obj: Any, account: str, region: str) -> dict[str, Any] | None:
     nat = ec2_backend(account, region).nat_gateways.get(obj.id)
     return None if nat is None or nat.state in ("deleting", "deleted") else {"SubnetId": nat.subnet_id}
@@ -299,6 +312,7 @@ READERS: dict[str, Reader] = {
     "AWS::EC2::VPCGatewayAttachment": _attachment,
     "AWS::EC2::EIP": _address,
     "AWS::EC2::NatGateway": _nat,
+    "AWS::EC2::NetworkInterface": _network_interface,
     "AWS::EC2::VPCPeeringConnection": _peering,
 }
 def _auto_scaling_group(obj: Any, account: str, region: str) -> dict[str, Any] | None:
@@ -329,8 +343,9 @@ def _own(obj: Any, account: str, region: str) -> dict[str, Any] | None:
 
 
 READERS.update(dict.fromkeys(own.models(), _own))
-from formwright.cloud.emulator import drift_readers_services  # noqa: E402 - its readers use the helpers above
+from formwright.cloud.emulator import drift_readers_services, lambda_grants  # noqa: E402 - they use the helpers above
 
 READERS.update(drift_readers_services.READERS)  # the local cloud's own models read themselves
+READERS.update(lambda_grants.READERS)
 # properties a reader returns that are object-valued documents compared as JSON (policy documents)
 DOCUMENTS = {"AssumeRolePolicyDocument", "PolicyDocument", "KeyPolicy"}

@@ -140,16 +140,31 @@ INGRESS_KEYS = ("IpProtocol", "FromPort", "ToPort", "CidrIp", "CidrIpv6", "Sourc
 
 
 def security_group_ingress(obj: Any, account: str, region: str) -> dict[str, Any] | None:
-    """AWS::EC2::SecurityGroupIngress: its rule among the group's (DescribeSecurityGroupRules); None
-    when the group no longer has it. IpProtocol compared by name or number (tcp is 6)."""
+    """AWS::EC2::SecurityGroupIngress: its rule among the group's (DescribeSecurityGroupRules), found by
+    its rule id (`sgr-...`, the resource's Ref); None when the group no longer has it."""
+    found = ingress_rule(obj, account, region)
+    if found is None:
+        return None
+    rule, entry = found
+    return {"GroupId": rule.group_id, "Id": rule.id, **{k: entry.get(k) for k in INGRESS_KEYS}}
+
+
+def ingress_rule(obj: Any, account: str, region: str) -> tuple[Any, dict[str, Any]] | None:
+    """(the moto rule, its entry in the template's names) an AWS::EC2::SecurityGroupIngress made: the rule of
+    its id once known, else the first of its group matching its properties (IpProtocol compared by name or
+    number, tcp is 6)."""
     wanted = {k: obj.properties[k] for k in INGRESS_KEYS if obj.properties.get(k) is not None}
     group = ec2_backend(account, region).get_security_group_from_id(obj.security_group.id)
     if group is None:
         return None
+    rule_id = getattr(obj, "fw_rule_id", None)
     for rule in group.ingress_rules:
+        if rule_id is not None and rule.id != rule_id:
+            continue
         for entry in security_rule_entries(rule):
-            if all(_same_rule_value(k, v, entry.get(k)) for k, v in wanted.items() if k != "Description"):
-                return {"GroupId": group.id, **{k: entry.get(k) for k in INGRESS_KEYS}}
+            if rule_id is not None or all(_same_rule_value(k, v, entry.get(k))
+                                          for k, v in wanted.items() if k != "Description"):
+                return rule, entry
     return None
 
 

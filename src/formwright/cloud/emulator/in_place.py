@@ -114,7 +114,9 @@ COMPLETE_CREATE = {"AWS::EC2::SecurityGroup": created_egress, "AWS::S3::Bucket":
                    "AWS::Lambda::Function": services.function_created, "AWS::KMS::Key": services.key_created,
                    "AWS::StepFunctions::StateMachine": services.state_machine_created,
                    "AWS::Lambda::LayerVersion": services.layer_created,
-                   "AWS::EC2::SecurityGroupIngress": services.ingress_created}
+                   "AWS::EC2::SecurityGroupIngress": services.ingress_created,
+                   "AWS::EC2::Instance": completions.instance_created,
+                   "AWS::EC2::Subnet": completions.subnet_created}
 
 # types updated in place here rather than by moto's update (which would replace them)
 OWN_UPDATE = {"AWS::EC2::SecurityGroup": sync_rules}

@@ -25,12 +25,16 @@ def _security_group(props: dict[str, Any], account: str, region: str) -> dict[st
 def _kms_key(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """AWS::KMS::Key KeyPolicy: "If you don't specify a key policy, AWS KMS uses the default key policy",
     which gives the account's root full access (AWS KMS Developer Guide, "Default key policy"). A policy given
-    as an object is handed to moto as the JSON text GetKeyPolicy answers."""
+    as an object is handed to moto as the JSON text GetKeyPolicy answers. Tags are CloudFormation's Key/Value
+    pairs (AWS::KMS::Key Tags, "Tag"), which the KMS API names TagKey/TagValue (CreateKey, AWS KMS API
+    Reference) as moto's store reads them."""
     props.setdefault("KeyPolicy", {"Version": "2012-10-17", "Id": "key-default-1", "Statement": [{
         "Sid": "Enable IAM User Permissions", "Effect": "Allow",
         "Principal": {"AWS": f"arn:aws:iam::{account}:root"}, "Action": "kms:*", "Resource": "*"}]})
     if isinstance(props["KeyPolicy"], dict):  # GetKeyPolicy answers the text moto keeps
         props["KeyPolicy"] = json.dumps(props["KeyPolicy"])
+    if props.get("Tags"):
+        props["Tags"] = [{"TagKey": t["Key"], "TagValue": t["Value"]} for t in props["Tags"]]
     return props
 
 
@@ -83,11 +87,74 @@ def _layer_version(props: dict[str, Any], account: str, region: str) -> dict[str
     return props
 
 
+def _address(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """An Elastic IP address without a Domain is a VPC address with an allocation id: EC2-Classic is
+    retired (EC2 User Guide, "Migrate from EC2-Classic to a VPC"), so AllocateAddress makes only those.
+    moto's model made a "standard" address without one, and AWS's sample EIP_With_Association.yaml failed
+    on its Fn::GetAtt AllocationId."""
+    props.setdefault("Domain", "vpc")
+    return props
+
+
+def _function(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """A function of a runtime Lambda no longer takes for new functions is refused as Lambda refuses it
+    (Lambda Developer Guide, "Runtime deprecation policy": after the "Block function create" date "you can
+    no longer create new Lambda functions" with it), by the dates cfn-lint ships (its rule E2531). moto made
+    them, and SAM's python2.7 and nodejs6.10 examples reached CREATE_COMPLETE where AWS fails them."""
+    import datetime
+
+    from cfnlint.data import AdditionalSpecs
+    from cfnlint.helpers import load_resource
+    from moto.awslambda.exceptions import InvalidParameterValueException
+
+    runtime = props.get("Runtime")
+    dates = load_resource(AdditionalSpecs, "LmbdRuntimeLifecycle.json").get(str(runtime)) or {}
+    blocked = dates.get("create-block")
+    if blocked and datetime.date.fromisoformat(blocked) <= datetime.date.today():
+        successor = dates.get("successor")
+        advice = f" We recommend you use the new runtime ({successor})" if successor else ""
+        raise InvalidParameterValueException(
+            f"The runtime parameter of {runtime} is no longer supported for creating or updating AWS Lambda "
+            f"functions.{advice} while creating or updating functions.")
+    return props
+
+
+def _flow_log(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """MaxAggregationInterval is an Integer (60 or 600; CloudFormation template reference, AWS::EC2::FlowLog)
+    that CloudFormation takes written as a string too, as a String parameter gives it. moto compared the
+    string with 60 and 600 and refused AWS's sample VPCFlowLogsCloudWatch.cfn.yaml ("Invalid Flow Log Max
+    Aggregation Interval")."""
+    interval = props.get("MaxAggregationInterval")
+    if isinstance(interval, str) and interval.strip().isdigit():
+        props["MaxAggregationInterval"] = int(interval)
+    return props
+
+
+def _ssm_document(props: dict[str, Any], account: str, region: str) -> dict[str, Any]:
+    """AWS::SSM::Document DocumentFormat is optional ("JSON | YAML | TEXT", "Default: JSON"; CloudFormation
+    template reference, and CreateDocument: "JSON is the default format"); moto's model refused a document
+    without it ("Invalid document format None", AWS's sample EC2-Domain-Join.yaml). Content is of type Json:
+    an object is handed to moto as the text of that format, which GetDocument answers (moto kept the
+    object's Python repr)."""
+    props.setdefault("DocumentFormat", "JSON")
+    if isinstance(props.get("Content"), dict):
+        import yaml
+
+        content = props["Content"]
+        props["Content"] = (yaml.safe_dump(content, sort_keys=False) if props["DocumentFormat"] == "YAML"
+                            else json.dumps(content))
+    return props
+
+
 PREPARE: dict[str, Callable[[dict[str, Any], str, str], dict[str, Any]]] = {
     "AWS::EC2::SecurityGroup": _security_group,
     "AWS::KMS::Key": _kms_key,
     "AWS::EC2::Instance": _instance,
     "AWS::Lambda::LayerVersion": _layer_version,
+    "AWS::EC2::EIP": _address,
+    "AWS::Lambda::Function": _function,
+    "AWS::EC2::FlowLog": _flow_log,
+    "AWS::SSM::Document": _ssm_document,
 }
 
 

@@ -23,7 +23,7 @@ from moto.core.exceptions import ServiceException
 MODULES = ("types_apigateway", "types_apigatewayv2", "types_policies", "types_monitoring",
            "types_identity", "types_lambda", "types_network",
            "types_databases", "types_integration", "types_messaging",
-           "types_cloudfront", "types_stacksets")
+           "types_cloudfront", "types_stacksets", "types_iam", "types_apigateway_account")
 
 _MODELS: dict[str, type[Model]] = {}
 _loaded = False

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from formwright.cloud.emulator import completions, in_place, moto_inputs, own, schemas
+from formwright.cloud.emulator import completions, in_place, lambda_grants, moto_inputs, own, schemas
 from formwright.cloud.emulator import tags as resource_tags
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.handler_errors import handler_message
@@ -81,6 +81,9 @@ GENERATED_NAMES = {"AWS::SSM::Parameter": {"Name": "CFN"}}
 # generated names a service restricts, which moto's `<stack>-<logical>-<suffix>` can break: at most this many
 # letters, digits and single hyphens, starting with a letter (RDS: CreateDBInstance's DBInstanceIdentifier)
 FITTED_NAMES = {"AWS::RDS::DBInstance": {"DBInstanceIdentifier": 63}}
+# identifiers CloudFormation generates from the stack's name for types the local cloud creates itself
+STACK_NAMED = {lambda_grants.PERMISSION: {"Id": lambda_grants.statement_id},
+               completions.LOAD_BALANCER_V2: {"Name": completions.load_balancer_name}}
 # properties CloudFormation takes in any case and moto's service only in lower case (RDS: `Engine: MySQL`)
 LOWER_CASE = {"AWS::RDS::DBInstance": "Engine", "AWS::RDS::DBCluster": "Engine"}
 
@@ -132,6 +135,8 @@ def create(logical: str, kind: str, props: dict[str, Any], resource_map: Any, ac
         props.setdefault(name, f"{prefix}-{logical}-{_suffix()}")
     for name, limit in FITTED_NAMES.get(kind, {}).items():
         props.setdefault(name, fitted_name(str(resource_map["AWS::StackName"]), logical, limit))
+    for name, generate in STACK_NAMED.get(kind, {}).items():
+        props.setdefault(name, generate(str(resource_map["AWS::StackName"]), logical))
     if isinstance(props.get(LOWER_CASE.get(kind, "")), str):
         props[LOWER_CASE[kind]] = props[LOWER_CASE[kind]].lower()
     obj: Any  # a moto model or one of ours (its type varies with the resource type)

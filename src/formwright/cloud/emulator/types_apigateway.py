@@ -34,6 +34,33 @@ def _backend(account: str, region: str) -> Any:
     return backend("apigateway", account, region)
 
 
+def patch_moto() -> None:
+    """An integration may run with the caller's own identity: "To require that the caller's identity be
+    passed through from the request, specify the string arn:aws:iam::*:user/*" (API Gateway API reference,
+    PutIntegration, credentials). SAM writes it for an API whose DefaultAuthorizer is AWS_IAM; moto's
+    PutIntegration took it for another account's role and refused it ("Cross-account pass role is not
+    allowed"). Idempotent."""
+    import re
+
+    from moto.apigateway.models import APIGatewayBackend
+
+    if getattr(APIGatewayBackend.put_integration, "_formwright_patched", False):
+        return
+    caller = re.compile(r"^arn:aws[a-z-]*:iam::\*:user/\*$")
+    original = APIGatewayBackend.put_integration
+
+    def put_integration(self: Any, *args: Any, **kwargs: Any) -> Any:
+        credentials = kwargs.get("credentials")
+        if not (isinstance(credentials, str) and caller.match(credentials)):
+            return original(self, *args, **kwargs)
+        integration = original(self, *args, **{**kwargs, "credentials": None})
+        integration.credentials = credentials
+        return integration
+
+    put_integration._formwright_patched = True  # type: ignore[attr-defined]
+    APIGatewayBackend.put_integration = put_integration  # type: ignore[method-assign]  # moto has no hook
+
+
 def _importable(doc: dict[str, Any]) -> dict[str, Any]:
     """The document as moto's importer reads it: OpenAPI 3 or Swagger 2 alike (API Gateway imports both;
     moto's importer refuses the `swagger` key but reads only `paths`), methods only in each path item."""

@@ -70,6 +70,11 @@ class DBCluster(Model):
         cluster = self._rds().create_db_cluster(kwargs)
         cluster.status = "available"  # the create has finished once CloudFormation says CREATE_COMPLETE
         self.physical_resource_id = cluster.db_cluster_identifier
+        if "EnableHttpEndpoint" in props:
+            # the RDS Data API of a provisioned or Serverless v2 cluster (RDS User Guide, "Using the RDS Data
+            # API", Aurora PostgreSQL and MySQL): moto still limits it to Serverless v1 and dropped it, so
+            # AWS's sample RDS/aurora-postgres failed its read-back
+            cluster._enable_http_endpoint = str(props["EnableHttpEndpoint"]).lower() == "true"
 
     def _cluster(self) -> Any:
         return self._rds().clusters.get(self.physical_resource_id)
