@@ -1,6 +1,6 @@
 """The TOSCA corpus's `runs` column (tosca_runs.py): which cases it leaves out, and why, and how the score
 line counts them (fast: no deploy, no boot; the corpus run itself:
-`make conformance ARGS="tosca --runs"`)."""
+`make conformance`, or `run.py tosca --runs`)."""
 
 from __future__ import annotations
 
