@@ -66,14 +66,31 @@ class CliResult:
         return json.loads(self.out)
 
 
+@pytest.fixture(scope="session")
+def warm_cli():
+    """The warm `formwright` of this worker (tests/warm_cli.py), started on first use;
+    FORMWRIGHT_TEST_COLD_CLI=1 runs every call in a new interpreter instead."""
+    if os.environ.get("FORMWRIGHT_TEST_COLD_CLI") == "1":
+        yield None
+        return
+    from tests.warm_cli import WarmCli
+
+    warm = WarmCli()
+    yield warm
+    warm.close()
+
+
 @pytest.fixture
-def run_cli(local_cloud):
-    """Run the real `formwright` program as a child process against the session's local cloud."""
+def run_cli(local_cloud, warm_cli):
+    """Run the real `formwright` program as a child process against the session's local cloud (forked warm,
+    tests/warm_cli.py says what that keeps and skips)."""
     import subprocess
     import sys
 
     def run(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> CliResult:
         full_env = {**os.environ, **(env or {})}
+        if warm_cli is not None and warm_cli.serves(full_env):
+            return CliResult(warm_cli.run(list(args), full_env, cwd, timeout))
         proc = subprocess.run([sys.executable, "-m", "formwright", *args], cwd=cwd, env=full_env,
                               capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         return CliResult(proc)
