@@ -133,15 +133,21 @@ def _supervise(conn: socket.socket, listener: socket.socket) -> dict | None:
 
 
 def _run_worker(request: dict) -> None:
-    """Become `python -m formwright ARGS` in the request's folder and environment."""
+    """Become `python -m formwright ARGS` (or the console script at `script`) in the request's folder and
+    environment."""
     import runpy
 
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.path[0] = request["cwd"]  # `python -m` puts the working folder first
+    script = request.get("script")
+    # the interpreter puts the working folder first for `-m`, the script's folder for a script
+    sys.path[0] = os.path.dirname(script) if script else request["cwd"]
     sys.argv = ["formwright", *request["args"]]
-    runpy.run_module("formwright", run_name="__main__", alter_sys=True)
+    if script:
+        runpy.run_path(script, run_name="__main__")
+    else:
+        runpy.run_module("formwright", run_name="__main__", alter_sys=True)
 
 
 class WarmCli:
@@ -172,64 +178,111 @@ class WarmCli:
         """Whether a call with this environment may run warm: start-up reads the same PYTHON* variables."""
         return {k: v for k, v in env.items() if k.startswith("PYTHON")} == self.env
 
+    def popen(self, args: list[str], env: dict[str, str], cwd: Path | str | None,
+              script: str | None = None) -> WarmProcess:
+        """What `subprocess.Popen([python, -m, formwright, *args], stdin=DEVNULL, stdout=PIPE, stderr=PIPE,
+        text=True, ...)` starts (with `script`: the console script at that path), warm."""
+        folder = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with open(os.devnull, "rb") as null:
+                conn.connect(self.path)
+                _send(conn, {"args": list(args), "env": env, "cwd": folder, "script": script},
+                      [null.fileno(), out_write, err_write])
+            pid = _receive(conn)[0]["pid"]
+        except BaseException:
+            conn.close()
+            os.close(out_read)
+            os.close(err_read)
+            raise
+        finally:
+            os.close(out_write)
+            os.close(err_write)
+        return WarmProcess(["formwright", *args], pid, conn, out_read, err_read)
+
     def run(self, args: list[str], env: dict[str, str], cwd: Path | None,
             timeout: float) -> subprocess.CompletedProcess:
         """What `subprocess.run([python, -m, formwright, *args], capture_output=True, text=True,
-        stdin=DEVNULL, timeout=...)` returns, warm: output read from pipes to their end (a process the call
-        leaves running with them open holds the call, as it would there); on the timeout the worker is
-        killed and TimeoutExpired raised."""
-        folder = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
-        deadline = time.monotonic() + timeout
-        out_read, out_write = os.pipe()
-        err_read, err_write = os.pipe()
-        readers = [_Reader(out_read), _Reader(err_read)]
-        with open(os.devnull, "rb") as null, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            try:
-                conn.connect(self.path)
-                _send(conn, {"args": list(args), "env": env, "cwd": folder},
-                      [null.fileno(), out_write, err_write])
-            finally:
-                os.close(out_write)
-                os.close(err_write)
-            pid = _receive(conn)[0]["pid"]
-            try:
-                for reader in readers:
-                    reader.join(max(0.0, deadline - time.monotonic()))
-                    if reader.is_alive():
-                        raise TimeoutError
-                conn.settimeout(max(0.01, deadline - time.monotonic()))
-                code = _receive(conn)[0]["code"]
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                for reader in readers:
-                    reader.join(30)
-                out, err = (reader.text() for reader in readers)
-                raise subprocess.TimeoutExpired(["formwright", *args], timeout, out, err) from None
-        out, err = (reader.text() for reader in readers)
-        return subprocess.CompletedProcess(["formwright", *args], code, out, err)
-
-
-class _Reader(threading.Thread):
-    """Reads one pipe to its end, as subprocess's communicate does."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(daemon=True)
-        self.fd = fd
-        self.chunks: list[bytes] = []
-        self.start()
-
-    def run(self) -> None:
+        stdin=DEVNULL, timeout=...)` returns, warm: on the timeout the worker is killed and TimeoutExpired
+        raised."""
+        process = self.popen(args, env, cwd)
         try:
-            while chunk := os.read(self.fd, 65536):
-                self.chunks.append(chunk)
-        finally:
-            os.close(self.fd)
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise
+        return subprocess.CompletedProcess(process.args, process.wait(), out, err)
 
-    def text(self) -> str:
-        """What was read, decoded as subprocess's text mode decodes (universal newlines)."""
-        data = b"".join(self.chunks).decode(locale.getpreferredencoding(False))
-        return data.replace("\r\n", "\n").replace("\r", "\n")
+
+class WarmProcess:
+    """The part of subprocess.Popen the suite uses, for one warm call: `pid`, `returncode`, `wait`, `poll`,
+    `communicate` (output read from the pipes to their end, so a process the call leaves running with them
+    open holds it, as with Popen), `send_signal`, `terminate`, `kill`."""
+
+    def __init__(self, args: list[str], pid: int, conn: socket.socket, out: int, err: int) -> None:
+        encoding = locale.getpreferredencoding(False)
+        self.args = args
+        self.pid = pid
+        self.returncode: int | None = None
+        self._conn = conn
+        # text mode as Popen's: the locale's encoding, universal newlines
+        self.stdout = open(out, encoding=encoding)  # noqa: SIM115 - closed by communicate
+        self.stderr = open(err, encoding=encoding)  # noqa: SIM115 - closed by communicate
+        self._readers: list[threading.Thread] = []
+        self._read: dict[str, str] = {}
+
+    def poll(self) -> int | None:
+        """The exit code, or None while it runs."""
+        if self.returncode is None and select.select([self._conn], [], [], 0)[0]:
+            self.wait()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the exit code (TimeoutExpired after `timeout` seconds)."""
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
+            try:
+                self.returncode = int(_receive(self._conn)[0]["code"])
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+            self._conn.close()
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Read stdout and stderr to their end and wait for the exit; (stdout, stderr)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._readers:
+            for name, stream in (("out", self.stdout), ("err", self.stderr)):
+                reader = threading.Thread(target=self._read_all, args=(name, stream), daemon=True)
+                reader.start()
+                self._readers.append(reader)
+        for reader in self._readers:
+            reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(None if deadline is None else max(0.01, deadline - time.monotonic()))
+        return self._read["out"], self._read["err"]
+
+    def _read_all(self, name: str, stream) -> None:
+        with stream:
+            self._read[name] = stream.read()
+
+    def send_signal(self, number: int) -> None:
+        """Signal the process (nothing once it has ended)."""
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, number)
+
+    def terminate(self) -> None:
+        """SIGTERM."""
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL."""
+        self.send_signal(signal.SIGKILL)
 
 
 if __name__ == "__main__":
