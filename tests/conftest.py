@@ -96,3 +96,10 @@ def run_cli(local_cloud, warm_cli):
         return CliResult(proc)
 
     return run
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first (`slow`: booted instances, sceptre; `k8s`: a real API server and operator
+    replicas), the rest in file order: under `-n 2 --dist worksteal` a worker that runs out steals from the
+    end of the other's queue, which then holds short tests, so the two end close together."""
+    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") or item.get_closest_marker("k8s") else 1)
