@@ -16,6 +16,21 @@ from formwright.cloud import local
 from formwright.cloud.session import Target
 
 
+def _one_loader_per_data_path() -> None:
+    """Every botocore session of a test process reads AWS's service models through one loader (per
+    AWS_DATA_PATH): a test's Target makes a new session, whose first clients would otherwise parse the
+    same JSON models again (~0.1 s of CPU per session). The models and the code reading them are unchanged;
+    a loader caches what it loaded within one session already."""
+    import functools
+
+    import botocore.session
+
+    botocore.session.create_loader = functools.lru_cache(maxsize=None)(botocore.session.create_loader)
+
+
+_one_loader_per_data_path()
+
+
 @pytest.fixture(scope="session")
 def local_cloud(tmp_path_factory: pytest.TempPathFactory):
     """A running local cloud for the whole session; its record lives in a private home."""
