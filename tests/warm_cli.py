@@ -34,18 +34,23 @@ import threading
 import time
 from pathlib import Path
 
-# What `deploy`, `plan`, `validate` and `status` import (sys.modules at their exit), imported before the fork.
-# A name missing here is simply imported by the call that needs it.
+# What the commands the suite calls most import (sys.modules at the exit of `deploy`, `plan`, `validate`,
+# `status`, `instance create`, `transform tosca`), imported before the fork. A name missing here is simply
+# imported by the call that needs it.
 PRELOAD = (
     "formwright.cli.main", "formwright.cli.common", "formwright.cli.deploy_cmds", "formwright.cli.plan_cmds",
     "formwright.cli.inspect_cmds", "formwright.cli.progress", "formwright.cli.project",
-    "formwright.cli.render", "formwright.cli.validation", "formwright.engine.runner",
-    "formwright.engine.planning", "formwright.engine.group", "formwright.engine.drift",
-    "formwright.engine.prune", "formwright.engine.adopt", "formwright.lifecycle.actions",
-    "formwright.macros.engine", "formwright.model.project", "formwright.packaging.packager",
-    "formwright.state.applied", "formwright.state.lock", "formwright.cloud.local", "formwright.cloud.session",
-    "boto3", "botocore.session", "botocore.client", "botocore.parsers", "botocore.serialize",
-    "botocore.credentials", "rich.console", "rich.table", "rich.live", "yaml", "jinja2", "cfnlint",
+    "formwright.cli.render", "formwright.cli.validation", "formwright.cli.instance",
+    "formwright.cli.operate_cmds", "formwright.cli.stacks_cmds", "formwright.cli.author_cmds",
+    "formwright.cli.transform", "formwright.engine.runner", "formwright.engine.planning",
+    "formwright.engine.group", "formwright.engine.drift", "formwright.engine.prune",
+    "formwright.engine.adopt",
+    "formwright.lifecycle.operations", "formwright.lifecycle.actions", "formwright.macros.engine",
+    "formwright.model.project", "formwright.packaging.packager", "formwright.state.applied",
+    "formwright.state.lock", "formwright.cloud.local", "formwright.cloud.session", "formwright.template.lint",
+    "formwright.tosca.parser", "boto3", "botocore.session", "botocore.client", "botocore.parsers",
+    "botocore.serialize", "botocore.credentials", "rich.console", "rich.table", "rich.live", "yaml", "jinja2",
+    "cfnlint.runner", "cfnlint.decode.decode", "cfnlint.config",
 )
 
 
