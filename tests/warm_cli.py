@@ -1,14 +1,16 @@
 """A warm `formwright` for the suite's CLI calls: each call is a real child process of its own, forked from a
 process that already imported what the CLI imports, instead of a new interpreter that imports it all again
-(~0.5 s of CPU per call, and the suite makes about a thousand calls).
+(~0.5 s of CPU per call; the suite has ~460 run_cli call sites, many of them parametrized or in loops).
 
 Each call gets what `python -m formwright ARGS` gets: a new process (its own pid, killed on the call's
-timeout), the call's argv, environment and working folder, stdin/stdout/stderr on the call's files,
-`sys.path[0]` the working folder, `formwright.__main__` run by runpy as `-m` runs it, and its exit code
-(-N for a death by signal N, as subprocess reports it). What it skips is the interpreter's start-up and the
-imports made before the fork. Start-up is proved where it is the subject, by tests that start a cold
-interpreter themselves (tests/cli/test_exit.py, test_coercion.py, tests/tosca/test_cli.py), and a call whose
-environment changes what start-up reads (a PYTHON* variable, e.g. PYTHONPATH for plugins) runs cold too.
+timeout), the call's argv, environment and working folder, stdin /dev/null and stdout/stderr on pipes read
+to their end, `sys.path[0]` the working folder, `formwright.__main__` (or the console script) run by runpy
+as the interpreter runs it, and its exit code (-N for a death by signal N, as subprocess reports it). What it
+skips is the interpreter's start-up and the imports made before the fork (so a warning printed while
+importing would show once in the zygote, not per call). Start-up is proved where it is the subject, by
+tests that start a cold interpreter themselves (tests/cli/test_exit.py, test_coercion.py,
+tests/tosca/test_cli.py), and a call whose environment changes what start-up reads (a PYTHON* variable,
+e.g. PYTHONPATH for plugins) runs cold too.
 
 Run as a script, this file is that warm process (the "zygote"): it listens on a UNIX socket until its stdin
 closes. Per request it forks a supervisor that forks the worker, waits for it and reports its exit status,
