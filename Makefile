@@ -49,7 +49,7 @@ k8s:
 # break aws-sam-translator here), and reuse it after; they skip, saying why, only where it cannot be had.
 test: test-deps
 	-@$(MAKE) --no-print-directory k8s
-	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider
+	$(BIN)/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider
 
 # The Debian root every booting local-cloud instance is copied from (`local_cloud: {instances: boot}`):
 # built once per machine with debootstrap into ~/.cache/formwright/instances/bookworm, reused after.

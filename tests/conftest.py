@@ -16,6 +16,21 @@ from formwright.cloud import local
 from formwright.cloud.session import Target
 
 
+def _one_loader_per_data_path() -> None:
+    """Every botocore session of a test process reads AWS's service models through one loader (per
+    AWS_DATA_PATH): a test's Target makes a new session, whose first clients would otherwise parse the
+    same JSON models again (~0.1 s of CPU per session). The models and the code reading them are unchanged;
+    a loader caches what it loaded within one session already."""
+    import functools
+
+    import botocore.session
+
+    botocore.session.create_loader = functools.lru_cache(maxsize=None)(botocore.session.create_loader)
+
+
+_one_loader_per_data_path()
+
+
 @pytest.fixture(scope="session")
 def local_cloud(tmp_path_factory: pytest.TempPathFactory):
     """A running local cloud for the whole session; its record lives in a private home."""
@@ -66,16 +81,40 @@ class CliResult:
         return json.loads(self.out)
 
 
+@pytest.fixture(scope="session")
+def warm_cli():
+    """The warm `formwright` of this worker (tests/warm_cli.py), started on first use;
+    FORMWRIGHT_TEST_COLD_CLI=1 runs every call in a new interpreter instead."""
+    if os.environ.get("FORMWRIGHT_TEST_COLD_CLI") == "1":
+        yield None
+        return
+    from tests.warm_cli import WarmCli
+
+    warm = WarmCli()
+    yield warm
+    warm.close()
+
+
 @pytest.fixture
-def run_cli(local_cloud):
-    """Run the real `formwright` program as a child process against the session's local cloud."""
+def run_cli(local_cloud, warm_cli):
+    """Run the real `formwright` program as a child process against the session's local cloud (forked warm,
+    tests/warm_cli.py says what that keeps and skips)."""
     import subprocess
     import sys
 
     def run(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> CliResult:
         full_env = {**os.environ, **(env or {})}
+        if warm_cli is not None and warm_cli.serves(full_env):
+            return CliResult(warm_cli.run(list(args), full_env, cwd, timeout))
         proc = subprocess.run([sys.executable, "-m", "formwright", *args], cwd=cwd, env=full_env,
                               capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         return CliResult(proc)
 
     return run
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first (`slow`: booted instances, sceptre; `k8s`: a real API server and operator
+    replicas), the rest in file order: under `-n 2 --dist worksteal` a worker that runs out steals from the
+    end of the other's queue, which then holds short tests, so the two end close together."""
+    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") or item.get_closest_marker("k8s") else 1)

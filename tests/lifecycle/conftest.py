@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -178,20 +179,25 @@ def cfn_stacks(cloud, region: str = "us-east-1") -> dict[str, str]:
             if s["StackStatus"] != "DELETE_COMPLETE"}
 
 
-def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.Popen:
-    """Start the formwright CLI as a child process."""
+def cli(args: list[str], cwd: Path, env: dict[str, str] | None = None, warm: Any = None,
+        **kwargs: Any) -> Any:
+    """Start the formwright CLI (its console script) as a child process: forked from the worker's warm
+    formwright when `warm` is given (tests/warm_cli.py; stdin is then /dev/null), a Popen either way."""
     full = {**os.environ, "FORMWRIGHT_TARGET": "local", **(env or {})}
-    return subprocess.Popen([str(Path(sys.executable).parent / "formwright"), *args], cwd=cwd, env=full,
+    script = str(Path(sys.executable).parent / "formwright")
+    if warm is not None and not kwargs and warm.serves(full):
+        return warm.popen(args, full, cwd, script=script)
+    return subprocess.Popen([script, *args], cwd=cwd, env=full,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
 @pytest.fixture
-def h() -> SimpleNamespace:
+def h(warm_cli) -> SimpleNamespace:
     """The helpers above, for test modules (importlib import mode cannot import conftest)."""
     return SimpleNamespace(
         write_project=write_project,
         set_control=set_control,
         cfn_stacks=cfn_stacks,
-        cli=cli,
+        cli=functools.partial(cli, warm=warm_cli),
         triggers=triggers,
     )
