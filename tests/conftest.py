@@ -7,6 +7,8 @@ stopped at the end. `cloud` hands a test a clean target: moto's state is reset b
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -29,6 +31,27 @@ def _one_loader_per_data_path() -> None:
 
 
 _one_loader_per_data_path()
+
+
+@pytest.fixture(autouse=True)
+def _signal_state_kept():
+    """Each test leaves the worker's SIGINT/SIGTERM dispositions and signal mask as it found them.
+
+    SIG_IGN and a blocked mask survive fork and exec, so one left behind by an in-process test (a daemon's
+    handlers, a library masking signals) would reach every later child process of the worker: a Ctrl-C
+    test's `formwright` would never see its SIGINT (a terminal starts programs with it default, unblocked)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    watched = (signal.SIGINT, signal.SIGTERM)
+    handlers = {number: signal.getsignal(number) for number in watched}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    yield
+    for number, handler in handlers.items():
+        if handler is not None and signal.getsignal(number) is not handler:
+            signal.signal(number, handler)
+    if signal.pthread_sigmask(signal.SIG_BLOCK, []) != mask:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 @pytest.fixture(scope="session")
