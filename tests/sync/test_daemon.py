@@ -167,6 +167,15 @@ def test_broken_sources_fail_only_their_objects_and_the_daemon_reloads_the_fix(t
     assert CloudFormation(cloud.client("cloudformation")).describe("sync-orphan").status == "CREATE_COMPLETE"
 
 
+def _replace(path, text: str) -> None:
+    """Write the objects file as an editor or `git checkout` of a whole file lands (a rename): the daemon
+    polls the folder, and a read between a plain write's truncation and its end would see no objects: an
+    unsuspended object taken away, which destroyStackOnDeletion then deletes."""
+    part = path.with_suffix(".part")
+    part.write_text(text)
+    part.replace(path)
+
+
 def test_a_suspended_object_taken_out_of_the_folder_leaves_its_stack(tmp_path, repo, cloud):
     """reconcileDelete: a suspended object's stack is not deleted, even with destroyStackOnDeletion; the
     suspension written in the file (not only through `sync suspend`) counts."""
@@ -174,16 +183,17 @@ def test_a_suspended_object_taken_out_of_the_folder_leaves_its_stack(tmp_path, r
     folder = tmp_path / "objects"
     folder.mkdir()
     app = {"name": "app", "destroyStackOnDeletion": True}
-    (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(app)]))
+    _replace(folder / "stacks.yaml", objects_yaml(repo.url, [dict(app)]))
     lines: list[str] = []
     daemon = Daemon(folder, cloud, workers=1, reload_interval=0.2, drift=False, log=lines.append)
     thread = threading.Thread(target=daemon.run_forever, kwargs={"install_signals": False})
     thread.start()
     try:
         wait_for(lambda: (s := daemon._status_of("default/app")) and s.is_ready, "app Ready")
-        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, [dict(app, suspend=True)]))
-        wait_for(lambda: daemon.objects.stacks["default/app"].spec.suspend, "the suspension read")
-        (folder / "stacks.yaml").write_text(objects_yaml(repo.url, []))
+        _replace(folder / "stacks.yaml", objects_yaml(repo.url, [dict(app, suspend=True)]))
+        wait_for(lambda: (o := daemon.objects.stacks.get("default/app")) and o.spec.suspend,
+                 "the suspension read")
+        _replace(folder / "stacks.yaml", objects_yaml(repo.url, []))
         wait_for(lambda: daemon.store.get("default/app") is None, "app forgotten")
     finally:
         daemon.stop()
