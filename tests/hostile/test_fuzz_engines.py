@@ -8,7 +8,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from formwright.errors import FormwrightError
@@ -83,6 +83,7 @@ _EDITS = st.lists(st.tuples(st.integers(0, len(_LINES) - 1), st.sampled_from(_BR
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(_EDITS)
+@example([(8, ""), (9, "- host: nowhere")])  # a node's capabilities as a list (found by a full run)
 def test_tosca_loader_never_crashes(tmp_path: Path, edits: list[tuple[int, str]]) -> None:
     from formwright.tosca.loader import load_model
     from formwright.tosca.source import open_source

@@ -133,7 +133,9 @@ def _prepare_properties(node: dict) -> None:
     typed_placeholder = {"concat": [_PLACEHOLDER]}
     if isinstance(node.get("properties"), dict):
         node["properties"] = _without_get_attribute(node["properties"], typed_placeholder)
-    for assignment in (node.get("capabilities") or {}).values():
+    capabilities = node.get("capabilities")
+    # a list (not a map) is left to tosca-parser, which reports it
+    for assignment in capabilities.values() if isinstance(capabilities, dict) else ():
         if isinstance(assignment, dict) and isinstance(assignment.get("properties"), dict):
             assignment["properties"] = _without_get_attribute(assignment["properties"], typed_placeholder)
 
