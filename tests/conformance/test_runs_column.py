@@ -63,5 +63,6 @@ def test_the_score_line_counts_the_cases_run_and_lists_the_others_by_reason() ->
     outcomes = [Outcome("a", "transform", True), Outcome("a", "runs", True),
                 Outcome("b", "transform", True), tosca_runs.not_run("b", "Windows", "Web: ... Windows image"),
                 Outcome("c", "transform", True), Outcome("c", "runs", False, "exit 1, ROLLBACK_COMPLETE")]
+    # the runs column is reported beside the total, not in it (run.BESIDE_TOTAL)
     assert run.score_line("tosca", outcomes) == (
-        "tosca    2/3  transform 3/3, runs 1/2 (not run: 1: Windows 1)")
+        "tosca    3/3  transform 3/3, runs 1/2 (not run: 1: Windows 1)")
