@@ -297,3 +297,28 @@ def test_cli_bad_input_is_one_line(tmp_path):
     done = cli("sync", "status", str(tmp_path), env=dict(os.environ), check=False)
     assert done.returncode == 2
     assert "bad.yaml:4" in done.stderr and "spec.sourceRef" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_file_caught_mid_rewrite_is_read_once_it_holds_still(tmp_path, repo, cloud):
+    """An objects file rewritten in place is empty between its truncation and its write: read then, every
+    object would look taken away (and with destroyStackOnDeletion its stack deleted). `reload` reads only
+    files that held still through its settle wait; here the writer finishes during that wait."""
+    repo.commit({"template.yaml": QUEUE})
+    folder = tmp_path / "objects"
+    folder.mkdir()
+    objects = folder / "stacks.yaml"
+    text = objects_yaml(repo.url, [{"name": "app", "destroyStackOnDeletion": True}])
+    objects.write_text(text)
+    daemon = Daemon(folder, cloud, workers=1, reload_interval=0.2, drift=False, log=lambda line: None)
+    assert "default/app" in daemon.objects.stacks
+    objects.write_text("")  # truncated: the rewrite has begun
+    daemon._pause = lambda seconds: objects.write_text(text + "\n")  # ... and ends while reload waits
+    daemon.reload()
+    assert "default/app" in daemon.objects.stacks and not daemon._due, "the half-written file was read"
+    daemon.reload()  # the next poll reads the finished file: the same object, nothing to do
+    assert "default/app" in daemon.objects.stacks and not daemon._due
+    objects.write_text(objects_yaml(repo.url, []))  # really taken away, and holding still
+    daemon._pause = lambda seconds: None
+    daemon.reload()
+    assert ("delete", "default/app") in {(kind, key) for kind, key in daemon._due}
+

@@ -4,7 +4,8 @@ One heap ordered by next-run time holds two kinds of task: `source` (fetch a Git
 its interval and, when the revision moved, wake every object that uses it) and `object` (one
 reconcile pass). Workers sleep on a condition variable until the head of the heap is due; nothing
 polls. The main thread re-reads the folder every `reload_interval` seconds (cheap: file sizes and
-mtimes), takes the CLI's requests from the status store and is woken early by SIGUSR1. SIGTERM and
+mtimes; a change is read once the files held still for SETTLE seconds and through the read, so a file
+rewritten in place is never read half-written), takes the CLI's requests from the status store and is woken early by SIGUSR1. SIGTERM and
 Ctrl-C stop it cleanly: workers finish the pass they are in, the state is closed.
 """
 
@@ -31,6 +32,7 @@ from formwright.sync.source import Sources
 from formwright.sync.status_store import Record, Status, StatusStore
 
 SOURCE, OBJECT, DELETE = "source", "object", "delete"
+SETTLE = 0.1  # seconds the folder's files must hold still before `reload` reads them
 LIST_STACKS_FROM = 20  # objects; from here on the steady state shares one DescribeStacks listing
 
 
@@ -96,6 +98,7 @@ class Daemon:
         self._fingerprint = self._files_fingerprint()
         self._dependents = self._dependents_of(self.objects)
         self._deleted_keys: set[str] = set()
+        self._pause: Callable[[float], None] = time.sleep  # the settle wait of `reload`
 
     # ---- scheduling ---------------------------------------------------------------------------
     def schedule(self, kind: str, key: str, delay: float = 0.0, *, earlier_only: bool = False) -> None:
@@ -295,12 +298,22 @@ class Daemon:
         fingerprint = self._files_fingerprint()
         if fingerprint == self._fingerprint:
             return
-        self._fingerprint = fingerprint
+        # A file rewritten in place (truncated, then written) must not be read between the two: it would
+        # read as no objects, each one "taken away" and, with destroyStackOnDeletion, its stack deleted.
+        # So the files must hold still for SETTLE seconds and through the read; otherwise the next poll
+        # tries again.
+        self._pause(SETTLE)
+        if self._files_fingerprint() != fingerprint:
+            return
         try:
             found = load_objects(self.directory)
         except FormwrightError as err:
+            self._fingerprint = fingerprint
             self.log(f"not reloaded: {err}")
             return
+        if self._files_fingerprint() != fingerprint:
+            return
+        self._fingerprint = fingerprint
         old = self.objects
         self.objects = found
         self._dependents = self._dependents_of(found)
