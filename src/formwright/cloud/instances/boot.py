@@ -31,6 +31,10 @@ from pathlib import Path
 NETWORK = ipaddress.ip_network("10.213.0.0/16")
 HOST_ADDRESS = "10.213.0.1"
 BRIDGE = "fwinst0"
+# The bridge's own MAC, fixed: left to the kernel, a bridge takes the lowest MAC of its ports and changes
+# it as instances' veths come and go, and an instance that cached the old one cannot reach the host (its
+# cfn-signal timed out while others' got through). Locally administered, as libvirt and Docker set theirs.
+BRIDGE_MAC = "02:66:77:0a:d5:01"
 CLAIMS = Path("/run/formwright/instances")  # one file per address in use on this machine (any local cloud)
 LOG = "var/log/cloud-init-output.log"
 SCRIPT = "var/lib/cloud/instance/scripts/part-001"
@@ -107,14 +111,25 @@ def _run(*argv: str, netns: str | None = None) -> None:
 
 
 def ensure_bridge() -> None:
-    """The private bridge on the host, made once (any local cloud on this machine shares it)."""
+    """The private bridge on the host, made once (any local cloud on this machine shares it); MAC fixed."""
     if Path("/sys/class/net", BRIDGE).exists():
+        _pin_bridge_address()  # made by an older formwright: its MAC followed its ports
         return
     with contextlib.suppress(BootRefused):  # another local cloud may make it at the same moment
         _run("ip", "link", "add", BRIDGE, "type", "bridge")
+    _pin_bridge_address()
     with contextlib.suppress(BootRefused):
         _run("ip", "addr", "add", f"{HOST_ADDRESS}/{NETWORK.prefixlen}", "dev", BRIDGE)
     _run("ip", "link", "set", BRIDGE, "up")
+
+
+def _pin_bridge_address() -> None:
+    """Give the bridge BRIDGE_MAC unless it has it already (the kernel then keeps it whatever its ports)."""
+    device = Path("/sys/class/net", BRIDGE)
+    with contextlib.suppress(OSError):
+        if (device / "address").read_text().strip() == BRIDGE_MAC:
+            return
+    _run("ip", "link", "set", BRIDGE, "address", BRIDGE_MAC)
 
 
 def _claim(address: str, instance_id: str) -> Path:
