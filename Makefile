@@ -49,10 +49,13 @@ k8s:
 # break aws-sam-translator here), and reuse it after; they skip, saying why, only where it cannot be had.
 test: test-deps
 	-@$(MAKE) --no-print-directory k8s
+	-@$(MAKE) --no-print-directory instances-image
 	$(BIN)/python -m pytest -n 2 --dist worksteal -q -p no:cacheprovider
 
 # The Debian root every booting local-cloud instance is copied from (`local_cloud: {instances: boot}`):
 # built once per machine with debootstrap into ~/.cache/formwright/instances/bookworm, reused after.
+# `make test` builds it (and the MariaDB layer) before the suite, as k8s; when it cannot, tests/instances
+# skip saying why.
 instances-image:
 	@command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || apt-get install -y -qq debootstrap
 	sh src/formwright/cloud/instances/image.sh
