@@ -19,6 +19,9 @@ install: $(BIN)/python
 demo: install
 	$(FW) local-cloud start
 	$(FW) deploy examples/three-tier --yes
+	@# deploy shows the outputs of the stacks it changed; a second demo (the local cloud keeps its state)
+	@# changes none, so the outputs are shown from the cloud every time
+	$(FW) outputs examples/three-tier
 	@echo
 	@echo "The local cloud keeps running in your formwright home; in your shell:"
 	@echo "  . $(VENV)/bin/activate && formwright status examples/three-tier"
