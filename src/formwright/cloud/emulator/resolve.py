@@ -11,7 +11,7 @@ import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 NO_VALUE = object()  # AWS::NoValue: the property is removed
 SUB_VARIABLE = re.compile(r"\$\{([^!}][^}]*)\}")
@@ -42,6 +42,10 @@ class Resolver:
             self.condition(name)
 
     # ---- conditions --------------------------------------------------------------------------
+    # a condition function -> the method giving its truth, called with (arguments, conditions being evaluated)
+    TRUTH: ClassVar[dict[str, str]] = {"Condition": "condition", "Fn::Equals": "_equals", "Fn::Not": "_not",
+                                       "Fn::And": "_and", "Fn::Or": "_or"}
+
     def condition(self, name: str, seen: tuple[str, ...] = ()) -> bool:
         """The value of a named condition."""
         if name in self.conditions:
@@ -51,28 +55,43 @@ class Resolver:
             raise TemplateError(f"Template format error: Unresolved condition dependencies [{name}]")
         if name in seen:
             raise TemplateError(f"Template format error: Circular condition dependencies [{name}]")
-        value = bool(self._truth(declared[name], (*seen, name)))
+        value = bool(self.truth(declared[name], (*seen, name)))
         self.conditions[name] = value
         return value
 
-    def _truth(self, node: Any, seen: tuple[str, ...]) -> bool:
+    def truth(self, node: Any, seen: tuple[str, ...] = ()) -> bool:
+        """The truth of a condition function (Fn::Equals, Fn::And, Fn::Or, Fn::Not, Condition) or a value."""
+        return self._boolean(self._operand(node, seen))
+
+    def _operand(self, node: Any, seen: tuple[str, ...]) -> Any:
+        """A condition function's truth, or any other node's value (whose truth `_boolean` gives)."""
         if isinstance(node, dict) and len(node) == 1:
             (key, args), = node.items()
-            if key == "Condition":
-                return self.condition(args, seen)
-            if key == "Fn::Equals":
-                left, right = (self.value(a) for a in args)
-                return as_text(left) == as_text(right)
-            if key == "Fn::Not":
-                return not self._truth(args[0], seen)
-            if key == "Fn::And":
-                return all(self._truth(a, seen) for a in args)
-            if key == "Fn::Or":
-                return any(self._truth(a, seen) for a in args)
-        value = self.value(node)
-        if isinstance(value, bool):
-            return value
-        return str(value).lower() == "true"
+            method = self.TRUTH.get(key)
+            if method is not None:
+                return bool(getattr(self, method)(args, seen))
+        return self.value(node)
+
+    def _boolean(self, value: Any) -> bool:
+        return value if isinstance(value, bool) else str(value).lower() == "true"
+
+    def _equals(self, args: Any, seen: tuple[str, ...]) -> bool:
+        left, right = (self.value(a) for a in args)
+        return self._same(left, right)
+
+    def _same(self, left: Any, right: Any) -> bool:
+        return as_text(left) == as_text(right)
+
+    def _not(self, args: Any, seen: tuple[str, ...]) -> bool:
+        return not self.truth(args[0], seen)
+
+    # Fn::And and Fn::Or evaluate every argument, not only up to the one that decides (CloudFormation
+    # refuses an undefined reference anywhere in the expression), and then test them in order
+    def _and(self, args: Any, seen: tuple[str, ...]) -> bool:
+        return all(self._boolean(v) for v in [self._operand(a, seen) for a in args])
+
+    def _or(self, args: Any, seen: tuple[str, ...]) -> bool:
+        return any(self._boolean(v) for v in [self._operand(a, seen) for a in args])
 
     def included(self, body: dict[str, Any]) -> bool:
         """True when a resource's or output's `Condition` holds (or it has none)."""
@@ -80,6 +99,12 @@ class Resolver:
         return True if name is None else self.condition(name)
 
     # ---- values ------------------------------------------------------------------------------
+    # an intrinsic function -> the method evaluating it, called with its arguments
+    FUNCTIONS: ClassVar[dict[str, str]] = {
+        "Ref": "_ref", "Fn::GetAtt": "_get_att", "Fn::Sub": "_sub", "Fn::Join": "_join",
+        "Fn::Select": "_select", "Fn::Split": "_split", "Fn::FindInMap": "_find_in_map", "Fn::If": "_if",
+        "Fn::ImportValue": "_import", "Fn::Base64": "_base64", "Fn::GetAZs": "_get_azs", "Fn::Cidr": "_cidr"}
+
     def value(self, node: Any) -> Any:
         """`node` with every intrinsic function it can evaluate evaluated; NO_VALUE for AWS::NoValue."""
         if isinstance(node, list):
@@ -89,9 +114,9 @@ class Resolver:
             return node
         if len(node) == 1:
             (key, args), = node.items()
-            handler = _FUNCTIONS.get(key)
-            if handler is not None:
-                return handler(self, args)
+            method = self.FUNCTIONS.get(key)
+            if method is not None:
+                return getattr(self, method)(args)
         out = {}
         for key, item in node.items():
             resolved = self.value(item)
@@ -234,6 +259,101 @@ class Resolver:
         return found
 
 
+class NotBoolean(TemplateError):
+    """A rule's condition or assertion, or an argument of its Fn::And, Fn::Or, Fn::Not or Fn::If, is not a
+    boolean."""
+
+
+class RuleResolver(Resolver):
+    """A Resolver for a template's Rules section, whose functions differ from the Conditions section's (AWS
+    CloudFormation User Guide, "Rule functions"): `Ref` names a parameter (a List parameter's value is a list)
+    or a pseudo parameter, never a resource; there is no `Condition`; Fn::Equals compares values of any type;
+    Fn::If tests a rule function; Fn::Contains, Fn::EachMemberEquals, Fn::EachMemberIn and Fn::RefAll are
+    rule-only; and a condition or assertion that is not a boolean is an error."""
+
+    TRUTH: ClassVar[dict[str, str]] = {
+        **{k: v for k, v in Resolver.TRUTH.items() if k != "Condition"},
+        "Fn::Contains": "_contains", "Fn::EachMemberEquals": "_each_member_equals",
+        "Fn::EachMemberIn": "_each_member_in"}
+    FUNCTIONS: ClassVar[dict[str, str]] = {
+        "Ref": "_ref", "Fn::If": "_if", "Fn::RefAll": "_ref_all", "Fn::ValueOf": "_live_value",
+        "Fn::ValueOfAll": "_live_value_all"}
+
+    def __post_init__(self) -> None:
+        """Nothing to evaluate ahead: rules cannot read the Conditions section."""
+
+    def value(self, node: Any) -> Any:
+        """As Resolver.value; a rule function's value is its truth (`Fn::Equals [{Fn::Contains..}, true]`)."""
+        if isinstance(node, dict) and len(node) == 1 and next(iter(node)) in self.TRUTH:
+            return self._operand(node, ())
+        return super().value(node)
+
+    def _boolean(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise NotBoolean(f"Template error: a rule function does not evaluate to a boolean: {value!r}")
+
+    def _same(self, left: Any, right: Any) -> bool:
+        return _rule_value(left) == _rule_value(right)
+
+    def _ref(self, name: Any) -> Any:
+        if name in self.parameters:
+            return self.parameters[name]
+        if name in self.pseudo:
+            return self.pseudo[name]
+        raise TemplateError(f"Template error: rule references undefined parameter [{name}]")
+
+    def _if(self, args: Any) -> Any:
+        test, yes, no = self.value(args)
+        return yes if self._boolean(test) else no
+
+    def _contains(self, args: Any, seen: tuple[str, ...]) -> bool:
+        """Fn::Contains [list_of_strings, string]: the list holds the string."""
+        items, one = self.value(args)[:2]
+        return str(one) in _strings(items)
+
+    def _each_member_equals(self, args: Any, seen: tuple[str, ...]) -> bool:
+        """Fn::EachMemberEquals [list_of_strings, string]: every string of the list is that string."""
+        items, one = self.value(args)[:2]
+        return all(v == str(one) for v in _strings(items))
+
+    def _each_member_in(self, args: Any, seen: tuple[str, ...]) -> bool:
+        """Fn::EachMemberIn [strings_to_check, strings_to_match]: each of the first is in the second."""
+        checked, allowed = self.value(args)[:2]
+        return set(_strings(checked)) <= set(_strings(allowed))
+
+    def _ref_all(self, args: Any) -> list[str]:
+        """Fn::RefAll parameter_type: the values of every parameter of that type."""
+        declared = self.template.get("Parameters") or {}
+        return [v for name, spec in declared.items() if str((spec or {}).get("Type")) == args
+                for v in _strings(self.parameters[name])]
+
+    def _live_value(self, args: Any) -> Any:
+        raise _cannot_read_live("Fn::ValueOf")
+
+    def _live_value_all(self, args: Any) -> Any:
+        raise _cannot_read_live("Fn::ValueOfAll")
+
+
+def _cannot_read_live(function: str) -> TemplateError:
+    return TemplateError(f"The local cloud cannot evaluate {function} in a template's Rules: it reads "
+                         "attributes of live AWS resources. Check the rule on AWS, or remove it for the "
+                         "local cloud.")
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _rule_value(value: Any) -> Any:
+    """A value as a rule's Fn::Equals compares it: booleans as their strings, a list as a list."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, list) else str(value)
+
+
 def as_text(value: Any) -> str:
     """A scalar as CloudFormation renders it in strings (booleans lower case)."""
     if isinstance(value, bool):
@@ -241,22 +361,6 @@ def as_text(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(as_text(v) for v in value)
     return str(value)
-
-
-_FUNCTIONS: dict[str, Callable[[Resolver, Any], Any]] = {
-    "Ref": Resolver._ref,
-    "Fn::GetAtt": Resolver._get_att,
-    "Fn::Sub": Resolver._sub,
-    "Fn::Join": Resolver._join,
-    "Fn::Select": Resolver._select,
-    "Fn::Split": Resolver._split,
-    "Fn::FindInMap": Resolver._find_in_map,
-    "Fn::If": Resolver._if,
-    "Fn::ImportValue": Resolver._import,
-    "Fn::Base64": Resolver._base64,
-    "Fn::GetAZs": Resolver._get_azs,
-    "Fn::Cidr": Resolver._cidr,
-}
 
 
 def reference_sites(node: Any) -> list[tuple[str, str | None]]:
