@@ -36,14 +36,15 @@ if TYPE_CHECKING:
 def detect_all(project: Project, targets: Any, names: list[str],
                max_concurrency: int) -> dict[str, StackDrift]:
     """Each stack's drift, detected in parallel (each stack in its own account and region): every detection
-    is started first, then each is waited for and read, so the waits overlap however many stacks share a
-    worker."""
+    is started first, then each is waited for and read, oldest first, so the waits overlap however many
+    stacks share a worker. Detections take much the same time: while the oldest is still going the younger
+    ones are too, and a worker that comes to an old one reads it at once (engine/drift.py's `wait`)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from botocore.exceptions import ClientError
 
     from formwright.cloud.errors import translate
-    from formwright.engine.drift import StackDrift, result, start
+    from formwright.engine.drift import Detection, StackDrift, result, start
     from formwright.engine.group import cloudformation_of
 
     if max_concurrency < 1:
@@ -53,7 +54,7 @@ def detect_all(project: Project, targets: Any, names: list[str],
         target = targets.get(project.stacks[name].target)
         clients.setdefault(id(target), cloudformation_of(target))
 
-    started: dict[str, str | StackDrift] = {}
+    started: dict[str, Detection | StackDrift] = {}
 
     def guarded(name: str, work: Any) -> Any:
         config = project.stacks[name]
@@ -75,9 +76,15 @@ def detect_all(project: Project, targets: Any, names: list[str],
             return begun
         return guarded(name, lambda cfn, config: result(cfn, name, config.stack_name, begun))
 
+    def started_at(name: str) -> float:  # a stack that failed to start comes first: nothing to wait for
+        begun = started[name]
+        return begun.started if isinstance(begun, Detection) else float("-inf")
+
     with ThreadPoolExecutor(max_workers=min(max_concurrency, max(1, len(names)))) as pool:
         list(pool.map(begin, names))
-        return dict(zip(names, pool.map(finish, names), strict=True))
+        oldest_first = sorted(names, key=started_at)
+        drifts = dict(zip(oldest_first, pool.map(finish, oldest_first), strict=True))
+    return {name: drifts[name] for name in names}
 
 
 def print_drift(drifts: dict[str, StackDrift]) -> None:

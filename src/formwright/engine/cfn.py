@@ -139,21 +139,28 @@ class CloudFormation:
 
     def poll(self, read: Callable[[], T], done: Callable[[T], bool], *, what: str,
              timeout: float | None = None, minimum: float | None = None,
-             pause: Callable[[float | None, float], None] | None = None) -> T:
+             pause: Callable[[float | None, float], None] | None = None, since: float | None = None) -> T:
         """Call `read` at the cadence until `done` says yes; return that value.
 
         Between reads `pause(waited, limit)` sleeps (default: the cadence's delay, from `minimum`
-        seconds; `waited` None before the first read). A transient failure (throttling, 5xx, a dropped
-        connection) is retried with backoff and jitter; only a wait past its bound (`timeout` seconds,
-        or the `bounded` block's deadline) or failing for the cadence's `give_up_after` seconds ends in
-        error. Past the bound it raises WaitTimeout with the last status read.
+        seconds; `waited` None before the first read). `waited` counts from `since`, when the awaited
+        operation began (monotonic; default: now): the default pause sleeps before the first read only
+        what is left of the cadence's `first` (nothing for an operation begun that long ago), and later
+        as far apart as the operation's age puts its reads. A transient failure (throttling, 5xx, a
+        dropped connection) is retried with backoff and jitter; only a wait past its bound (`timeout`
+        seconds, or the `bounded` block's deadline) or failing for the cadence's `give_up_after` seconds
+        ends in error. Past the bound it raises WaitTimeout with the last status read.
         """
         started = time.monotonic()
+        began = started if since is None else min(since, started)
         deadline, why = self.deadline(timeout)
         if pause is None:
             def pause(waited: float | None, limit: float) -> None:
-                first = self.cadence.first if minimum is None else min(self.cadence.first, minimum)
-                wanted = first if waited is None else self.cadence.delay(waited, minimum)
+                if waited is None:
+                    first = self.cadence.first if minimum is None else min(self.cadence.first, minimum)
+                    wanted = max(0.0, first - (time.monotonic() - began))
+                else:
+                    wanted = self.cadence.delay(waited, minimum)
                 if wanted:
                     self.sleep(min(wanted, limit))
         failures, failing_since = 0, 0.0
@@ -181,7 +188,7 @@ class CloudFormation:
             now = time.monotonic()
             if now >= deadline:
                 raise _timeout(what, why, last, None)
-            pause(now - started, deadline - now)
+            pause(now - began, deadline - now)
 
     @staticmethod
     def deadline(timeout: float | None = None) -> tuple[float, str]:

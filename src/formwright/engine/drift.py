@@ -13,6 +13,7 @@ ones out); only a drifted stack's drifted resources are read for their property 
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -69,17 +70,28 @@ class StackDrift:
         return asdict(self)
 
 
-def start(cfn: CloudFormation, stack_name: str) -> str:
-    """Start a drift detection of the whole stack; its detection id."""
-    return str(cfn.call("detect_stack_drift", StackName=stack_name)["StackDriftDetectionId"])
+@dataclass(frozen=True)
+class Detection:
+    """A drift detection started: its id, and when DetectStackDrift returned it (monotonic seconds)."""
+
+    detection_id: str
+    started: float
 
 
-def wait(cfn: CloudFormation, detection_id: str, timeout: float | None = None) -> dict[str, Any]:
-    """DescribeStackDriftDetectionStatus until the detection is over, at the engine's wait cadence."""
+def start(cfn: CloudFormation, stack_name: str) -> Detection:
+    """Start a drift detection of the whole stack."""
+    detection_id = str(cfn.call("detect_stack_drift", StackName=stack_name)["StackDriftDetectionId"])
+    return Detection(detection_id, time.monotonic())
+
+
+def wait(cfn: CloudFormation, detection: Detection, timeout: float | None = None) -> dict[str, Any]:
+    """DescribeStackDriftDetectionStatus until the detection is over, at the engine's wait cadence counted
+    from the detection's start, not from this wait's: a detection waited for after others (one worker
+    for many stacks) is read at once when it is old enough, never after a first delay of its own."""
     return cfn.poll(lambda: cfn.read("describe_stack_drift_detection_status",
-                                     StackDriftDetectionId=detection_id),
+                                     StackDriftDetectionId=detection.detection_id),
                     lambda answer: answer.get("DetectionStatus") != "DETECTION_IN_PROGRESS",
-                    what="waiting for the drift detection", timeout=timeout)
+                    what="waiting for the drift detection", timeout=timeout, since=detection.started)
 
 
 def resource_drifts(cfn: CloudFormation, stack_name: str,
@@ -123,11 +135,11 @@ def resource_statuses(cfn: CloudFormation, stack_name: str) -> dict[str, tuple[s
         kwargs["NextToken"] = page["NextToken"]
 
 
-def result(cfn: CloudFormation, name: str, stack_name: str, detection_id: str) -> StackDrift:
+def result(cfn: CloudFormation, name: str, stack_name: str, detection: Detection) -> StackDrift:
     """Wait for a started detection; count its resources by status (in sync, not checked: one listing) and
     read the property differences of a drifted stack's drifted resources (DescribeStackResourceDrifts,
     for drifted stacks only)."""
-    answer = wait(cfn, detection_id)
+    answer = wait(cfn, detection)
     if answer.get("DetectionStatus") == "DETECTION_FAILED" and not answer.get("StackDriftStatus"):
         return StackDrift(name, stack_name, "FAILED",
                           error=str(answer.get("DetectionStatusReason") or "drift detection failed"))
