@@ -458,6 +458,10 @@ def main(argv: list[str] | None = None) -> None:
     serving.install(serving.Snapshots(ours.state, ours.snapshot_interval))
     from moto import server
 
+    from formwright.cloud import connections
+
+    connections.install()
+
     server.main(rest)
 
 

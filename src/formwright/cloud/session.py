@@ -30,7 +30,7 @@ from botocore.credentials import (
 )
 from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
-from formwright.cloud import local
+from formwright.cloud import local, timestamps
 from formwright.cloud.errors import remember_http_status, set_target_kind
 from formwright.cloud.regions import is_region, nearest_regions
 from formwright.errors import InputError
@@ -86,6 +86,7 @@ class Target:
         if self.kind == "local":
             core.set_credentials("formwright-local", "formwright-local")
         core.set_config_variable("region", self.region)
+        timestamps.install(core)
         return core
 
     def _assume(self, base: botocore.session.Session) -> botocore.session.Session:
@@ -105,6 +106,7 @@ class Target:
         core = botocore.session.Session()
         core.register_component("credential_provider", CredentialResolver([_Fixed(creds)]))
         core.set_config_variable("region", self.region)
+        timestamps.install(core)
         return core
 
     def where(self) -> str:

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -239,13 +240,31 @@ class StackGroup:
 
     # ---- operations ---------------------------------------------------------------------------
     def deploy(self, *, force: bool = False) -> dict[str, StackResult]:
-        """Deploy every stack in dependency order; outputs of finished stacks feed waiting ones."""
-        return self.apply(lambda runner, stack, outputs: runner.deploy(stack, outputs, force=force))
+        """Deploy every stack in dependency order; outputs of finished stacks feed waiting ones. On a
+        target with LISTING_FROM selected stacks or more, each stack is first seen in one listing read
+        when the deploy begins (as the plan reads them), not by a DescribeStacks of its own: a no-op of
+        1,000 stacks is then ten reads, not a thousand. A stack whose turn comes more than
+        `Cadence.listed_within` seconds after that listing began reads itself, as a stack the shared
+        listing of waits saw does (CloudFormation.describe_known): the staleness accepted is the same."""
+        listed: dict[str, StackInfo | None] = {}
+        began = [0.0]
 
-    def apply(self, step: Callable[[StackRunner, Stack, dict[str, dict[str, str]]], StackResult]
-              ) -> dict[str, StackResult]:
-        """Run `step(runner, stack, outputs)` on every stack in dependency order under the writer lock;
-        the outputs of finished stacks feed waiting ones (a deploy, a saved plan's execution)."""
+        def read_listing() -> None:
+            began[0] = time.monotonic()
+            listed.update(self.listed())
+
+        def step(runner: StackRunner, stack: Stack, outputs: dict[str, dict[str, str]]) -> StackResult:
+            fresh = time.monotonic() - began[0] <= runner.cfn.cadence.listed_within
+            known = (listed[stack.name], True) if fresh and stack.name in listed else None
+            return runner.deploy(stack, outputs, force=force, listed=known)
+
+        return self.apply(step, before=read_listing)
+
+    def apply(self, step: Callable[[StackRunner, Stack, dict[str, dict[str, str]]], StackResult],
+              before: Callable[[], None] | None = None) -> dict[str, StackResult]:
+        """Run `step(runner, stack, outputs)` on every stack in dependency order under the writer lock
+        (`before()` first, under it too); the outputs of finished stacks feed waiting ones (a deploy, a
+        saved plan's execution)."""
         outputs: dict[str, dict[str, str]] = {}
 
         def work(stack: Stack) -> StackResult:
@@ -255,6 +274,8 @@ class StackGroup:
             return result
 
         with self.lock("deploy"):
+            if before is not None:
+                before()
             self.seed_outputs(outputs)
             return self.walk(self.graph(), work)
 

@@ -49,12 +49,15 @@ class StackRunner(ChangeSetSteps, HookSteps):
 
     # ---- deploy -------------------------------------------------------------------------------
     def deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], *, force: bool = False,
-               request_token: str | None = None) -> StackResult:
+               request_token: str | None = None,
+               listed: tuple[StackInfo | None, bool] | None = None) -> StackResult:
         """Deploy one stack whose dependencies are done; never raises for cloud failures.
 
         `request_token` (optional) is passed as ClientRequestToken so a retried execution is recognised.
+        `listed`: (the stack as a listing read when the deploy began showed it or None when not there, True),
+        read instead of the stack's own DescribeStacks.
         """
-        return self.guarded(stack, lambda: self._deploy(stack, outputs, force, request_token))
+        return self.guarded(stack, lambda: self._deploy(stack, outputs, force, request_token, listed))
 
     def guarded(self, stack: Stack, work: Callable[[], StackResult]) -> StackResult:
         """Run one stack's work, its waits bounded by its `stack_timeout`, turning every error into a
@@ -85,9 +88,10 @@ class StackRunner(ChangeSetSteps, HookSteps):
         return result
 
     def _deploy(self, stack: Stack, outputs: dict[str, dict[str, str]], force: bool,
-                request_token: str | None = None) -> StackResult:
+                request_token: str | None = None,
+                known: tuple[StackInfo | None, bool] | None = None) -> StackResult:
         prep = self.prepare(stack, outputs)
-        info, listed = self.cfn.describe_known(stack.stack_name)
+        info, listed = known if known is not None else self.cfn.describe_known(stack.stack_name)
         if not force and not self.revert_drift and info is not None and info.settled_ok \
                 and self.unchanged(stack, info, prep):
             result = StackResult(stack.name, stack.stack_name, "unchanged", info.status, outputs=info.outputs)

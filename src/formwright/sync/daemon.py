@@ -5,8 +5,9 @@ its interval and, when the revision moved, wake every object that uses it) and `
 reconcile pass). Workers sleep on a condition variable until the head of the heap is due; nothing
 polls. The main thread re-reads the folder every `reload_interval` seconds (cheap: file sizes and
 mtimes; a change is read once the files held still for SETTLE seconds and through the read, so a file
-rewritten in place is never read half-written), takes the CLI's requests from the status store and is woken early by SIGUSR1. SIGTERM and
-Ctrl-C stop it cleanly: workers finish the pass they are in, the state is closed.
+rewritten in place is never read half-written), takes the CLI's requests from the status store and is
+woken early by SIGUSR1. SIGTERM and Ctrl-C stop it cleanly: workers finish the pass they are in, the
+state is closed.
 """
 
 from __future__ import annotations

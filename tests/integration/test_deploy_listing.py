@@ -1,0 +1,62 @@
+"""A deploy of LISTING_FROM stacks or more sees them in one listing read when it begins (issue 29); a stack
+made or deleted out of band after that listing is deployed as its own DescribeStacks then says, never
+failed for the listing's staleness."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from formwright.cloud.session import Target
+from formwright.engine import group as group_module
+from formwright.engine.group import StackGroup
+from formwright.engine.stack import prepare_stacks
+from formwright.model.project import load_project
+
+QUEUE = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+TOPIC = json.dumps({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}})
+
+
+def deploy(folder: Path, cloud: Target, out_of_band=None, listed_within: float | None = None) -> dict:
+    """The project's deploy through the engine; `out_of_band()` runs right after the deploy's listing;
+    `listed_within`: how long the listing is taken as the stacks' state (the cadence's, by default)."""
+    project = load_project(folder)
+    group = StackGroup(project, prepare_stacks(project, target=cloud), cloud)
+    if listed_within is not None:
+        group.runner.cfn.cadence = replace(group.runner.cfn.cadence, listed_within=listed_within)
+    listed = group.listed
+
+    def listed_then_changed() -> dict:
+        found = listed()
+        if out_of_band is not None:
+            out_of_band()
+        return found
+
+    group.listed = listed_then_changed  # type: ignore[method-assign]
+    return {name: (r.outcome, r.error) for name, r in group.deploy().items()}
+
+
+def test_stacks_made_or_deleted_after_the_listing_are_deployed_as_they_are_now(
+        tmp_path: Path, cloud: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(group_module, "LISTING_FROM", 1)  # two stacks are read from the listing
+    (tmp_path / "q.json").write_text(json.dumps(QUEUE))
+    two = "name: lst\nstacks:\n  a:\n    template: q.json\n  b:\n    template: q.json\n"
+    (tmp_path / "formwright.yaml").write_text(two)
+    cfn = cloud.client("cloudformation")
+    assert deploy(tmp_path, cloud) == {"a": ("created", None), "b": ("created", None)}
+
+    # c made by hand, under the name the project gives it, right after the listing that did not show it:
+    # its CREATE change set is refused ("already exists"), so it reads itself and is updated, not failed
+    (tmp_path / "formwright.yaml").write_text(two + "  c:\n    template: q.json\n")
+    results = deploy(tmp_path, cloud, lambda: cfn.create_stack(StackName="lst-c", TemplateBody=TOPIC))
+    assert results == {"a": ("unchanged", None), "b": ("unchanged", None), "c": ("updated", None)}
+
+    # a deleted after a listing older than the cadence's `listed_within` (here 0 s): a reads itself, and
+    # is made again where the listing would have called it unchanged
+    results = deploy(tmp_path, cloud, lambda: cfn.delete_stack(StackName="lst-a"), listed_within=0.0)
+    assert results == {"a": ("created", None), "b": ("unchanged", None), "c": ("unchanged", None)}
+    live = {s["StackName"]: s["StackStatus"] for s in cfn.describe_stacks()["Stacks"]}
+    assert {live[f"lst-{n}"] for n in "abc"} == {"CREATE_COMPLETE", "UPDATE_COMPLETE"}
