@@ -28,6 +28,7 @@ from __future__ import annotations
 import http.server
 import random
 import re
+import socket
 import threading
 import time
 import urllib.error
@@ -133,6 +134,12 @@ class FaultProxy:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                # each write sent at once: the answer's headers and body go in two writes, and on a kept-open
+                # connection Nagle's algorithm held the body for the client's delayed ACK (~40 ms a call)
+                super().setup()
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
