@@ -22,10 +22,10 @@ What bounds the ratio: with detections finishing at once both tools make about t
 server and pay a Python start-up, so they take about the same time; with detections taking D seconds
 sceptre's first status read finds each in progress and sleeps 10 s, so it takes about start-up + 10 s
 (for any D up to 10 s) where formwright takes about start-up + D + the detections' start and reads: the
-ratio is at most (start-up + 10 s) / (start-up + D), which is why it is printed for several D. Each call
-through the proxy costs ~40 ms more than one to the local cloud (the proxy answers in two sends, which meet
-the client's delayed ACK), about AWS's own latency: both tools pay it, formwright on its status reads and
-listings of 50 stacks.
+ratio is at most (start-up + 10 s) / (start-up + D), which is why it is printed for several D. The proxy
+adds a few ms a call (it answered ~40 ms late until it set TCP_NODELAY: Nagle against delayed ACKs); AWS's
+own calls take tens of ms, which formwright pays on its status reads and listings of 50 stacks, so the
+ratio against AWS is lower than here.
 
     .venv/bin/python bench/drift.py [--stacks 50] [--rounds 2] [--concurrency 8] [--detection 1,2,5]
 """
