@@ -60,11 +60,12 @@ def patch_moto() -> None:
 
     models.ChangeSet._parse_template = parse_change_set_template  # type: ignore[method-assign]  # moto has no hook for this: patched in place
 
-    from formwright.cloud.emulator import api, completions, completions_services, context
+    from formwright.cloud.emulator import api, completions, completions_services, context, indexed
     from formwright.cloud.emulator.stack_record import importers
 
     completions.patch_block_device_iops()
     completions_services.patch_models()
+    indexed.install(models)
     original_create = models.CloudFormationBackend.create_change_set
 
     def reuse_review(self: Any, stack_name: str, change_set_name: str, template: str,
@@ -72,14 +73,15 @@ def patch_moto() -> None:
                      *args: Any, **kwargs: Any) -> tuple[str, str]:
         waiting = None
         if change_set_type == "CREATE":
-            waiting = next((st for st in self.stacks.values()
-                            if st.name == stack_name and st.status == "REVIEW_IN_PROGRESS"), None)
+            waiting = next((st for st in indexed.stacks_named(self, stack_name)
+                            if st.status == "REVIEW_IN_PROGRESS"), None)
         change_set_id, stack_id = original_create(self, stack_name, change_set_name, template, parameters,
                                                   description, change_set_type, *args, **kwargs)
         if waiting is not None:  # CREATE on a stack in review reuses it, as CloudFormation does
             change_set = self.change_sets[change_set_id]
             del self.stacks[stack_id]
             change_set.stack, change_set.stack_id = waiting, waiting.stack_id
+            indexed.change_sets(self).reindex(change_set_id)
             stack_id = waiting.stack_id
         return change_set_id, stack_id
 
@@ -120,7 +122,7 @@ def patch_moto() -> None:
                      tags: dict[str, str] | None = None, role_arn: str | None = None,
                      enable_termination_protection: bool | None = False, timeout_in_mins: int | None = None,
                      stack_policy_body: str | None = None) -> Any:
-        if any(s.name == name and s.status != "REVIEW_IN_PROGRESS" for s in self.stacks.values()):
+        if any(s.status != "REVIEW_IN_PROGRESS" for s in indexed.stacks_named(self, name)):
             raise AlreadyExistsException(f"Stack [{name}] already exists")
         stack = api.direct(self, name, template, parameters, tags, "CREATE")
         stack.enable_termination_protection = bool(enable_termination_protection)

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from formwright.cloud.emulator import changes as cs_changes
-from formwright.cloud.emulator import checks, import_changes, nested, revert_drift, rules, signals
+from formwright.cloud.emulator import checks, import_changes, indexed, nested, revert_drift, rules, signals
 from formwright.cloud.emulator import resources as res
 from formwright.cloud.emulator.context import request
 from formwright.cloud.emulator.endings import delete_stack
@@ -109,7 +109,7 @@ def create_change_set(backend: Any, original: Any, stack_name: str, change_set_n
                   checks.unrecognized_types(body), checks.attribute_errors(body)):
         if error:
             raise validation_error(message=error)
-    existing = next((s for s in backend.stacks.values() if s.name == stack_name), None)
+    existing = indexed.stack_named(backend, stack_name)
     importing = change_set_type == "IMPORT"
     if importing:  # into the stack as it is, or a new one (moto knows only CREATE and UPDATE)
         change_set_type = "UPDATE" if existing is not None and existing.status != "REVIEW_IN_PROGRESS" \
@@ -200,19 +200,21 @@ def no_half_made(backend: Any) -> Iterator[None]:
     with an event saying why. An error CloudFormation gives (a service error) changes nothing here."""
     from moto.core.exceptions import ServiceException
 
-    stacks, change_sets = set(backend.stacks), set(backend.change_sets)
-    try:
-        yield
-    except ServiceException:
-        raise
-    except Exception as err:
-        for key in set(backend.change_sets) - change_sets:
-            del backend.change_sets[key]
-        for key in set(backend.stacks) - stacks:
-            del backend.stacks[key]
-        settle(backend.stacks.values(), f"The local cloud failed internally ({type(err).__name__}: {err}); "
-                                        "this is a bug of formwright's local cloud")
-        raise
+    stacks, change_sets = indexed.stacks(backend), indexed.change_sets(backend)
+    # what the request adds is followed as it adds it: exact, without copying both dicts on every request
+    with stacks.watching() as new_stacks, change_sets.watching() as new_change_sets:
+        try:
+            yield
+        except ServiceException:
+            raise
+        except Exception as err:
+            for key in list(new_change_sets.added):
+                change_sets.pop(key, None)
+            for key in list(new_stacks.added):
+                stacks.pop(key, None)
+            settle(stacks.values(), f"The local cloud failed internally ({type(err).__name__}: {err}); "
+                                    "this is a bug of formwright's local cloud")
+            raise
 
 
 def settle(stacks: Any, reason: str) -> list[str]:
@@ -338,16 +340,15 @@ def _run(backend: Any, change_set: Any, stack: Any, run: Execution) -> None:
         detect(backend, stack)  # "drift-aware change sets reset the drift status" of what they set back
     if change_set.change_set_type == "UPDATE":
         stack.last_updated_time = utcnow()
-    for other in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id
-                  and c is not change_set]:
+    for other in [k for k in indexed.change_set_keys_of(backend, stack.stack_id)
+                  if backend.change_sets[k] is not change_set]:
         del backend.change_sets[other]  # CloudFormation removes a stack's other change sets on execution
 
 
 def delete(backend: Any, name_or_stack_id: str) -> None:
     """DeleteStack: termination protection and exports in use refuse; resources go with events."""
     validation_error = _errors()[0]
-    stack = backend.stacks.get(name_or_stack_id) or next(
-        (s for s in backend.stacks.values() if s.name == name_or_stack_id), None)
+    stack = backend.stacks.get(name_or_stack_id) or indexed.stack_named(backend, name_or_stack_id)
     if stack is None:
         return  # deleting a stack that does not exist succeeds, as on CloudFormation
     if in_progress(stack):  # e.g. aws/copilot-cli#1180: "Stack [ARN] cannot be deleted while in status ..."
@@ -369,7 +370,7 @@ def delete(backend: Any, name_or_stack_id: str) -> None:
         return
     for name in [n for n, e in backend.exports.items() if e.exporting_stack_id == stack.stack_id]:
         del backend.exports[name]
-    for change_set in [k for k, c in backend.change_sets.items() if c.stack_id == stack.stack_id]:
+    for change_set in indexed.change_set_keys_of(backend, stack.stack_id):
         del backend.change_sets[change_set]  # they go with their stack: DescribeChangeSet says not found
     backend.stacks.pop(stack.stack_id, None)
     backend.deleted_stacks[stack.stack_id] = stack
