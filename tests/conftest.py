@@ -33,6 +33,22 @@ def _one_loader_per_data_path() -> None:
 _one_loader_per_data_path()
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """SIGINT handled as a terminal starts a program (Python's KeyboardInterrupt), in this process and so in
+    every `formwright` it starts.
+
+    A non-interactive shell starts a background job with SIGINT ignored (POSIX, "Asynchronous Lists"), and
+    `make test &` or a CI runner may do so. SIG_IGN survives fork and exec, and Python leaves an ignored
+    SIGINT ignored, so each child formwright of the Ctrl-C tests would never see its Ctrl-C (this failed
+    three of them in a background `make test`). A handler, unlike SIG_IGN, is reset to the default at exec."""
+    if threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_ctrl_c_as_at_a_terminal()
+
+
 @pytest.fixture(autouse=True)
 def _signal_state_kept():
     """Each test leaves the worker's SIGINT/SIGTERM dispositions and signal mask as it found them.
