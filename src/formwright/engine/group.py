@@ -247,14 +247,15 @@ class StackGroup:
         `Cadence.listed_within` seconds after that listing began reads itself, as a stack the shared
         listing of waits saw does (CloudFormation.describe_known): the staleness accepted is the same."""
         listed: dict[str, StackInfo | None] = {}
-        began = [0.0]
+        began = 0.0  # when the listing was asked for (monotonic)
 
         def read_listing() -> None:
-            began[0] = time.monotonic()
+            nonlocal began
+            began = time.monotonic()
             listed.update(self.listed())
 
         def step(runner: StackRunner, stack: Stack, outputs: dict[str, dict[str, str]]) -> StackResult:
-            fresh = time.monotonic() - began[0] <= runner.cfn.cadence.listed_within
+            fresh = time.monotonic() - began <= runner.cfn.cadence.listed_within
             known = (listed[stack.name], True) if fresh and stack.name in listed else None
             return runner.deploy(stack, outputs, force=force, listed=known)
 
