@@ -15,12 +15,14 @@ point, exit 2.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import inspect
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formwright.errors import InputError
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 RESOLVERS = "formwright.resolvers"
 HOOKS = "formwright.hooks"
@@ -43,6 +45,8 @@ def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
 
 @functools.lru_cache(maxsize=16)
 def _entry_points(group: str, _path: tuple[str, ...]) -> dict[str, importlib.metadata.EntryPoint]:
+    import importlib.metadata  # ~20 ms, and the scan of every installed distribution: only when asked
+
     found: dict[str, importlib.metadata.EntryPoint] = {}
     for entry_point in importlib.metadata.entry_points(group=group):
         found.setdefault(entry_point.name, entry_point)

@@ -1,6 +1,7 @@
-"""A deploy of LISTING_FROM stacks or more sees them in one listing read when it begins (issue 29); a stack
-made or deleted out of band after that listing is deployed as its own DescribeStacks then says, never
-failed for the listing's staleness."""
+"""A deploy of LISTING_FROM stacks or more sees them in one listing read when it begins (issue 29), one of
+PROBE_FROM or more in the listing's first page when that page holds its whole region; a stack made or
+deleted out of band after that listing is deployed as its own DescribeStacks then says, never failed for
+the listing's staleness."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from formwright.cloud.session import Target
 from formwright.engine import group as group_module
+from formwright.engine.cfn import CallCounter
 from formwright.engine.group import StackGroup
 from formwright.engine.stack import prepare_stacks
 from formwright.model.project import load_project
@@ -20,11 +22,13 @@ QUEUE = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
 TOPIC = json.dumps({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}})
 
 
-def deploy(folder: Path, cloud: Target, out_of_band=None, listed_within: float | None = None) -> dict:
+def deploy(folder: Path, cloud: Target, out_of_band=None, listed_within: float | None = None,
+           counter: CallCounter | None = None) -> dict:
     """The project's deploy through the engine; `out_of_band()` runs right after the deploy's listing;
-    `listed_within`: how long the listing is taken as the stacks' state (the cadence's, by default)."""
+    `listed_within`: how long the listing is taken as the stacks' state (the cadence's, by default);
+    `counter` counts its calls."""
     project = load_project(folder)
-    group = StackGroup(project, prepare_stacks(project, target=cloud), cloud)
+    group = StackGroup(project, prepare_stacks(project, target=cloud), cloud, counter=counter)
     if listed_within is not None:
         group.runner.cfn.cadence = replace(group.runner.cfn.cadence, listed_within=listed_within)
     listed = group.listed
@@ -60,3 +64,27 @@ def test_stacks_made_or_deleted_after_the_listing_are_deployed_as_they_are_now(
     assert results == {"a": ("created", None), "b": ("unchanged", None), "c": ("unchanged", None)}
     live = {s["StackName"]: s["StackStatus"] for s in cfn.describe_stacks()["Stacks"]}
     assert {live[f"lst-{n}"] for n in "abc"} == {"CREATE_COMPLETE", "UPDATE_COMPLETE"}
+
+
+def test_a_project_alone_in_its_region_is_read_from_the_listing_s_first_page(
+        tmp_path: Path, cloud: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(group_module, "PROBE_FROM", 3)  # three stacks probe the listing's first page
+    (tmp_path / "q.json").write_text(json.dumps(QUEUE))
+    (tmp_path / "formwright.yaml").write_text(
+        "name: probe\nstacks:\n" + "".join(f"  s{i}:\n    template: q.json\n" for i in range(3)))
+    first = CallCounter()
+    assert set(deploy(tmp_path, cloud, counter=first).values()) == {("created", None)}
+    assert dict(first.calls)["describe_stacks"] == 1 + 3  # the page (an empty region), each new stack's wait
+
+    noop = CallCounter()
+    assert set(deploy(tmp_path, cloud, counter=noop).values()) == {("unchanged", None)}
+    assert dict(noop.calls) == {"describe_stacks": 1} and noop.writes == 0
+
+    # 50 more stacks, made by hand: the region is more than the local cloud's page of 50 stacks (moto's, as
+    # AWS pages DescribeStacks by size): the first page is read, then each of the project's stacks by name
+    cfn = cloud.client("cloudformation")
+    for i in range(50):
+        cfn.create_stack(StackName=f"other-{i}", TemplateBody=TOPIC)
+    more = CallCounter()
+    assert set(deploy(tmp_path, cloud, counter=more).values()) == {("unchanged", None)}
+    assert dict(more.calls) == {"describe_stacks": 1 + 3} and more.writes == 0

@@ -83,3 +83,24 @@ def test_sceptres_stack_output_form_and_an_unknown_tag(tmp_path: Path) -> None:
     with pytest.raises(ProjectError) as caught:
         load_yaml("a: 1\nb: !sssm /x\n", "formwright.yaml")
     assert caught.value.line == 2 and "!ssm" in str(caught.value) and "!stack_output" in str(caught.value)
+
+
+def test_plugins_are_looked_up_only_for_a_tag_nothing_built_in_knows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding plugins reads every installed distribution's metadata (~20 ms with importlib.metadata's
+    import, issue 29's start-up): a formwright.yaml of built-in tags alone never pays it."""
+    from formwright import plugins
+
+    asked: list[str] = []
+
+    def entry_points(group: str, _path: tuple[str, ...]) -> dict[str, object]:
+        asked.append(group)
+        return {"lookup_probe": object()} if group == plugins.RESOLVERS else {}
+
+    monkeypatch.setattr(plugins, "_entry_points", entry_points)
+    data = load_yaml("a: !ref s.outputs.X\nb: !ssm /p\nc: !Sub '${AWS::Region}!'\nd: \"hi!\"\n", "f.yaml")
+    assert data["b"] == ValueSource("ssm", "/p") and asked == []
+
+    data = load_yaml("a: !lookup_probe x\n", "f.yaml")  # a plugin's tag: looked up, then known
+    assert data["a"] == ValueSource("lookup_probe", "x") and asked == [plugins.RESOLVERS]
+    with pytest.raises(ProjectError, match="unknown tag"):
+        load_yaml("a: !no_such_tag x\n", "f.yaml")

@@ -57,10 +57,22 @@ def listing(cfn: CloudFormation) -> list[StackInfo]:
     """Every live stack of the region (DescribeStacks without a name, every page)."""
     found = []
     for page in cfn.client.get_paginator("describe_stacks").paginate():
-        cfn.counter.add("describe_stacks")
-        found += [StackInfo.from_api(s) for s in page.get("Stacks", [])
-                  if s.get("StackStatus") != "DELETE_COMPLETE"]
+        found += _live(cfn, page)
     return found
+
+
+def first_page(cfn: CloudFormation) -> list[StackInfo] | None:
+    """Every live stack of the region when the first page of DescribeStacks without a name holds them all;
+    None when the region has more (the page says where the next begins)."""
+    page = cfn.client.describe_stacks()
+    found = _live(cfn, page)
+    return None if page.get("NextToken") else found
+
+
+def _live(cfn: CloudFormation, page: dict[str, Any]) -> list[StackInfo]:
+    cfn.counter.add("describe_stacks")
+    return [StackInfo.from_api(s) for s in page.get("Stacks", [])
+            if s.get("StackStatus") != "DELETE_COMPLETE"]
 
 
 def orphans(project: Project, targets: Any, listed: dict[int, list[StackInfo]] | None = None) -> list[Orphan]:

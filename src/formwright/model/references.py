@@ -61,7 +61,7 @@ def load_yaml(text: str, file: str) -> Any:
     if "!" in text:
         from formwright.model.resolvers import register_tags
 
-        register_tags(ProjectLoader)
+        register_tags(ProjectLoader, text)
     try:
         return load_yaml_text(text, ProjectLoader, file=file)
     except ProjectError as err:
