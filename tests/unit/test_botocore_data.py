@@ -260,3 +260,14 @@ def test_a_target_and_its_assumed_role_use_the_shared_loader(cloud: Target) -> N
     assert isinstance(loader, CachingLoader)
     assert role.core().get_component("data_loader") is loader
     assert role.client("sts").get_caller_identity()["Account"] == "222222222222"
+
+
+def test_boto3_sessions_over_the_shared_loader_add_their_path_once(tmp_path: Path) -> None:
+    import boto3
+
+    loader = fresh(tmp_path)
+    before = list(loader.search_paths)
+    for _ in range(3):
+        boto3.session.Session(botocore_session=session(loader))  # each appends boto3's data folder
+    assert loader.search_paths[:len(before)] == before and len(loader.search_paths) == len(before) + 1
+    assert "s3" in loader.list_available_services("resources-1")  # boto3's resource models, found

@@ -145,11 +145,18 @@ class CachingLoader(Loader):
     def __init__(self, cache: DiskCache, extra_search_paths: list[str] | None = None) -> None:
         super().__init__(extra_search_paths=extra_search_paths, file_loader=CachedFileLoader(cache))
         self.cache = cache
+        self._paths = _SearchPaths(super().search_paths)
+
+    @property
+    def search_paths(self) -> list[str]:
+        """botocore's search paths, each once: every boto3 Session appends boto3's own folder to its
+        session's loader, and this one is shared by every session of the process."""
+        return self._paths
 
     @instance_cache
     def list_available_services(self, type_name: str) -> list[str]:
         """The services that have a `type_name` model in some search path (botocore's answer, cached)."""
-        paths = list(dict.fromkeys(self.search_paths))  # boto3 appends its own path to a loader it is given
+        paths = list(self.search_paths)
         key = (botocore.__version__, type_name, tuple(self._path_state(path) for path in paths))
         cached = self.cache.get(("services", type_name, tuple(paths)), key)
         if cached is not None:
@@ -169,6 +176,15 @@ class CachingLoader(Loader):
         if path == self.BUILTIN_DATA_PATH:  # botocore's own: changes only with an install of botocore
             return (path, top)
         return (path, _tree(path, 3))
+
+
+class _SearchPaths(list):
+    """A list of paths that keeps each path once (botocore and boto3 only append to it)."""
+
+    def append(self, path: str) -> None:
+        """Add `path` at the end unless it is already there."""
+        if path not in self:
+            super().append(path)
 
 
 def _tree(folder: str, depth: int) -> tuple:
