@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import botocore.loaders
 import botocore.session
 import pytest
 from botocore.exceptions import UnknownServiceError
@@ -271,3 +272,12 @@ def test_boto3_sessions_over_the_shared_loader_add_their_path_once(tmp_path: Pat
         boto3.session.Session(botocore_session=session(loader))  # each appends boto3's data folder
     assert loader.search_paths[:len(before)] == before and len(loader.search_paths) == len(before) + 1
     assert "s3" in loader.list_available_services("resources-1")  # boto3's resource models, found
+
+
+def test_without_a_home_folder_botocores_own_loader_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FORMWRIGHT_HOME", raising=False)
+    # the one stand-in: a user with no HOME and no passwd entry cannot be made here; Python 3.11's
+    # Path.home() then gives "~" unexpanded (os.path.expanduser's documented fallback)
+    monkeypatch.setattr("pathlib.Path.home", lambda: Path("~"))
+    loader = botocore_data.shared_loader(None)
+    assert type(loader) is botocore.loaders.Loader

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import botocore
-from botocore.loaders import JSONFileLoader, Loader, instance_cache
+from botocore.loaders import JSONFileLoader, Loader, create_loader, instance_cache
 
 from formwright.cloud.local import formwright_home
 
@@ -204,8 +204,15 @@ def _tree(folder: str, depth: int) -> tuple:
 
 def shared_loader(data_path: str | None) -> Loader:
     """The process's caching loader for a data path (`AWS_DATA_PATH` or the profile's `data_path`), as
-    botocore's `create_loader` would make it; one per data path and cache folder."""
-    folder = cache_folder()
+    botocore's `create_loader` would make it; one per data path and cache folder. Without a home folder
+    (no HOME, no FORMWRIGHT_HOME) botocore's own loader."""
+    try:
+        folder = cache_folder()
+    except RuntimeError:  # Path.home() without a home (Python 3.12+)
+        return create_loader(data_path)
+    if folder.parts[:1] == ("~",):  # Path.home() without a home (Python 3.11): "~" left as it is
+        return create_loader(data_path)
+    folder = folder.absolute()
     with _shared_lock:
         loader = _shared.get((data_path, str(folder)))
         if loader is None:
