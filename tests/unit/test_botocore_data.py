@@ -281,3 +281,20 @@ def test_without_a_home_folder_botocores_own_loader_is_used(monkeypatch: pytest.
     monkeypatch.setattr("pathlib.Path.home", lambda: Path("~"))
     loader = botocore_data.shared_loader(None)
     assert type(loader) is botocore.loaders.Loader
+
+
+def test_threads_of_sessions_sharing_the_loader_get_botocores_models(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    loader = fresh(tmp_path)
+    plain = session().get_component("data_loader")
+    # autoscaling's paginators have sdk-extras, which botocore merges into the model it has cached
+    expected = json.dumps(plain.load_service_model("autoscaling", "paginators-1"))
+
+    def one(_: int) -> str:
+        client = session(loader).create_client("autoscaling", region_name="us-east-1")
+        client.get_paginator("describe_auto_scaling_groups")
+        return json.dumps(loader.load_service_model("autoscaling", "paginators-1"))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(one, range(8))) == {expected}

@@ -146,12 +146,19 @@ class CachingLoader(Loader):
         super().__init__(extra_search_paths=extra_search_paths, file_loader=CachedFileLoader(cache))
         self.cache = cache
         self._paths = _SearchPaths(super().search_paths)
+        self._models_lock = threading.Lock()
 
     @property
     def search_paths(self) -> list[str]:
         """botocore's search paths, each once: every boto3 Session appends boto3's own folder to its
         session's loader, and this one is shared by every session of the process."""
         return self._paths
+
+    def load_service_model(self, service_name: str, type_name: str, api_version: str | None = None) -> Any:
+        """botocore's, one thread at a time: it merges the sdk-extras into a model it has cached, and the
+        threads of every session of the process share this loader."""
+        with self._models_lock:
+            return super().load_service_model(service_name, type_name, api_version=api_version)
 
     @instance_cache
     def list_available_services(self, type_name: str) -> list[str]:
