@@ -2,7 +2,8 @@
 
 Each run is a fresh process (botocore keeps what it loaded for the process's life), which imports
 botocore and formwright first, untimed, then times the session and `create_client("cloudformation")`,
-then an STS client beside it. Three sides, in one run:
+then an STS client beside it, then another target's session and client (another region or account,
+or an assumed role's session). Three sides, in one run:
 
 - plain botocore: `botocore.session.Session().create_client(...)`, the peer;
 - formwright, cold: `Target.client("cloudformation")` with an empty cache (`$FORMWRIGHT_HOME/cache/botocore`,
@@ -40,22 +41,26 @@ CHILD = textwrap.dedent("""
 
     side = sys.argv[1]
     start = cpu()
-    if side == "botocore":
-        core = botocore.session.Session()
-        core.set_credentials("a", "b")
-        session = cpu()
-        make = lambda service: core.create_client(service, region_name="us-east-1",
-                                                  endpoint_url="http://127.0.0.1:1")
-    else:
-        target = Target("local", "us-east-1", "http://127.0.0.1:1")
+    def maker(region):
+        if side == "botocore":
+            core = botocore.session.Session()
+            core.set_credentials("a", "b")
+            return lambda service: core.create_client(service, region_name=region,
+                                                      endpoint_url="http://127.0.0.1:1")
+        target = Target("local", region, "http://127.0.0.1:1")
         target.core()
-        session = cpu()
-        make = target.client
+        return target.client
+
+    make = maker("us-east-1")
+    session = cpu()
     make("cloudformation")
     client = cpu()
     make("sts")
     sts = cpu()
-    print(json.dumps({"session": session - start, "client": client - session, "sts": sts - client}))
+    maker("eu-west-1")("cloudformation")  # another region's (or account's) session and client
+    other = cpu()
+    print(json.dumps({"session": session - start, "client": client - session, "sts": sts - client,
+                      "other": other - sts}))
 """)
 
 
@@ -92,14 +97,15 @@ def main() -> None:
 
     names = {"botocore": "plain botocore", "cold": "formwright, cold cache", "warm": "formwright, warm cache"}
     print(f"CPU ms, median of {args.runs} fresh processes each")
-    print(f"{'':24s} {'session':>8s} {'create_client(cfn)':>19s} {'session + client':>17s} {'then sts':>9s}")
+    print(f"{'':24s} {'session':>8s} {'create_client(cfn)':>19s} {'session + client':>17s} {'then sts':>9s} "
+          f"{'2nd target':>11s}")
     for side in sides:
         client, total = median(side, "client"), median(side, "client") + median(side, "session")
         ratio = "" if side == "botocore" else (
             f"   {client / median('botocore', 'client'):.2f}x / "
             f"{total / (median('botocore', 'client') + median('botocore', 'session')):.2f}x botocore")
         print(f"{names[side]:24s} {median(side, 'session'):8.1f} {client:19.1f} {total:17.1f} "
-              f"{median(side, 'sts'):9.1f}{ratio}")
+              f"{median(side, 'sts'):9.1f} {median(side, 'other'):11.1f}{ratio}")
     print(load_note())
 
 
