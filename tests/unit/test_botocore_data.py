@@ -16,7 +16,9 @@ from pathlib import Path
 import botocore.loaders
 import botocore.session
 import pytest
+from botocore import xform_name
 from botocore.exceptions import UnknownServiceError
+from botocore.session import Session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -80,9 +82,33 @@ def same_client(cached: botocore.session.Session, plain: botocore.session.Sessio
     assert list(ours.meta.service_model.shape_names) == list(theirs.meta.service_model.shape_names)
     assert (ours.meta.endpoint_url, ours.meta.partition, ours.meta.region_name) == \
         (theirs.meta.endpoint_url, theirs.meta.partition, theirs.meta.region_name)
+    assert first_request_url(ours) == first_request_url(theirs)
     for partition in ("aws", "aws-cn", "aws-us-gov"):
         regions = cached.get_available_regions(service, partition)
         assert regions == plain.get_available_regions(service, partition)
+
+
+class _Stop(Exception):
+    """Raised by a before-send handler: the request is resolved, signed and not sent."""
+
+
+def first_request_url(client: object) -> str:
+    """The URL of the client's first operation that needs no parameters, as botocore would send it (its
+    endpoint rule set evaluated for that operation); botocore's `before-send` event stops the sending."""
+    model = client.meta.service_model  # type: ignore[attr-defined]
+    name = next(op for op in model.operation_names
+                if not (model.operation_model(op).input_shape and
+                        model.operation_model(op).input_shape.required_members))
+    urls: list[str] = []
+
+    def stop(request, **_):
+        urls.append(request.url)
+        raise _Stop
+
+    client.meta.events.register("before-send", stop)  # type: ignore[attr-defined]
+    with pytest.raises(_Stop):
+        getattr(client, xform_name(name))()
+    return urls[0]
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +116,16 @@ def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("botocore-cache")
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.fixture(scope="module")
+def plain() -> botocore.session.Session:
+    """One plain botocore session for the module (its loader keeps what it decoded)."""
+    return session()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(SERVICES), st.sampled_from(REGIONS))
-def test_a_cached_client_is_botocores_client_cold_and_warm(shared_folder: Path, service: str,
+def test_a_cached_client_is_botocores_client_cold_and_warm(shared_folder: Path, plain: Session, service: str,
                                                           region: str) -> None:
-    plain = session()
     same_client(session(fresh(shared_folder)), plain, service, region)  # cold the first time for a service
     same_client(session(fresh(shared_folder)), plain, service, region)  # warm: from the disk cache
     assert session(fresh(shared_folder)).get_available_services() == plain.get_available_services()
@@ -176,8 +207,7 @@ CORRUPTIONS = {
 
 
 @pytest.mark.parametrize("corruption", CORRUPTIONS)
-def test_a_corrupt_cache_is_passed_over(tmp_path: Path, corruption: str) -> None:
-    plain = session()
+def test_a_corrupt_cache_is_passed_over(tmp_path: Path, plain: Session, corruption: str) -> None:
     same_client(session(fresh(tmp_path)), plain, "cloudformation", "us-east-1")
     entries = sorted(tmp_path.iterdir())
     blobs = [entry.read_bytes() for entry in entries]
@@ -189,8 +219,7 @@ def test_a_corrupt_cache_is_passed_over(tmp_path: Path, corruption: str) -> None
     same_client(session(fresh(tmp_path)), plain, "cloudformation", "us-east-1")  # rewritten whole
 
 
-def test_an_unwritable_or_unreadable_cache_is_passed_over(tmp_path: Path) -> None:
-    plain = session()
+def test_an_unwritable_or_unreadable_cache_is_passed_over(tmp_path: Path, plain: Session) -> None:
     (tmp_path / "a-file").write_text("")
     same_client(session(fresh(tmp_path / "a-file" / "cache")), plain, "sqs", "eu-west-1")  # cannot be made
 
@@ -223,7 +252,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_writing_at_once_leave_whole_entries(tmp_path: Path) -> None:
+def test_two_processes_writing_at_once_leave_whole_entries(tmp_path: Path, plain: Session) -> None:
     children = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), str(me)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for me in (1, 2)]
@@ -233,7 +262,7 @@ def test_two_processes_writing_at_once_leave_whole_entries(tmp_path: Path) -> No
     assert not [entry for entry in tmp_path.iterdir() if entry.name.startswith(".tmp-")]
     got = DiskCache(tmp_path).get(("race",), ("key",))
     assert got is not None and got["writer"] in (1, 2)
-    same_client(session(fresh(tmp_path)), session(), "cloudformation", "us-east-1")
+    same_client(session(fresh(tmp_path)), plain, "cloudformation", "us-east-1")
 
 
 def test_sessions_share_one_loader_per_data_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
