@@ -30,7 +30,7 @@ from botocore.credentials import (
 )
 from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 
-from formwright.cloud import local, timestamps
+from formwright.cloud import botocore_data, local, timestamps
 from formwright.cloud.errors import remember_http_status, set_target_kind
 from formwright.cloud.regions import is_region, nearest_regions
 from formwright.errors import InputError
@@ -79,6 +79,7 @@ class Target:
 
     def _base_core(self) -> botocore.session.Session:
         core = botocore.session.Session(profile=self.profile)
+        botocore_data.install(core)
         try:
             core.get_scoped_config()  # a missing profile (here or in AWS_PROFILE) is refused now, as by boto3
         except ProfileNotFound as err:
@@ -104,6 +105,7 @@ class Target:
                             session_name=self.session_name, mfa_serial=self.mfa_serial,
                             duration=self.session_duration)
         core = botocore.session.Session()
+        botocore_data.install(core)
         core.register_component("credential_provider", CredentialResolver([_Fixed(creds)]))
         core.set_config_variable("region", self.region)
         timestamps.install(core)
