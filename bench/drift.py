@@ -28,19 +28,22 @@ sceptre polls every 10 s). Each tool and floor runs as its own process (each pay
 formwright's bytecode is compiled first, as `pip install` does (sceptre's was, in its venv).
 
 What bounds the ratio: on the local cloud nobody waits, so a run is its start-up plus its calls, and the
-calls are served one at a time (the local cloud holds one lock over every request: ~2-3 ms of server
-time each, ~0.25 s for the ~105 calls of 50 stacks, whatever the client's concurrency). sceptre takes
-about 0.7 s to start and about as long for its calls (~1.4 s on a quiet machine); a boto3 client pays
-`import boto3` (~0.26 s) and making its client before its first call, then ~4 ms a call of its own
-parsing on top of the server's: the boto3 floor takes ~0.75 s, so no boto3 client gets past ~2x sceptre
-here. Only the http floor, which pays almost no start-up (~0.06 s) and no SDK, comes near 5x, and it is
-then bound by the server's own time: sceptre / (server time of the calls) is ~5-6x, the ceiling of any
-client on this machine. With detections taking D seconds sceptre's first status read finds each in
-progress and sleeps 10 s, so it takes about start-up + 10 s (for any D up to 10 s) where a client that
-polls takes about start-up + D + its calls: the ratio is at most (start-up + 10 s) / (start-up + D),
-which is why it is printed for several D. The proxy adds a few ms a call (it answered ~40 ms late until
-it set TCP_NODELAY: Nagle against delayed ACKs); AWS's own calls take tens of ms, which formwright pays
-on its status reads and listings of 50 stacks, so the ratio against AWS is lower than here.
+calls are served one at a time (the local cloud holds one lock over every request: ~2-3 ms of server time
+each, ~0.25 s for the ~105 calls of 50 stacks, whatever the client's concurrency). sceptre takes about 0.7 s
+to start (`sceptre --help`) and about as long for its calls (~1.4 s on a quiet machine). A boto3 client pays
+`import boto3` (~0.26 s with the interpreter) and making its client (~0.07 s) before its first call, then a
+few ms a call of its own on top of the server's: it cannot go below ~0.3 + 0.25 s, under 3x sceptre, and the
+boto3 floor takes ~0.75 s (~2x). Only the http floor, which pays almost no start-up (~0.06 s) and no SDK,
+comes to about 5x on a quiet machine (more when the machine is busy: sceptre's start-up is CPU work, the
+http floor's time is mostly the server's), and it is then bound by the server's own time: sceptre / that
+time (~0.25 s) is the ceiling of any client on this machine.
+
+With detections taking D seconds sceptre's first status read finds each in progress and sleeps 10 s, so it
+takes about start-up + 10 s (for any D up to 10 s) where a client that polls takes about start-up + D + its
+calls: the ratio is at most (start-up + 10 s) / (start-up + D), which is why it is printed for several D.
+The proxy adds a few ms a call (it answered ~40 ms late until it set TCP_NODELAY: Nagle against delayed
+ACKs); AWS's own calls take tens of ms, which formwright pays on its status reads and listings of 50 stacks,
+so the ratio against AWS is lower than here.
 
     .venv/bin/python bench/drift.py [--stacks 50] [--rounds 2] [--concurrency 8] [--detection 1,2,5]
 """
@@ -63,7 +66,7 @@ from deploy import FW, TEMPLATE, cloud_env, ensure_sceptre, load_fault_proxy, ti
 
 # The floors (see the module docstring): FLOOR_HEAD + a layer of calls + FLOOR_DRIVER, run as `python -c`
 FLOOR_HEAD = r'''
-import json, sys, time
+import json, os, sys, time
 from concurrent.futures import ThreadPoolExecutor
 ENDPOINT, COUNT, CONCURRENCY = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 '''
@@ -80,7 +83,8 @@ def finish(stack_detection):
 with ThreadPoolExecutor(CONCURRENCY) as pool:
     detections = list(pool.map(detect, stacks))
     found = {stack: ids for stack, ids in pool.map(finish, zip(stacks, detections)) if ids is not None}
-print(json.dumps({"first_call": first_call, "drifted": found}))
+print(json.dumps({"first_call": first_call, "drifted": found}), flush=True)
+os._exit(0)  # no interpreter teardown (~0.1 s of freeing boto3's modules), as formwright skips it
 '''
 # boto3, as the tools use it (credentials from the environment)
 BOTO3_CALLS = r'''
