@@ -19,7 +19,8 @@ tenth stack out of band (boto3), then times, alternately and `--rounds` times (b
 - `python -c "import boto3"`: the start-up every boto3 client pays before it does anything.
 
 Every run must find the same drifted stacks and resources as formwright (asserted). The ratios printed:
-sceptre / formwright (target >= 5x), and sceptre / floor and formwright / floor for each floor.
+sceptre / formwright (target >= 5x), sceptre / floor and formwright / floor for each floor, and sceptre over
+the http floor's time after its start-up (the ceiling below).
 
 First on the local cloud as it is (a detection is complete when DetectStackDrift returns, so nobody waits),
 then through tests/aws/fault_proxy.py with each detection DETECTION_IN_PROGRESS for each of `--detection`
@@ -33,11 +34,10 @@ each, ~0.2 s for the ~105 calls of 50 stacks, whatever the client's concurrency)
 to start (`sceptre --help`) and the rest of its 1.1-1.5 s (on a quiet machine) on its calls. A boto3 client
 pays `import boto3` (~0.26 s with the interpreter) and making its client (~0.07 s) before its first call,
 then a few ms a call of its own on top of the server's: it cannot go below ~0.3 + 0.2 s, under 3x sceptre,
-and the boto3 floor takes ~0.65-0.8 s (~2x). Only the http floor, with no SDK and almost no start-up (~60
-ms), comes near 5x (4-7x in our runs: more when the machine is busy, as sceptre's start-up is CPU work and
-the http floor's time mostly the server's); the line "the http floor's time after its start-up" is about the
-server's own time (that client does little), and sceptre over it about the ceiling of any client on this
-machine.
+and the boto3 floor takes ~0.65-0.8 s (~2x). Only the http floor (no SDK; its start-up: 60 ms) comes near 5x
+(4-7x in our runs: more when the machine is busy, as sceptre's start-up is CPU work and the http floor's
+time mostly the server's); the line "the http floor's time after its start-up" is about the server's own
+time (that client does little), and sceptre over it about the ceiling of any client on this machine.
 
 With detections taking D seconds sceptre's first status read finds each in progress and sleeps 10 s, so it
 takes about start-up + 10 s (for any D up to 10 s) where a client that polls takes about start-up + D + its
