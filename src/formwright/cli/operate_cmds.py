@@ -44,8 +44,8 @@ def detect_all(project: Project, targets: Any, names: list[str],
     from botocore.exceptions import ClientError
 
     from formwright.cloud.errors import translate
+    from formwright.engine.cfn import cloudformation_of
     from formwright.engine.drift import Detection, StackDrift, result, start
-    from formwright.engine.group import cloudformation_of
 
     if max_concurrency < 1:
         raise InputError("--max-concurrency must be at least 1")

@@ -449,3 +449,27 @@ def failure_reasons(events: list[dict]) -> list[str]:
         if reason and (status.endswith("_FAILED") or stack_rollback):
             reasons.append(f"{event.get('LogicalResourceId')}: {reason}")
     return reasons
+
+
+def poll_client(target: Any) -> Any:
+    """The CloudFormation client for reads inside waits: no botocore retries, the wait loop retries.
+    Made on the first read (the first wait comes after a CreateChangeSet: not on the way to it)."""
+    from formwright.cloud.session import LazyClient
+
+    def make() -> Any:
+        try:
+            return target.client("cloudformation", max_attempts=1)
+        except TypeError:  # a target whose client() takes no options (tests' stand-ins)
+            return target.client("cloudformation")
+
+    return LazyClient(make)
+
+
+def cloudformation_of(target: Any, counter: CallCounter | None = None) -> CloudFormation:
+    """The engine's CloudFormation of a target, its waits at the target's cadence: the local cloud finishes
+    every operation synchronously (read at once there, one stack at a time); on AWS nothing is done at
+    once, and stacks waited on together share a listing."""
+    local = target.kind == "local"
+    cadence = Cadence(first=0.0 if local else Cadence.minimum)
+    return CloudFormation(target.client("cloudformation"), counter, poll_client=poll_client(target),
+                          cadence=cadence, shared_reads=not local)

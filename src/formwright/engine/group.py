@@ -20,7 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from formwright.cloud.errors import translate
-from formwright.engine.cfn import Cadence, CallCounter, CloudFormation, StackInfo
+from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, cloudformation_of
 from formwright.engine.imports import import_edges
 from formwright.engine.planning import plan_stack
 from formwright.engine.prune import first_page, listing
@@ -60,30 +60,6 @@ def endpoint_digest(target: Any) -> str:
     """Eight hex digits naming the target's CloudFormation endpoint."""
     endpoint = str(target.client("cloudformation").meta.endpoint_url)
     return hashlib.sha256(endpoint.encode()).hexdigest()[:8]
-
-
-def poll_client(target: Any) -> Any:
-    """The CloudFormation client for reads inside waits: no botocore retries, the wait loop retries.
-    Made on the first read (the first wait comes after a CreateChangeSet: not on the way to it)."""
-    from formwright.cloud.session import LazyClient
-
-    def make() -> Any:
-        try:
-            return target.client("cloudformation", max_attempts=1)
-        except TypeError:  # a target whose client() takes no options (tests' stand-ins)
-            return target.client("cloudformation")
-
-    return LazyClient(make)
-
-
-def cloudformation_of(target: Any, counter: CallCounter | None = None) -> CloudFormation:
-    """The engine's CloudFormation of a target, its waits at the target's cadence: the local cloud finishes
-    every operation synchronously (read at once there, one stack at a time); on AWS nothing is done at
-    once, and stacks waited on together share a listing."""
-    local = target.kind == "local"
-    cadence = Cadence(first=0.0 if local else Cadence.minimum)
-    return CloudFormation(target.client("cloudformation"), counter, poll_client=poll_client(target),
-                          cadence=cadence, shared_reads=not local)
 
 
 def cache_key(project: Project, target: Any) -> str:
