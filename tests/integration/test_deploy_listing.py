@@ -62,6 +62,18 @@ def test_stacks_made_or_deleted_after_the_listing_are_deployed_as_they_are_now(
     # is made again where the listing would have called it unchanged
     results = deploy(tmp_path, cloud, lambda: cfn.delete_stack(StackName="lst-a"), listed_within=0.0)
     assert results == {"a": ("created", None), "b": ("unchanged", None), "c": ("unchanged", None)}
+
+    # d and e absent from a listing older than the window: taken as absent all the same (no read of their
+    # own before their CREATE change sets, only each one's wait), and e, made by hand since, is refused
+    # its CREATE change set, reads itself and is updated
+    (tmp_path / "formwright.yaml").write_text(two + "".join(f"  {n}:\n    template: q.json\n" for n in "cde"))
+    counter = CallCounter()
+    results = deploy(tmp_path, cloud, lambda: cfn.create_stack(StackName="lst-e", TemplateBody=TOPIC),
+                     listed_within=0.0, counter=counter)
+    assert {n: results[n] for n in "de"} == {"d": ("created", None), "e": ("updated", None)}
+    # the listing; a, b and c, which it showed, each read (it is older than the window); d's wait; e's read
+    # after the refusal, and its wait (before, d and e read themselves first too: 8)
+    assert counter.calls["describe_stacks"] == 1 + 3 + 1 + 2
     live = {s["StackName"]: s["StackStatus"] for s in cfn.describe_stacks()["Stacks"]}
     assert {live[f"lst-{n}"] for n in "abc"} == {"CREATE_COMPLETE", "UPDATE_COMPLETE"}
 

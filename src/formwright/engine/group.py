@@ -224,9 +224,9 @@ class StackGroup:
         target with many selected stacks (`listed`), each stack is first seen in one listing read when the
         deploy begins (as the plan reads them), not by a DescribeStacks of its own: a no-op of 1,000 stacks
         is then ten reads, not a thousand, and one of 50 alone in their region one read. A stack whose turn
-        comes more than `Cadence.listed_within` seconds after that listing began reads itself, as a stack
-        the shared listing of waits saw does (CloudFormation.describe_known): the staleness accepted is the
-        same."""
+        comes more than `Cadence.listed_within` seconds after that listing began reads itself if the
+        listing showed it, as a stack the shared listing of waits saw does (CloudFormation.describe_known):
+        the staleness accepted is the same."""
         listed: dict[str, StackInfo | None] = {}
         began = 0.0  # when the listing was asked for (monotonic)
 
@@ -236,8 +236,14 @@ class StackGroup:
             listed.update(self.listed())
 
         def step(runner: StackRunner, stack: Stack, outputs: dict[str, dict[str, str]]) -> StackResult:
-            fresh = time.monotonic() - began <= runner.cfn.cadence.listed_within
-            known = (listed[stack.name], True) if fresh and stack.name in listed else None
+            known = None
+            if stack.name in listed:
+                info = listed[stack.name]
+                # one the listing did not show is taken as absent however old the listing: its CREATE
+                # change set is the check (refused when the name was taken since: runner.outdated_by);
+                # one it showed only within listed_within, as an unchanged stack is skipped on its word
+                if info is None or time.monotonic() - began <= runner.cfn.cadence.listed_within:
+                    known = (info, True)
             return runner.deploy(stack, outputs, force=force, listed=known)
 
         return self.apply(step, before=read_listing)
