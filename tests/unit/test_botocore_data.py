@@ -76,8 +76,9 @@ def same_client(cached: botocore.session.Session, plain: botocore.session.Sessio
     ours = cached.create_client(service, region_name=region)
     theirs = plain.create_client(service, region_name=region)
     our_loader, their_loader = cached.get_component("data_loader"), plain.get_component("data_loader")
-    assert json.dumps(our_loader.load_service_model(service, "service-2")) == \
-        json.dumps(their_loader.load_service_model(service, "service-2"))
+    ours_model = our_loader.load_service_model(service, "service-2")
+    theirs_model = their_loader.load_service_model(service, "service-2")
+    assert json.dumps(ours_model) == json.dumps(theirs_model), first_difference(ours_model, theirs_model)
     assert ours.meta.service_model.operation_names == theirs.meta.service_model.operation_names
     assert list(ours.meta.service_model.shape_names) == list(theirs.meta.service_model.shape_names)
     assert (ours.meta.endpoint_url, ours.meta.partition, ours.meta.region_name) == \
@@ -86,6 +87,22 @@ def same_client(cached: botocore.session.Session, plain: botocore.session.Sessio
     for partition in ("aws", "aws-cn", "aws-us-gov"):
         regions = cached.get_available_regions(service, partition)
         assert regions == plain.get_available_regions(service, partition)
+
+
+def first_difference(ours: object, theirs: object, path: str = "") -> str:
+    """Where two decoded JSON documents first differ (a key's value, a key order, a list item), for a
+    failure's message."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        if list(ours) != list(theirs):
+            return f"{path or '/'}: keys {list(ours)[:12]} (ours) vs {list(theirs)[:12]} (botocore's)"
+        for key in ours:
+            if json.dumps(ours[key]) != json.dumps(theirs[key]):
+                return first_difference(ours[key], theirs[key], f"{path}/{key}")
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            if json.dumps(a) != json.dumps(b):
+                return first_difference(a, b, f"{path}[{i}]")
+    return f"{path or '/'}: {json.dumps(ours)[:300]} (ours) vs {json.dumps(theirs)[:300]} (botocore's)"
 
 
 class _Stop(Exception):
