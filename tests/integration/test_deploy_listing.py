@@ -100,3 +100,25 @@ def test_a_project_alone_in_its_region_is_read_from_the_listing_s_first_page(
     more = CallCounter()
     assert set(deploy(tmp_path, cloud, counter=more).values()) == {("unchanged", None)}
     assert dict(more.calls) == {"describe_stacks": 1 + 3} and more.writes == 0
+
+
+def test_a_role_that_may_not_list_the_region_reads_its_stacks_one_by_one(
+        tmp_path: Path, cloud: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deployer's policy may allow DescribeStacks on its own stacks' ARNs only: DescribeStacks without a
+    name is then AccessDenied (IAM: a listing's resource is `*`). The local cloud does not enforce IAM, so
+    the listing is made to answer as IAM would; the stacks are then read one by one."""
+    from botocore.exceptions import ClientError
+
+    def denied(_cfn):
+        raise ClientError({"Error": {"Code": "AccessDenied", "Message": "not authorized to perform: "
+                                     "cloudformation:DescribeStacks on resource: *"}}, "DescribeStacks")
+
+    monkeypatch.setattr(group_module, "PROBE_FROM", 2)
+    monkeypatch.setattr(group_module, "first_page", denied)
+    (tmp_path / "q.json").write_text(json.dumps(QUEUE))
+    (tmp_path / "formwright.yaml").write_text("name: deny\nstacks:\n  a:\n    template: q.json\n"
+                                              "  b:\n    template: q.json\n")
+    assert deploy(tmp_path, cloud) == {"a": ("created", None), "b": ("created", None)}
+    counter = CallCounter()
+    assert deploy(tmp_path, cloud, counter=counter) == {"a": ("unchanged", None), "b": ("unchanged", None)}
+    assert dict(counter.calls) == {"describe_stacks": 2}  # one by name each

@@ -19,7 +19,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from formwright.cloud.errors import translate
+from formwright.cloud.errors import error_code, translate
 from formwright.engine.cfn import CallCounter, CloudFormation, StackInfo, cloudformation_of
 from formwright.engine.imports import import_edges
 from formwright.engine.planning import plan_stack
@@ -336,7 +336,14 @@ class StackGroup:
             if len(stacks) < min(PROBE_FROM, LISTING_FROM):
                 continue
             runner = self.runner_for(stacks[0])
-            infos = listing(runner.cfn) if len(stacks) >= LISTING_FROM else first_page(runner.cfn)
+            try:
+                infos = listing(runner.cfn) if len(stacks) >= LISTING_FROM else first_page(runner.cfn)
+            except ClientError as err:
+                # a role allowed DescribeStacks on its own stacks' ARNs only may not list the region
+                if error_code(err) not in ("AccessDenied", "AccessDeniedException"):
+                    raise
+                log.debug("the stacks of %s are read one by one: %s", runner.target.region, err)
+                continue
             if infos is None:
                 continue
             self.listings[id(runner.target)] = infos
