@@ -72,11 +72,12 @@ def operations(loader: CachingLoader) -> list[str]:
 
 def same_client(cached: botocore.session.Session, service: str, region: str) -> None:
     """The clients of `cached` and of a new plain botocore session have the same model (in the same
-    order), endpoint and partition. A new one each time: botocore changes the models its loader keeps
-    when an operation is first called (handlers.py's `remove_bucket_from_url_paths_from_model` moves an
-    S3 operation's `{Bucket}` from `requestUri` to `authPath`), so a session kept across calls may hold
-    models a fresh loader does not."""
-    plain = session()
+    order), endpoint and partition. A new session with a loader of its own each time: botocore changes the
+    models its loader keeps when an operation is first called (handlers.py's
+    `remove_bucket_from_url_paths_from_model` moves an S3 operation's `{Bucket}` from `requestUri` to
+    `authPath`), and tests/conftest.py gives every plain session of the test process one loader, which
+    another test's S3 calls may have changed so."""
+    plain = session(botocore.loaders.create_loader())
     ours = cached.create_client(service, region_name=region)
     theirs = plain.create_client(service, region_name=region)
     our_loader, their_loader = cached.get_component("data_loader"), plain.get_component("data_loader")
