@@ -77,3 +77,51 @@ def test_invalid_sam_document():
     with pytest.raises(MacroError) as info:
         expand(doc, registry=MacroRegistry.build())
     assert info.value.message.startswith("Transform AWS::Serverless-2016-10-31 failed with: ")
+
+
+HTTP_API_CORS = """
+Transform: AWS::Serverless-2016-10-31
+Parameters:
+  Age: {Type: Number, Default: 600}
+  Origins: {Type: CommaDelimitedList, Default: "https://a.example, https://b.example"}
+Resources:
+  Api:
+    Type: AWS::Serverless::HttpApi
+    Properties:
+      CorsConfiguration: {MaxAge: !Ref Age, AllowOrigins: !Ref Origins}
+"""
+
+
+def test_defaults_reach_the_translator_as_written():
+    # The translator resolves Refs inside an HttpApi's CorsConfiguration and reads a parameter's
+    # Default from the template as written (samtranslator SamParameterValues.add_default_parameter_values):
+    # a Number default stays a number, a list default keeps its spacing (SAM's translator tests).
+    out = expand(template(HTTP_API_CORS), registry=MacroRegistry.build(), region="ap-southeast-1")
+    cors = out["Resources"]["Api"]["Properties"]["Body"]["x-amazon-apigateway-cors"]
+    assert cors == {"maxAge": 600, "allowOrigins": "https://a.example, https://b.example"}
+
+
+def test_given_values_override_the_defaults():
+    out = expand(template(HTTP_API_CORS), registry=MacroRegistry.build(), region="ap-southeast-1",
+                 parameter_values={"Age": "30"})
+    assert out["Resources"]["Api"]["Properties"]["Body"]["x-amazon-apigateway-cors"]["maxAge"] == "30"
+
+
+# The function above, with a failure destination whose ARN names the account.
+ACCOUNT_IN_SUB = FUNCTION.format(policies="") + """\
+      EventInvokeConfig:
+        DestinationConfig:
+          OnFailure:
+            Type: SQS
+            Destination: !Sub "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:failures"
+"""
+
+
+def test_account_id_is_left_for_cloudformation():
+    # The translator resolves the pseudo parameters it knows inside EventInvokeConfig; SAM's transform()
+    # adds only AWS::Region and AWS::Partition (its translator tests pass no account id), so
+    # `${AWS::AccountId}` stays in the Fn::Sub for CloudFormation.
+    out = expand(template(ACCOUNT_IN_SUB), registry=MacroRegistry.build(), region="eu-west-1")
+    config = out["Resources"]["FnEventInvokeConfig"]["Properties"]["DestinationConfig"]
+    expected = "arn:aws:sqs:eu-west-1:${AWS::AccountId}:failures"
+    assert config["OnFailure"]["Destination"] == {"Fn::Sub": expected}

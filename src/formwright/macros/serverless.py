@@ -1,6 +1,8 @@
 """`AWS::Serverless-2016-10-31` through aws-sam-translator, offline, the way its own `transform()` runs it.
 
-The region is the target's; managed policy names resolve from the map bundled with the translator.
+The region is the target's (the translator derives AWS::Region and AWS::Partition from it; the
+account id is not passed, as SAM's transform() does not); managed policy names resolve from the
+map bundled with the translator.
 A name not in that map is kept as given, as SAM does when its policy loader knows no more (SAM's
 translator tests, managed_policies_minimal); formwright never calls IAM for it.
 """
@@ -12,6 +14,7 @@ from typing import Any
 
 from formwright.macros.base import BuiltinMacro, MacroEnv
 from formwright.macros.errors import MacroFailed
+from formwright.macros.request import template_parameter_values
 
 NAME = "AWS::Serverless-2016-10-31"
 LANGUAGE_EXTENSIONS = "AWS::LanguageExtensions"
@@ -43,8 +46,10 @@ class ServerlessMacro(BuiltinMacro):
             raise MacroFailed("the template must be an object")
         template = copy.deepcopy(fragment)  # the translator edits its input
         template["Transform"] = NAME  # the translator reads its own marker
-        values = {k: (",".join(v) if isinstance(v, list) else v) for k, v in env.parameter_values.items()}
-        values.setdefault("AWS::AccountId", env.account_id)
+        # No AWS::AccountId: the translator adds only AWS::Region and AWS::Partition itself, so a
+        # `${AWS::AccountId}` in a property it resolves (CodeUri, Auth, Domain, EventInvokeConfig)
+        # stays a Fn::Sub for CloudFormation, as in SAM's own translator tests.
+        values = _given_parameter_values(template, env.parameter_values)
         session = boto3.session.Session(
             region_name=env.region, aws_access_key_id="offline", aws_secret_access_key="offline"
         )
@@ -66,3 +71,18 @@ class ServerlessMacro(BuiltinMacro):
             ArnGenerator.BOTO_SESSION_REGION_NAME = previous
         result.pop("Transform", None)
         return result
+
+
+def _given_parameter_values(template: dict, values: dict[str, Any]) -> dict[str, Any]:
+    """The values to hand the translator: those given for the stack, not the template's defaults.
+
+    The translator reads a parameter's Default from the template itself, as written (a Number
+    default stays a number, a CommaDelimitedList default keeps its spacing), as in SAM's own
+    transform() and its translator tests; the engine's values are strings and split lists.
+    """
+    defaults = template_parameter_values(template, None)
+    return {
+        name: (",".join(value) if isinstance(value, list) else value)
+        for name, value in values.items()
+        if name not in defaults or defaults[name] != value
+    }
