@@ -292,3 +292,17 @@ def test_list_identifier_mismatches_are_refused(identifier, collection):
         "{'T${A}': {Type: AWS::SNS::Topic}}]\n"
     )
     assert "Fn::ForEach::R" in error.message
+
+
+def test_equals_of_a_mapping_is_refused_even_in_an_unused_condition():
+    # templateWithInvalidIntrinsicFunctionType (harness: an error): AWS's transform evaluates every
+    # condition and refuses a Fn::Equals operand that is a mapping but not a function call.
+    error = le_error(
+        "Conditions: {C: {Fn::Equals: [{k: [1, 2]}, 0]}}\nResources: {R: {Type: AWS::SNS::Topic}}\n"
+    )
+    assert "Intrinsic function input type is invalid" in error.message
+    out = le(
+        "Parameters: {P: {Type: String, Default: a}}\n"
+        "Conditions: {C: {Fn::Equals: [{Ref: P}, a]}}\nResources: {R: {Type: AWS::SNS::Topic}}\n"
+    )
+    assert out["Conditions"] == {"C": {"Fn::Equals": [{"Ref": "P"}, "a"]}}
