@@ -3,8 +3,9 @@
 `Fn::ForEach::<LoopName>: [Identifier, Collection, {OutputKey: OutputValue}]`: the collection is a list
 of strings, numbers or booleans, or a Ref to a CommaDelimitedList parameter; `${Identifier}` becomes
 each item, `&{Identifier}` the item without its non-alphanumeric characters and `{Ref: Identifier}` the
-item; loops nest up to 5 deep. The functions inside the generated entries are resolved afterwards, by
-the transform's one resolution pass.
+item; loops nest up to 5 deep. A list of identifiers `[Id1, Id2]` loops over a list of lists, binding
+each identifier to its part of every item. The functions inside the generated entries are resolved
+afterwards, by the transform's one resolution pass.
 """
 
 from __future__ import annotations
