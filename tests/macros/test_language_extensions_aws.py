@@ -9,6 +9,8 @@ import base64
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from formwright.macros import MacroError, MacroRegistry, expand
 from formwright.macros.foreach import MAX_DEPTH
@@ -227,3 +229,80 @@ def test_foreach_nesting_and_size_bounds():
         {"Fn::ForEach::A": ["A", items, {"Fn::ForEach::B": ["B", items, {"R${A}${B}": {"Type": "T"}}]}]}
     )
     assert "generate more than 100,000 entries" in le_error(huge).message
+
+
+def test_foreach_with_a_list_of_identifiers_over_a_list_of_lists():
+    # forEach/*/fnForEachListOfLists{,FindInMap,WithRef}Test: [[Id1, Id2], [[a1, a2], ...], body] binds
+    # each identifier to its part of every item; an item may be a FindInMap or a Ref to a
+    # CommaDelimitedList, an identifier a Ref to a String parameter; numbers become their text.
+    out = le("""
+Parameters:
+  Pair: {Type: CommaDelimitedList, Default: "7,img-7"}
+  Second: {Type: String, Default: Image}
+Mappings:
+  M: {K: {Pair: [8, img-8]}}
+Resources:
+  Fn::ForEach::Servers:
+    - [Name, {Ref: Second}]
+    - [[1, img-1], {Ref: Pair}, {Fn::FindInMap: [M, K, Pair]}]
+    - "S${Name}": {Type: AWS::EC2::Instance, Properties: {ImageId: {Ref: Image}, Tag: "${Name}-${Image}"}}
+""")
+    assert out["Resources"] == {
+        f"S{n}": {"Type": "AWS::EC2::Instance", "Properties": {"ImageId": f"img-{n}", "Tag": f"{n}-img-{n}"}}
+        for n in (1, 7, 8)
+    }
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[A-Za-z0-9]{1,8}", fullmatch=True),
+        st.one_of(st.from_regex(r"[a-z0-9-]{0,8}", fullmatch=True), st.integers(0, 999), st.booleans()),
+        max_size=6,
+    )
+)
+@settings(max_examples=50, deadline=None)
+def test_list_of_identifiers_binds_each_part(pairs):
+    collection = json.dumps([[name, value] for name, value in pairs.items()])
+    out = le(
+        "Outputs:\n  Fn::ForEach::O: [[K, V], " + collection + ", {'Out${K}': {Value: {Ref: V}}}]\n"
+        "Resources: {R: {Type: AWS::SNS::Topic}}\n"
+    )
+    expected = {
+        f"Out{k}": {"Value": json.dumps(v) if isinstance(v, bool) else str(v)} for k, v in pairs.items()
+    }
+    assert out.get("Outputs", {}) == expected
+
+
+@pytest.mark.parametrize(
+    "identifier,collection",
+    [
+        ("[A, B]", "[[1], [2]]"),  # fnForEachListOfListsMoreIdentifiersTest: an item too short
+        ("[A]", "[[1, x], [2, y]]"),  # ...MoreValuesTest: an item too long
+        ("[A]", "['1', '2']"),  # fnForEachWithInvalidIdentifierAsList: a list identifier needs list items
+        ("[A, [B]]", "[[1, x]]"),  # ...WithListIdentifierTest: an identifier that is a list
+        ("[A, {Ref: L}]", "[[1, x]]"),  # ...WithRefListIdentifierTest: a Ref that gives a list
+        ("[A, A]", "[[1, x]]"),  # the same identifier twice
+        ("A", "[[1, x]]"),  # one identifier, items that are lists
+    ],
+)
+def test_list_identifier_mismatches_are_refused(identifier, collection):
+    error = le_error(
+        "Parameters: {L: {Type: CommaDelimitedList, Default: 'p,q'}}\n"
+        f"Resources:\n  Fn::ForEach::R: [{identifier}, {collection}, "
+        "{'T${A}': {Type: AWS::SNS::Topic}}]\n"
+    )
+    assert "Fn::ForEach::R" in error.message
+
+
+def test_equals_of_a_mapping_is_refused_even_in_an_unused_condition():
+    # templateWithInvalidIntrinsicFunctionType (harness: an error): AWS's transform evaluates every
+    # condition and refuses a Fn::Equals operand that is a mapping but not a function call.
+    error = le_error(
+        "Conditions: {C: {Fn::Equals: [{k: [1, 2]}, 0]}}\nResources: {R: {Type: AWS::SNS::Topic}}\n"
+    )
+    assert "Intrinsic function input type is invalid" in error.message
+    out = le(
+        "Parameters: {P: {Type: String, Default: a}}\n"
+        "Conditions: {C: {Fn::Equals: [{Ref: P}, a]}}\nResources: {R: {Type: AWS::SNS::Topic}}\n"
+    )
+    assert out["Conditions"] == {"C": {"Fn::Equals": [{"Ref": "P"}, "a"]}}

@@ -76,6 +76,12 @@ class Conditions:
         if not isinstance(args, list) or len(args) != 2:
             raise MacroFailed("Fn::Equals layout is incorrect", hint="[value, value]")
         left, right = (self.resolve(arg) for arg in args)
+        if _is_plain_mapping(left) or _is_plain_mapping(right):
+            # AWS's transform refuses it (its suite's templateWithInvalidIntrinsicFunctionType)
+            raise MacroFailed(
+                "Intrinsic function input type is invalid: Fn::Equals compares a mapping",
+                hint="compare strings, numbers or booleans",
+            )
         return _text(left) == _text(right)
 
     def and_(self, args: Any) -> bool:
@@ -101,6 +107,16 @@ def _text(value: Any) -> Any:
         if isinstance(value, (int, float))
         else value
     )
+
+
+def _is_plain_mapping(value: Any) -> bool:
+    """A mapping that is not a function call (`{"Ref": ...}`, `{"Fn::...": ...}`, `{"Condition": ...}`)."""
+    if not isinstance(value, dict):
+        return False
+    if len(value) == 1:
+        key = next(iter(value))
+        return not (key in ("Ref", "Condition") or (isinstance(key, str) and key.startswith("Fn::")))
+    return True
 
 
 def _condition_list(args: Any, name: str) -> list:

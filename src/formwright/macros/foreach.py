@@ -3,8 +3,9 @@
 `Fn::ForEach::<LoopName>: [Identifier, Collection, {OutputKey: OutputValue}]`: the collection is a list
 of strings, numbers or booleans, or a Ref to a CommaDelimitedList parameter; `${Identifier}` becomes
 each item, `&{Identifier}` the item without its non-alphanumeric characters and `{Ref: Identifier}` the
-item; loops nest up to 5 deep. The functions inside the generated entries are resolved afterwards, by
-the transform's one resolution pass.
+item; loops nest up to 5 deep. A list of identifiers `[Id1, Id2]` loops over a list of lists, binding
+each identifier to its part of every item. The functions inside the generated entries are resolved
+afterwards, by the transform's one resolution pass.
 """
 
 from __future__ import annotations
@@ -144,8 +145,8 @@ class ForEachExpander:
 
     def check_layout(
         self, key: str, value: Any, ids: tuple[str, ...], line: int | None
-    ) -> tuple[str, Any, dict]:
-        """The loop's identifier, collection and body, or CloudFormation's error for a bad loop."""
+    ) -> tuple[tuple[str, ...], Any, dict]:
+        """The loop's identifiers, collection and body, or CloudFormation's error for a bad loop."""
         name = key[len(FOREACH) :]
         layout_hint = "write [Identifier, [Item1, Item2], {OutputKey${Identifier}: OutputValue}]"
         if not _ALPHANUMERIC.match(name):
@@ -170,47 +171,69 @@ class ForEachExpander:
         if not isinstance(value, list) or len(value) != 3:
             raise self.fail(f"{key} layout is incorrect", line, layout_hint)
         identifier, collection, output = value
-        if not isinstance(identifier, str) or not _ALPHANUMERIC.match(identifier):
-            raise self.fail(f"{key}: the identifier must be an alphanumeric string", line, layout_hint)
-        if identifier in self.parameter_names:
-            raise self.fail(
-                f"{key}: identifier '{identifier}' conflicts with parameter name",
-                line,
-                "rename the identifier",
-            )
-        if identifier in ids:
-            raise self.fail(
-                f"{key}: identifier '{identifier}' conflicts with another loop identifier",
-                line,
-                "give nested loops different identifiers",
-            )
+        identifiers = self.identifiers(key, identifier, line)
+        for one in identifiers:
+            if one in self.parameter_names:
+                raise self.fail(
+                    f"{key}: identifier '{one}' conflicts with parameter name",
+                    line,
+                    "rename the identifier",
+                )
+            if one in ids or identifiers.count(one) > 1:
+                raise self.fail(
+                    f"{key}: identifier '{one}' conflicts with another loop identifier",
+                    line,
+                    "give nested loops different identifiers",
+                )
         if not isinstance(output, dict) or not output:
             raise self.fail(f"{key} layout is incorrect", line, layout_hint)
         # An OutputKey without the identifier is valid: AWS's expected outputs of
         # fnForEachWithNoIdentifierInOutputKeyAndValid accept it (a one-item collection makes one key);
         # only keys that collide are refused (expand_mapping).
-        return identifier, collection, output
+        return identifiers, collection, output
+
+    def identifiers(self, key: str, identifier: Any, line: int | None) -> tuple[str, ...]:
+        """The loop's identifier, or its list of identifiers (each a string or a Ref to a String
+        parameter) that name the parts of each item of a list-of-lists collection, as the
+        LanguageExtensions transform's own tests expect (fnForEachListOfLists*Test)."""
+        hint = "write an alphanumeric Identifier, or a list of them for a collection of lists"
+        if isinstance(identifier, str):
+            names: list[Any] = [identifier]
+        elif isinstance(identifier, list) and identifier:
+            try:
+                names = [self.resolver.resolve(one) if isinstance(one, dict) else one for one in identifier]
+            except (Unresolvable, MacroFailed):
+                raise self.fail(f"{key}: an identifier could not be resolved", line, hint) from None
+        else:
+            names = [None]
+        for one in names:
+            if not isinstance(one, str) or not _ALPHANUMERIC.match(one):
+                raise self.fail(f"{key}: the identifier must be an alphanumeric string", line, hint)
+        return tuple(names)
 
     def loop(self, key: str, value: Any, ids: tuple[str, ...], line: int | None) -> list[tuple[str, Any]]:
         """The (key, value) pairs one Fn::ForEach generates."""
-        identifier, collection, output = self.check_layout(key, value, ids, line)
-        items = self.collection(key, collection, line)
+        identifiers, collection, output = self.check_layout(key, value, ids, line)
+        listed = isinstance(value[0], list)  # a list of identifiers: each item is a list of parts
+        items = self.collection(key, collection, len(identifiers) if listed else 0, line)
         # Substitution works on the loop body's JSON text: one C-speed replace and parse per item
         # instead of a Python walk. `{"Ref":"Id"}` is matched only as a whole one-key object.
         text = json.dumps(output, separators=(",", ":"), ensure_ascii=False)
         nested = FOREACH in text
-        ref = json.dumps({"Ref": identifier}, separators=(",", ":"), ensure_ascii=False)
         pairs: list[tuple[str, Any]] = []
         for item in items:
-            quoted = json.dumps(item, ensure_ascii=False)
-            body_text = (
-                text.replace("${" + identifier + "}", quoted[1:-1])
-                .replace("&{" + identifier + "}", _NOT_ALPHANUMERIC.sub("", item))
-                .replace(ref, quoted)
-            )
+            body_text = text
+            for identifier, part in zip(identifiers, item, strict=True):
+                quoted = json.dumps(part, ensure_ascii=False)
+                ref = json.dumps({"Ref": identifier}, separators=(",", ":"), ensure_ascii=False)
+                body_text = (
+                    body_text.replace("${" + identifier + "}", quoted[1:-1])
+                    .replace("&{" + identifier + "}", _NOT_ALPHANUMERIC.sub("", part))
+                    .replace(ref, quoted)
+                )
             self.count(key, len(output), len(body_text), line)
             if nested:
-                body = self.expand_mapping(json.loads(body_text), (*ids, identifier), line)
+                body = self.expand_mapping(json.loads(body_text), (*ids, *identifiers), line)
             else:
                 body = self.parse(body_text)
             pairs.extend(body.items())
@@ -239,9 +262,12 @@ class ForEachExpander:
                 "a processed template can't exceed 1 MB; use fewer or smaller collections",
             )
 
-    def collection(self, key: str, collection: Any, line: int | None) -> list[str]:
-        """The loop's items as text; CloudFormation's errors for anything else."""
+    def collection(self, key: str, collection: Any, width: int, line: int | None) -> list[tuple[str, ...]]:
+        """The loop's items as text, one tuple per item: one part for a single identifier (`width` 0),
+        else a list of `width` parts, one per identifier; CloudFormation's errors for anything else."""
         hint = "use a list of strings, numbers or booleans, or a Ref to a CommaDelimitedList parameter"
+        if width:
+            hint = f"use a list of lists of {width} strings, numbers or booleans (one per identifier)"
         try:
             items = self.resolver.resolve(collection)
         except Unresolvable as err:
@@ -258,11 +284,12 @@ class ForEachExpander:
             raise self.fail(f"{key} layout is incorrect: the collection must be a list", line, hint)
         result = []
         for item in items:
-            if not isinstance(item, (str, int, float)):
+            parts = item if width and isinstance(item, list) else [item] if not width else []
+            if len(parts) != max(width, 1) or not all(isinstance(part, (str, int, float)) for part in parts):
                 raise self.fail(
                     f"{key} layout is incorrect: the collection holds {json.dumps(item, default=str)[:60]}",
                     line,
                     hint,
                 )
-            result.append(item_text(item))
+            result.append(tuple(item_text(part) for part in parts))
         return result
