@@ -109,3 +109,36 @@ def test_get_input_with_a_list_before_1_3_says_so(tmp_path: Path):
         """)
     text = _fails(src, tmp_path / "out")
     assert text.startswith(f"{src}:13: get_input takes one input name") and "TOSCA 1.3" in text
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # tosca-parser's test_invalid_input_defaults.yaml: the default's type, not the missing nodes
+    ("""
+     topology_template:
+       inputs:
+         count:
+           type: integer
+           default: many
+     """, '7: TOSCA validation failed: "many" is not an integer'),
+    # tosca-parser's test_concat_invalid.yaml
+    ("""
+     topology_template:
+       outputs:
+         joined:
+           value: { concat: [] }
+     """, "6: concat needs at least 1 argument, got []"),
+])
+def test_a_topology_without_nodes_reports_what_else_is_wrong_first(tmp_path: Path, body: str, expected: str):
+    src = write_template(tmp_path, body)
+    assert _fails(src, tmp_path / "out").startswith(f"{src}:{expected}")
+
+
+def test_a_topology_without_nodes_is_refused_last(tmp_path: Path):
+    src = write_template(tmp_path, """
+        topology_template:
+          inputs:
+            count:
+              type: integer
+              default: 2
+        """)
+    assert _fails(src, tmp_path / "out").startswith(f"{src}:3: topology_template has no node_templates")

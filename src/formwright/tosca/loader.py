@@ -18,6 +18,7 @@ from formwright.tosca.precheck import (
     check_structure,
     check_type_definitions,
     check_version,
+    require_node_templates,
 )
 from formwright.tosca.source import Source
 from formwright.tosca.types import TypeRegistry
@@ -74,6 +75,7 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     assign_inputs(model.inputs, given, documents.entry.shown)
     check_functions(model, diagnostics)
     diagnostics.raise_errors()
+    require_node_templates(documents.entry)
     model.warnings = list(diagnostics.warnings)
     model.strict = strict
     model.base = source.entry.parent.relative_to(source.root).as_posix()

@@ -39,16 +39,29 @@ def check_version(doc: Document, diagnostics: Diagnostics) -> None:
 
 
 def node_templates(doc: Document) -> dict[str, Any]:
-    """The `topology_template.node_templates` mapping of the entry document (checked to exist)."""
+    """The `topology_template.node_templates` mapping of the entry document, {} when it has none (see
+    `require_node_templates`); the topology is checked to exist."""
     topology = doc.data.get("topology_template")
     if not isinstance(topology, dict):
         raise InputError("the service template has no topology_template", file=doc.shown,
                          line=doc.line(doc.data, "topology_template") or 1)
     nodes = topology.get("node_templates")
-    if not isinstance(nodes, dict) or not nodes:
+    if nodes is not None and not isinstance(nodes, dict):
+        raise InputError("node_templates must be a mapping of node template names to node templates",
+                         file=doc.shown, line=doc.line(topology, "node_templates"))
+    return nodes or {}
+
+
+def require_node_templates(doc: Document) -> None:
+    """Fail when the topology has no node template: nothing to deploy. Checked last, so what else is
+    wrong with such a template (an input default of the wrong type, a function with too few arguments:
+    tosca-parser's test_invalid_input_defaults.yaml, test_token_invalid.yaml) is what is reported."""
+    if not node_templates(doc):
+        topology = doc.data["topology_template"]
         raise InputError("topology_template has no node_templates", file=doc.shown,
-                         line=doc.line(topology, "node_templates") or doc.line(topology))
-    return nodes
+                         line=doc.line(topology, "node_templates") if "node_templates" in topology
+                         else doc.line(doc.data, "topology_template"),
+                         hint="a service template needs at least one node template to deploy")
 
 
 def requirement_target(item: Any) -> tuple[str, Any]:
@@ -140,7 +153,7 @@ def _walk_functions(value: Any, line: int | None):
 def check_function_references(doc: Document, registry: TypeRegistry) -> None:
     """Fail on a function naming an undeclared input, a missing node, or a missing property of a node."""
     topology = doc.data["topology_template"]
-    nodes = topology["node_templates"]
+    nodes = node_templates(doc)
     inputs = topology.get("inputs") or {}
     # get_input's nested form ([input, key or index, ...]) is new in TOSCA 1.3 (section 4.4.1)
     nested_inputs = short_version(doc.data.get("tosca_definitions_version")) >= "tosca_simple_yaml_1_3"
