@@ -313,3 +313,30 @@ topology_template:
 """
     src = write_template(tmp_path / "src", body, files={"configure.sh": "#!/bin/sh\n"})
     assert _fails(src, tmp_path / "out").startswith(f'{src}:28: TOSCA validation failed: Property "unknown"')
+
+
+def test_an_input_named_like_formwrights_own_parameters_keeps_both(tmp_path: Path):
+    # tosca-parser's test_normative_type_properties_override.yaml: an input `key_name` is parameter KeyName;
+    # formwright's key pair parameter (and its condition) then take the next free name; the artifact
+    # bucket's name, which the deploy scripts pass, is kept from inputs
+    body = """
+topology_template:
+  inputs:
+    key_name:
+      type: string
+      default: mykey
+    artifact_bucket:
+      type: string
+      default: b
+  node_templates:
+    vm:
+      type: tosca.nodes.Compute
+"""
+    src = write_template(tmp_path / "src", body)
+    template = transform_tosca(src, tmp_path / "out", inputs={}).template
+    parameters, conditions = template["Parameters"], template["Conditions"]
+    assert parameters["KeyName"]["Default"] == "mykey" and parameters["ArtifactBucket2"]["Default"] == "b"
+    assert parameters["KeyName2"]["Default"] == ""
+    assert conditions["HasKeyName2"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "KeyName2"}, ""]}]}
+    key = template["Resources"]["Vm"]["Properties"]["KeyName"]
+    assert key == {"Fn::If": ["HasKeyName2", {"Ref": "KeyName2"}, {"Ref": "AWS::NoValue"}]}

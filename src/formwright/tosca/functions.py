@@ -117,7 +117,8 @@ class Resolver:
 
     def _args(self, args: Any, minimum: int, name: str, ctx: Context) -> list:
         if not isinstance(args, list) or len(args) < minimum:
-            self._fail(f"{name} needs at least {minimum} arguments, got {args!r}", ctx)
+            plural = "s" if minimum > 1 else ""
+            self._fail(f"{name} needs at least {minimum} argument{plural}, got {args!r}", ctx)
         return list(args)
 
     def _entity(self, name: Any, ctx: Context, function: str) -> Node:

@@ -13,7 +13,13 @@ from formwright.tosca.functions import check_functions
 from formwright.tosca.inputs import assign_inputs
 from formwright.tosca.model import EffectiveModel
 from formwright.tosca.parser import run_tosca_parser
-from formwright.tosca.precheck import check_function_references, check_structure, check_version
+from formwright.tosca.precheck import (
+    check_function_references,
+    check_structure,
+    check_type_definitions,
+    check_version,
+    require_node_templates,
+)
 from formwright.tosca.source import Source
 from formwright.tosca.types import TypeRegistry
 
@@ -57,6 +63,7 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
             diagnostics.warn(Problem(f"duplicate key '{key}' (first at line {first}): the last one is used, "
                                      "as tosca-parser reads it", doc.shown, line, "remove one of them"))
     check_version(documents.entry, diagnostics)
+    check_type_definitions(documents)
     registry = TypeRegistry(documents)
     fulfil_hosts(documents.entry, registry, diagnostics)
     check_structure(documents.entry, registry)
@@ -68,6 +75,7 @@ def load_model(source: Source, inputs: dict[str, Any] | None = None, *,
     assign_inputs(model.inputs, given, documents.entry.shown)
     check_functions(model, diagnostics)
     diagnostics.raise_errors()
+    require_node_templates(documents.entry)
     model.warnings = list(diagnostics.warnings)
     model.strict = strict
     model.base = source.entry.parent.relative_to(source.root).as_posix()

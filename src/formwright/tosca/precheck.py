@@ -11,9 +11,9 @@ from typing import Any
 from formwright.errors import InputError
 from formwright.template import line_of
 from formwright.tosca.diagnostics import Diagnostics, Problem
-from formwright.tosca.documents import Document
+from formwright.tosca.documents import Document, Documents
 from formwright.tosca.extension import VERSIONS, ensure_versions, short_version
-from formwright.tosca.types import TypeRegistry
+from formwright.tosca.types import TypeRegistry, profile_node_types
 
 
 def check_version(doc: Document, diagnostics: Diagnostics) -> None:
@@ -39,16 +39,29 @@ def check_version(doc: Document, diagnostics: Diagnostics) -> None:
 
 
 def node_templates(doc: Document) -> dict[str, Any]:
-    """The `topology_template.node_templates` mapping of the entry document (checked to exist)."""
+    """The `topology_template.node_templates` mapping of the entry document, {} when it has none (see
+    `require_node_templates`); the topology is checked to exist."""
     topology = doc.data.get("topology_template")
     if not isinstance(topology, dict):
         raise InputError("the service template has no topology_template", file=doc.shown,
                          line=doc.line(doc.data, "topology_template") or 1)
     nodes = topology.get("node_templates")
-    if not isinstance(nodes, dict) or not nodes:
+    if nodes is not None and not isinstance(nodes, dict):
+        raise InputError("node_templates must be a mapping of node template names to node templates",
+                         file=doc.shown, line=doc.line(topology, "node_templates"))
+    return nodes or {}
+
+
+def require_node_templates(doc: Document) -> None:
+    """Fail when the topology has no node template: nothing to deploy. Checked last, so what else is
+    wrong with such a template (an input default of the wrong type, a function with too few arguments:
+    tosca-parser's test_invalid_input_defaults.yaml, test_token_invalid.yaml) is what is reported."""
+    if not node_templates(doc):
+        topology = doc.data["topology_template"]
         raise InputError("topology_template has no node_templates", file=doc.shown,
-                         line=doc.line(topology, "node_templates") or doc.line(topology))
-    return nodes
+                         line=doc.line(topology, "node_templates") if "node_templates" in topology
+                         else doc.line(doc.data, "topology_template"),
+                         hint="a service template needs at least one node template to deploy")
 
 
 def requirement_target(item: Any) -> tuple[str, Any]:
@@ -140,14 +153,21 @@ def _walk_functions(value: Any, line: int | None):
 def check_function_references(doc: Document, registry: TypeRegistry) -> None:
     """Fail on a function naming an undeclared input, a missing node, or a missing property of a node."""
     topology = doc.data["topology_template"]
-    nodes = topology["node_templates"]
+    nodes = node_templates(doc)
     inputs = topology.get("inputs") or {}
+    # get_input's nested form ([input, key or index, ...]) is new in TOSCA 1.3 (section 4.4.1)
+    nested_inputs = short_version(doc.data.get("tosca_definitions_version")) >= "tosca_simple_yaml_1_3"
     scopes = [(tpl, line_of(nodes, name)) for name, tpl in nodes.items()]
     scopes.append((topology.get("outputs") or {}, line_of(topology, "outputs")))
     for value, line in scopes:
         for name, args, where in _walk_functions(value, line):
             if name == "get_input":
-                key = args[0] if isinstance(args, list) and len(args) == 1 else args
+                if isinstance(args, list) and len(args) > 1 and nested_inputs is False:
+                    raise InputError(f"get_input takes one input name, not the list {args}: the "
+                                     "[input, key or index, ...] form is TOSCA 1.3", file=doc.shown,
+                                     line=where,
+                                     hint=f"write `get_input: {args[0]}`, or declare tosca_simple_yaml_1_3")
+                key = args[0] if isinstance(args, list) and args else args
                 if not isinstance(key, str) or key not in inputs:
                     raise InputError(f"get_input names input '{key}', which is not declared", file=doc.shown,
                                      line=where, hint="declare it under topology_template.inputs")
@@ -164,3 +184,87 @@ def check_function_references(doc: Document, registry: TypeRegistry) -> None:
                     if args[1] not in known:
                         raise InputError(f"get_property: node '{target}' has no property '{args[1]}'",
                                          file=doc.shown, line=where)
+
+
+# Each type section, the prefix its short names take, and what a type of it is called in a message.
+TYPE_SECTIONS = {"node_types": ("tosca.nodes.", "node type"),
+                 "relationship_types": ("tosca.relationships.", "relationship type"),
+                 "capability_types": ("tosca.capabilities.", "capability type"),
+                 "data_types": ("tosca.datatypes.", "data type"),
+                 "interface_types": ("tosca.interfaces.", "interface type"),
+                 "artifact_types": ("tosca.artifacts.", "artifact type"),
+                 "group_types": ("tosca.groups.", "group type"),
+                 "policy_types": ("tosca.policies.", "policy type")}
+# Normative types of TOSCA 1.2/1.3 that tosca-parser's definitions lack (Simple Profile 1.3 chapter 5),
+# by section, and the types a property may have without a data type (section 3.3)
+_NORMATIVE_EXTRA = {"data_types": {"tosca.datatypes.json", "tosca.datatypes.xml",
+                                   "tosca.datatypes.TimeInterval"},
+                    "artifact_types": {"tosca.artifacts.Template"},
+                    "capability_types": {"tosca.capabilities.Compute", "tosca.capabilities.Network",
+                                         "tosca.capabilities.Storage"},
+                    "interface_types": {"tosca.interfaces.Root"},
+                    "node_types": {"tosca.nodes.Abstract.Compute", "tosca.nodes.Abstract.Storage"}}
+PRIMITIVE_TYPES = {"string", "integer", "float", "boolean", "timestamp", "null", "version", "range", "list",
+                   "map", "scalar-unit.size", "scalar-unit.time", "scalar-unit.frequency",
+                   "scalar-unit.bitrate"}
+
+
+def _known_types(documents: Documents) -> dict[str, set[str]]:
+    """Every type name per section: tosca-parser's normative definitions, formwright's profile and the
+    documents' own."""
+    from toscaparser.elements.entity_type import EntityType
+
+    known = {section: set(EntityType.TOSCA_DEF_LOAD_AS_IS.get(section) or {}) for section in TYPE_SECTIONS}
+    known["node_types"] |= set(profile_node_types())
+    for section, names in _NORMATIVE_EXTRA.items():
+        known[section] |= names
+    for doc in documents.all():
+        for section in TYPE_SECTIONS:
+            if isinstance(doc.data.get(section), dict):
+                known[section] |= set(doc.data[section])
+    return known
+
+
+def _is_known(name: str, section: str, known: dict[str, set[str]]) -> bool:
+    """Whether `name` is a type of `section`, in full, as `tosca:X`, or as a normative type's shorthand
+    name (its last segment: `PortDef` is tosca.datatypes.network.PortDef: the spec's "shorthand name")."""
+    short = name.split(":", 1)[1] if name.startswith("tosca:") else name
+    return name in known[section] or TYPE_SECTIONS[section][0] + short in known[section] or any(
+        full.startswith("tosca.") and full.endswith("." + short) for full in known[section])
+
+
+def check_type_definitions(documents: Documents) -> None:
+    """Fail on a type that derives from an unknown type of its kind (OASIS test assertion
+    3.6.6-capability_types-03-unknown-parent-type: InvalidParentType) and on a data type whose property
+    has an unknown type (3.6.5-data_type-05: UnknownDataType). Both are mandatory errors of the spec, even
+    for a type no template uses; tosca-parser says nothing of them."""
+    known = _known_types(documents)
+    for doc in documents.all():
+        for section, (_, called) in TYPE_SECTIONS.items():
+            types = doc.data.get(section)
+            for name, definition in (types.items() if isinstance(types, dict) else ()):
+                if not isinstance(definition, dict):
+                    continue
+                parent = definition.get("derived_from")
+                # a data type may derive from a primitive type (3.6.5-data_type-10-extend_native); a type
+                # of another section is let through, as tosca-parser does (heat-translator's
+                # test_tosca_get_functions_semantic.yaml declares capability types under node_types)
+                if parent is not None and not any(_is_known(str(parent), other, known) for other in known) \
+                        and not (section == "data_types" and str(parent) in PRIMITIVE_TYPES):
+                    raise InputError(f"{called} '{name}' derives from '{parent}', which is not a known "
+                                     f"{called}", file=doc.shown, line=doc.line(definition, "derived_from"),
+                                     hint=f"define '{parent}' under {section} or import its definition")
+                if section == "data_types":
+                    _check_data_type_properties(doc, name, definition, known)
+
+
+def _check_data_type_properties(doc: Document, name: str, definition: dict,
+                                known: dict[str, set[str]]) -> None:
+    properties = definition.get("properties")
+    for prop, schema in (properties.items() if isinstance(properties, dict) else ()):
+        kind = schema.get("type") if isinstance(schema, dict) else None
+        if kind is not None and str(kind) not in PRIMITIVE_TYPES and not _is_known(str(kind), "data_types",
+                                                                                    known):
+            raise InputError(f"property '{prop}' of data type '{name}' has type '{kind}', which is not a "
+                             "known data type", file=doc.shown, line=doc.line(schema, "type"),
+                             hint="use a primitive type or define the data type under data_types")

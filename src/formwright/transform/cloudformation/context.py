@@ -111,6 +111,7 @@ class Build:
     published: dict[tuple[str, str], Published] = field(default_factory=dict)  # (node, operation) -> outputs
     devices: dict[str, set[str]] = field(default_factory=dict)  # instance id -> device letters attached
     zones: dict[str, Any] = field(default_factory=dict)  # instance id -> the zone it must be in (a volume's)
+    own_parameters: dict[str, str] = field(default_factory=dict)  # formwright's parameter name -> logical id
 
     def warn(self, message: str, where: Location | None, hint: str | None = None) -> None:
         """A tolerated problem of the topology: a warning of the transform, an error with --strict."""
@@ -126,13 +127,26 @@ class Build:
             self.source_files[relative] = (self.model.root / relative).is_file()
         return self.source_files[relative]
 
+    def __post_init__(self) -> None:
+        # the scripts and `formwright deploy` pass the bucket by this name: no input or resource may take it
+        self.plan.namer.reserve(BUCKET_PARAMETER)
+
+    def add_parameter(self, logical: str, **kwargs: Any) -> str:
+        """Add template parameter `logical` (a name the namer gave) and return it."""
+        self.template.add_parameter(Parameter(logical, **kwargs))
+        if kwargs.get("NoEcho"):
+            self.secret_parameters.add(logical)
+        return logical
+
     def parameter(self, name: str, **kwargs: Any) -> str:
-        """Add (once) a template parameter and return its logical id."""
-        if name not in self.template.parameters:
-            self.template.add_parameter(Parameter(name, **kwargs))
-            if kwargs.get("NoEcho"):
-                self.secret_parameters.add(name)
-        return name
+        """Add (once) formwright's own parameter `name` and return its logical id: `name`, or `name` with a
+        number when an input's parameter or a resource already has it (a TOSCA input `key_name` is
+        parameter KeyName, formwright's key pair parameter is then KeyName2)."""
+        logical = self.own_parameters.get(name)
+        if logical is None:
+            fixed = name if name == BUCKET_PARAMETER else self.plan.namer.name(name)
+            logical = self.own_parameters[name] = self.add_parameter(fixed, **kwargs)
+        return logical
 
     def bucket(self) -> str:
         """The artifact bucket parameter (added on first use)."""

@@ -20,6 +20,10 @@ class Namer:
     def __init__(self) -> None:
         self._used: set[str] = set()
 
+    def reserve(self, name: str) -> None:
+        """Keep `name` from being handed out (a logical id given by its fixed name)."""
+        self._used.add(name)
+
     def name(self, *parts: str) -> str:
         """A fresh logical name made of `parts`."""
         base = "".join(camel(p) for p in parts)[:200]

@@ -61,7 +61,7 @@ def add_input_parameters(build: Build) -> None:
             value = item.value
             kwargs["Default"] = ("true" if value else "false") if isinstance(value, bool) else str(value)
         build.template.where = (f"input '{item.name}'", item.location)
-        build.input_parameters[item.name] = build.parameter(logical, **kwargs)
+        build.input_parameters[item.name] = build.add_parameter(logical, **kwargs)
     build.template.where = None
 
 

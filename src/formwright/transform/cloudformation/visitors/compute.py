@@ -31,7 +31,7 @@ from formwright.transform.cloudformation.sizes import gigabytes, instance_type, 
 from formwright.transform.cloudformation.visitors.software import literal
 
 SIGNAL_TIMEOUT = "PT30M"
-KEY_PARAMETER, KEY_CONDITION = "KeyName", "HasKeyName"
+KEY_PARAMETER = "KeyName"
 # Amazon Linux ships cfn-init in /opt/aws/bin; elsewhere the user data installs AWS's
 # aws-cfn-bootstrap package (the documented tarball) into a virtual environment first.
 BOOTSTRAP = """if [ ! -x /opt/aws/bin/cfn-init ]; then
@@ -61,11 +61,12 @@ def _user_data(image: Image, instance_id: str) -> str:
 
 def key_name(build: Build) -> object:
     """`KeyName` of the instances: the optional key-pair parameter, left out when it is empty."""
-    if KEY_PARAMETER not in build.template.parameters:
-        build.parameter(KEY_PARAMETER, Type="String", Default="",
-                        Description="Name of an EC2 key pair for SSH to the instances (empty: none).")
-        build.template.add_condition(KEY_CONDITION, Not(Equals(Ref(KEY_PARAMETER), "")))
-    return If(KEY_CONDITION, Ref(KEY_PARAMETER), NoValue)
+    parameter = build.parameter(KEY_PARAMETER, Type="String", Default="",
+                                Description="Name of an EC2 key pair for SSH to the instances (empty: none).")
+    condition = f"Has{parameter}"
+    if condition not in build.template.conditions:
+        build.template.add_condition(condition, Not(Equals(Ref(parameter), "")))
+    return If(condition, Ref(parameter), NoValue)
 
 
 def _host_properties(build: Build, node: Node) -> tuple[str, int | None]:
