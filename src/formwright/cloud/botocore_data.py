@@ -33,7 +33,6 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 import threading
 import zlib
 from collections.abc import Callable
@@ -44,6 +43,7 @@ import botocore
 from botocore.loaders import JSONFileLoader, Loader, create_loader, instance_cache
 
 from formwright.cloud.local import formwright_home
+from formwright.state.applied import write_atomic
 
 FORMAT = 1  # bump when what an entry holds changes
 _MAGIC = b"FWBD"
@@ -90,20 +90,8 @@ class DiskCache:
         except ValueError:  # not plain data: never cached
             return
         blob = _MAGIC + zlib.crc32(body).to_bytes(4, "big") + body
-        temp = None
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as out:
-                out.write(blob)
-            os.replace(temp, self._file(name))
-            temp = None
-        except OSError:
-            pass
-        finally:
-            if temp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
+        with contextlib.suppress(OSError):  # rebuilt from botocore's file when missing: no fsync
+            write_atomic(self._file(name), blob, durable=False)
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:

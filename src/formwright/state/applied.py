@@ -42,13 +42,15 @@ class AppliedRecord:
     updated: str = ""  # the stack's LastUpdatedTime then: a later change by anyone else shows
 
 
-def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write `text` to `path` so that readers see the old or the new content, never half; `durable`: on
-    disk before it replaces the old (an fsync, ~5-10 ms here: not for what is rebuilt or checked anyway)."""
+def write_atomic(path: Path, text: str | bytes, *, durable: bool = True) -> None:
+    """Write `text` (or bytes) to `path` so that readers see the old or the new content, never half;
+    `durable`: on disk before it replaces the old (an fsync, ~5-10 ms here: not for what is rebuilt or
+    checked anyway)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w",
+                       encoding=None if isinstance(text, bytes) else "utf-8") as handle:
             handle.write(text)
             if durable:
                 handle.flush()
